@@ -1,0 +1,55 @@
+"""``hookrun train CONFIG``: validate, build the graph, run the hooks, show the history."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from hookrun.cli.errors import print_issues, reported_errors
+from hookrun.cli.options import ConfigArg, DebugOption, SetOption
+from hookrun.cli.render import history_table
+from hookrun.config_schemas.loader import ConfigError, load_config
+from hookrun.runner.preflight import preflight
+from rich.console import Console
+
+
+def train_command(
+    config: ConfigArg,
+    run_dir: Annotated[
+        Path | None,
+        typer.Option("--run-dir", help="Where artefacts go (overrides session.run_dir).", show_default=False),
+    ] = None,
+    set_: SetOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    """Train: validate the config, build the graph, run the monitored session with the configured hooks.
+
+    Re-running with the same run directory resumes from its latest checkpoint.
+    """
+    out = Console()
+    err = Console(stderr=True)
+    with reported_errors(err, debug):
+        loaded = load_config(config, set_ or [])
+        issues = preflight(loaded)
+        if any(i.severity == "error" for i in issues):
+            raise ConfigError(issues)
+        if issues:
+            print_issues(err, ConfigError(issues))
+        from hookrun.runner.train import train
+
+        result = train(loaded, run_dir=run_dir, console=out, verbose=verbose)
+        for note in result.notes:
+            out.print(f"note: {note}", highlight=False)
+        if result.history:
+            out.print(history_table(result.history, result.history_columns))
+        how = "end of data" if result.end_of_data else "stop requested"
+        out.print(
+            f"trained {result.steps} steps (global step {result.initial_step} → {result.final_global_step}, {how}) "
+            f"in {result.loop_seconds:.1f} s, {result.steps_per_sec:,.0f} steps/s",
+            highlight=False,
+        )
+        out.print(f"run directory: {result.run_dir}", highlight=False)
+        if result.checkpoint_path:
+            out.print(f"checkpoint: {result.checkpoint_path}", highlight=False)

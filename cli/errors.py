@@ -1,0 +1,70 @@
+"""Turn hookrun's errors into one line on stderr and a documented exit code."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+import typer
+from hookrun.config_schemas.errors import HookrunError
+from hookrun.config_schemas.loader import ConfigError
+from rich.console import Console
+
+#: Exit codes, as documented in ``--help`` and the README.
+EXIT_OK = 0
+EXIT_TRAINING_FAILED = 1
+EXIT_INVALID = 2
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 success; 1 training failed (NaN loss, graph error, a hook raised); "
+    "2 invalid config, data or usage; 130 interrupted (Ctrl-C)."
+)
+
+
+def print_issues(console: Console, error: ConfigError) -> None:
+    """Print each config issue on its own line (``file:line:col: error: path: message``)."""
+    for issue in error.issues:
+        style = "red" if issue.severity == "error" else "yellow"
+        console.print(issue.format(), style=style, markup=False, highlight=False, soft_wrap=True)
+
+
+@contextlib.contextmanager
+def reported_errors(console: Console, debug: bool = False) -> Iterator[None]:
+    """Map exceptions to a one-line message and exit code; with ``debug`` also print the traceback.
+
+    - :class:`ConfigError`: every issue, exit 2;
+    - any other ``HookrunError``: ``error: <message>``, its ``exit_code`` (1 or 2);
+    - ``KeyboardInterrupt``: ``interrupted``, exit 130;
+    - anything else (a bug in hookrun): ``internal error: ...``, exit 1, and the
+      hint to rerun with ``--debug``.
+
+    Raises:
+        typer.Exit: always, on an exception.
+    """
+    try:
+        yield
+    except typer.Exit:
+        raise
+    except ConfigError as err:
+        if debug:
+            console.print_exception()
+        print_issues(console, err)
+        raise typer.Exit(EXIT_INVALID) from None
+    except HookrunError as err:
+        if debug:
+            console.print_exception()
+        console.print(f"error: {err}", style="red", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(err.exit_code) from None
+    except KeyboardInterrupt:
+        console.print("interrupted", style="yellow")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except Exception as err:
+        if debug:
+            console.print_exception()
+        hint = "" if debug else " (rerun with --debug for the traceback)"
+        console.print(
+            f"internal error: {type(err).__name__}: {err}{hint}", style="red", markup=False, highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(EXIT_TRAINING_FAILED) from None

@@ -1,0 +1,22 @@
+"""Shared base for every config model: strict, forbids unknown keys."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class StrictModel(BaseModel):
+    """Base of all hookrun config models.
+
+    Unknown keys are errors (``extra="forbid"``), values are validated on
+    assignment, and fields may be given by name or alias (``class`` for
+    ``class_``). Every field carries a ``description``; ``hookrun list-hooks``
+    and the JSON Schema are generated from it.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+        validate_assignment=True,
+        populate_by_name=True,
+        validate_default=True,
+    )

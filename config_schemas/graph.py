@@ -1,0 +1,87 @@
+"""Config of the graph: builder, its params, and the optimizer."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.builders import BUILDER_PARAMS
+from hookrun.config_schemas.hooks.custom import IMPORT_PATH
+from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_validator
+
+#: Built-in graph builders (``runner/graph_builders/<name>.py``).
+BUILTIN_BUILDERS = tuple(BUILDER_PARAMS)
+
+#: Optimizers, by hookrun name -> ``tf.compat.v1.train`` class.
+OPTIMIZERS = {
+    "sgd": "GradientDescentOptimizer",
+    "momentum": "MomentumOptimizer",
+    "adam": "AdamOptimizer",
+    "adagrad": "AdagradOptimizer",
+    "rmsprop": "RMSPropOptimizer",
+}
+
+_BUILTIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+
+
+class OptimizerConfig(StrictModel):
+    """The optimizer that turns the spec's ``loss`` into a ``train_op``.
+
+    Mirrors the ``tf.compat.v1.train`` optimizers; ``minimize`` increments
+    ``global_step`` once per step.
+    """
+
+    name: Literal["sgd", "momentum", "adam", "adagrad", "rmsprop"] = Field(
+        default="adam", description="Optimizer: sgd, momentum, adam, adagrad or rmsprop (tf.compat.v1.train)."
+    )
+    learning_rate: PositiveFloat = Field(default=0.001, description="Learning rate (per step).")
+    momentum: float = Field(
+        default=0.9, ge=0.0, lt=1.0, description="Momentum, for `momentum` and `rmsprop` (unitless)."
+    )
+
+
+class GraphConfig(StrictModel):
+    """Which graph to build and how to train it."""
+
+    builder: str = Field(
+        description="A built-in builder (" + ", ".join(BUILTIN_BUILDERS) + ") or `package.module:function`."
+    )
+    params: dict[str, Any] = Field(
+        default_factory=dict, description="Keyword parameters passed to the builder as `params`."
+    )
+    optimizer: OptimizerConfig = Field(
+        default_factory=OptimizerConfig,
+        description="Optimizer used when the builder returns no `train_op`.",
+    )
+
+    @field_validator("builder")
+    @classmethod
+    def _known_builder(cls, value: str) -> str:
+        if ":" in value:
+            if not IMPORT_PATH.match(value):
+                raise ValueError(f"{value!r} is not an import path of the form `package.module:function`")
+            return value
+        if value not in BUILTIN_BUILDERS:
+            raise ValueError(
+                f"unknown builder {value!r}; use one of {', '.join(BUILTIN_BUILDERS)} or `package.module:function`"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _builtin_params(self) -> GraphConfig:
+        """Check ``params`` against the built-in builder's params model and fill its defaults."""
+        model = BUILDER_PARAMS.get(self.builder)
+        if model is None:
+            return self
+        try:
+            checked = model.model_validate(self.params)
+        except ValidationError as err:
+            first = err.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            if first["type"] == "extra_forbidden":
+                allowed = ", ".join(model.model_fields)
+                raise ValueError(f"params.{where}: unknown param of {self.builder}; allowed: {allowed}") from None
+            raise ValueError(f"params.{where}: {first['msg']}") from None
+        object.__setattr__(self, "params", checked.model_dump())
+        return self

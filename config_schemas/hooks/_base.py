@@ -1,0 +1,56 @@
+"""Base class and shared checks for hook configs."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from hookrun.config_schemas.base import StrictModel
+from pydantic import model_validator
+
+
+class HookConfig(StrictModel):
+    """Base of every hook's config model.
+
+    Subclasses set ``type`` (a ``Literal`` discriminator), ``summary`` (one
+    line for ``list-hooks``), ``mirrors`` (the TensorFlow or tfestimators
+    source the hook follows) and, for timer-style hooks, ``exclusive_pairs``:
+    groups of fields of which exactly one must be set (TensorFlow's
+    ``SecondOrStepTimer`` raises when both or neither are given).
+    """
+
+    summary: ClassVar[str] = ""
+    mirrors: ClassVar[str] = ""
+    exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    reads_tensors: ClassVar[tuple[str, ...]] = ()
+
+    @model_validator(mode="after")
+    def _exactly_one_of_each_pair(self) -> HookConfig:
+        for group in self.exclusive_pairs:
+            given = [name for name in group if getattr(self, name) is not None]
+            if len(given) != 1:
+                names = " or ".join(f"`{n}`" for n in group)
+                if given:
+                    raise ValueError(f"set exactly one of {names}, not both")
+                raise ValueError(f"set exactly one of {names}")
+        return self
+
+    def tensor_names(self) -> list[str]:
+        """Tensor names this hook refers to, for resolution before training.
+
+        Returns:
+            list[str]: names from the fields listed in ``reads_tensors``
+            (a field may hold a string, a list of strings or a mapping whose
+            values are strings).
+        """
+        names: list[str] = []
+        for field in self.reads_tensors:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if isinstance(value, str):
+                names.append(value)
+            elif isinstance(value, dict):
+                names.extend(value.values())
+            else:
+                names.extend(value)
+        return names

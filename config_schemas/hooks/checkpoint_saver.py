@@ -1,0 +1,34 @@
+"""Config of the ``checkpoint_saver`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from hookrun.config_schemas.hooks._base import HookConfig
+from pydantic import Field, PositiveFloat, PositiveInt
+
+
+class CheckpointSaverConfig(HookConfig):
+    """Save checkpoints; mirrors ``tf.compat.v1.train.CheckpointSaverHook``."""
+
+    summary: ClassVar[str] = "Save a TensorFlow checkpoint every N steps or seconds, and at the end."
+    mirrors: ClassVar[str] = "tf.compat.v1.train.CheckpointSaverHook"
+    exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("save_steps", "save_secs"),)
+
+    type: Literal["checkpoint_saver"] = Field(description="Hook type.")
+    save_steps: PositiveInt | None = Field(
+        default=None, description="Save every N global steps (steps). Exclusive with `save_secs`."
+    )
+    save_secs: PositiveFloat | None = Field(
+        default=None, description="Save every N seconds (seconds). Exclusive with `save_steps`."
+    )
+    checkpoint_dir: str | None = Field(
+        default=None,
+        description="Directory for checkpoints, relative to the run directory; default: the run directory.",
+    )
+    checkpoint_basename: str = Field(
+        default="model.ckpt", description="Checkpoint file prefix, as TensorFlow's `checkpoint_basename`."
+    )
+    max_to_keep: PositiveInt = Field(
+        default=5, description="Most recent checkpoints kept (count), as `tf.compat.v1.train.Saver`."
+    )

@@ -1,0 +1,20 @@
+"""Config of the ``global_step_waiter`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from hookrun.config_schemas.hooks._base import HookConfig
+from pydantic import Field, NonNegativeInt
+
+
+class GlobalStepWaiterConfig(HookConfig):
+    """Delay the loop until a global step; mirrors ``tf.compat.v1.train.GlobalStepWaiterHook``."""
+
+    summary: ClassVar[str] = "Wait until the global step reaches a value before this task steps."
+    mirrors: ClassVar[str] = "tf.compat.v1.train.GlobalStepWaiterHook"
+
+    type: Literal["global_step_waiter"] = Field(description="Hook type.")
+    wait_until_step: NonNegativeInt = Field(
+        description="Global step to wait for before the first step (steps); 0 waits for nothing."
+    )

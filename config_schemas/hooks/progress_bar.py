@@ -1,0 +1,30 @@
+"""Config of the ``progress_bar`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from hookrun.config_schemas.hooks._base import HookConfig
+from pydantic import Field, PositiveFloat, PositiveInt
+
+
+class ProgressBarConfig(HookConfig):
+    """Rich progress bar; mirrors tfestimators' ``hook_progress_bar()``."""
+
+    summary: ClassVar[str] = "Show a live progress bar with the loss (plain lines without a terminal)."
+    mirrors: ClassVar[str] = "tfestimators::hook_progress_bar"
+
+    type: Literal["progress_bar"] = Field(description="Hook type.")
+    total: PositiveInt | None = Field(
+        default=None,
+        description="Global step at which the bar is full (steps); default: from `stop_at_step`, "
+        "else rows x epochs / batch_size, else unknown (spinner).",
+    )
+    refresh_secs: PositiveFloat = Field(
+        default=0.1,
+        description="Least time between reads of the loss for the bar (seconds); between reads the "
+        "hook asks the session for nothing.",
+    )
+    plain_every_n_secs: PositiveFloat = Field(
+        default=10.0, description="Without a terminal: print a plain progress line every N seconds."
+    )

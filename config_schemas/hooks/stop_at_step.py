@@ -1,0 +1,27 @@
+"""Config of the ``stop_at_step`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from hookrun.config_schemas.hooks._base import HookConfig
+from pydantic import Field, PositiveInt
+
+
+class StopAtStepConfig(HookConfig):
+    """Request a stop at a global step; mirrors ``tf.compat.v1.train.StopAtStepHook``."""
+
+    summary: ClassVar[str] = "Stop training at a global step (absolute or relative)."
+    mirrors: ClassVar[str] = "tf.compat.v1.train.StopAtStepHook"
+    exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("num_steps", "last_step"),)
+
+    type: Literal["stop_at_step"] = Field(description="Hook type.")
+    num_steps: PositiveInt | None = Field(
+        default=None,
+        description="Steps to run from the global step at session start (steps). "
+        "Exclusive with `last_step`.",
+    )
+    last_step: PositiveInt | None = Field(
+        default=None,
+        description="Global step at which to stop (steps). Exclusive with `num_steps`.",
+    )

@@ -1,0 +1,40 @@
+"""Config of the ``summary_saver`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from hookrun.config_schemas.hooks._base import HookConfig
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator
+
+
+class SummarySaverConfig(HookConfig):
+    """Write TensorBoard scalar summaries; mirrors ``tf.compat.v1.train.SummarySaverHook``."""
+
+    summary: ClassVar[str] = "Write TensorBoard scalar summaries of named tensors every N steps or seconds."
+    mirrors: ClassVar[str] = "tf.compat.v1.train.SummarySaverHook"
+    exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("save_steps", "save_secs"),)
+    reads_tensors: ClassVar[tuple[str, ...]] = ("tensors",)
+
+    type: Literal["summary_saver"] = Field(description="Hook type.")
+    save_steps: PositiveInt | None = Field(
+        default=None, description="Write every N global steps (steps). Exclusive with `save_secs`."
+    )
+    save_secs: PositiveFloat | None = Field(
+        default=None, description="Write every N seconds (seconds). Exclusive with `save_steps`."
+    )
+    tensors: list[str] = Field(
+        default_factory=lambda: ["loss"],
+        description="Scalar tensor names to summarise; each becomes a TensorBoard scalar of that name.",
+    )
+    output_dir: str | None = Field(
+        default=None,
+        description="Event file directory, relative to the run directory; default: the run directory.",
+    )
+
+    @field_validator("tensors")
+    @classmethod
+    def _non_empty(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("name at least one tensor")
+        return value

@@ -1,0 +1,27 @@
+"""Config of the session: where artefacts go and how TensorFlow runs."""
+
+from __future__ import annotations
+
+from hookrun.config_schemas.base import StrictModel
+from pydantic import Field, NonNegativeInt
+
+
+class SessionConfig(StrictModel):
+    """Run directory and ``tf.compat.v1.ConfigProto`` settings."""
+
+    run_dir: str | None = Field(
+        default=None,
+        description="Run directory (checkpoints, events, history.csv, config.yaml), relative to the "
+        "config file; default: runs/<name>. Re-running with the same directory resumes.",
+    )
+    allow_soft_placement: bool = Field(
+        default=False,
+        description="Let TensorFlow place ops on the CPU when the requested device is missing "
+        "(also allows `device: gpu` on a machine without one).",
+    )
+    intra_op_parallelism_threads: NonNegativeInt = Field(
+        default=0, description="Threads inside one op (count); 0 lets TensorFlow choose."
+    )
+    inter_op_parallelism_threads: NonNegativeInt = Field(
+        default=0, description="Ops run in parallel (count); 0 lets TensorFlow choose."
+    )

@@ -1,0 +1,90 @@
+"""What the runner hands each hook builder. Imports no TensorFlow."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class UnknownTensorError(LookupError):
+    """A hook names a tensor the graph does not have."""
+
+
+@dataclass
+class TensorNames:
+    """Resolve hook tensor names: the spec's names first, then graph tensor names.
+
+    Attributes:
+        named: spec names -> tensors (``loss``, ``global_step``, ``predictions``, metric names).
+        graph: the ``tf.Graph`` for names like ``hidden_0/kernel:0``.
+    """
+
+    named: Mapping[str, Any]
+    graph: Any
+
+    def resolve(self, name: str) -> Any:
+        """Return the tensor called ``name``.
+
+        Args:
+            name: a spec name (``loss``), a tensor name (``hidden_0/kernel:0``) or an op
+                name with one output (``hidden_0/kernel``).
+
+        Raises:
+            UnknownTensorError: no such tensor; the message lists the spec names
+                and a few graph tensor names.
+        """
+        if name in self.named:
+            return self.named[name]
+        try:
+            if ":" in name:
+                return self.graph.get_tensor_by_name(name)
+            op = self.graph.get_operation_by_name(name)
+            if len(op.outputs) == 1:
+                return op.outputs[0]
+        except (KeyError, ValueError):
+            pass
+        raise UnknownTensorError(
+            f"unknown tensor {name!r}; named tensors: {', '.join(sorted(self.named))} "
+            "(or a graph tensor name such as `hidden_0/kernel:0`)"
+        )
+
+
+@dataclass
+class HookContext:
+    """Everything a hook builder may need, built once by the runner.
+
+    Attributes:
+        tf: the ``tensorflow`` module (already imported).
+        run_dir: the run directory (absolute); relative hook paths resolve here.
+        base_dir: the config file's directory; ``module:attr`` paths resolve here first.
+        tensors: name resolution for hook parameters.
+        global_step: the ``global_step`` tensor.
+        scaffold: the ``tf.compat.v1.train.Scaffold`` the session will use (its saver restores).
+        console: the ``rich.console.Console`` all output goes through.
+        initial_step: ``global_step`` restored from the latest checkpoint, 0 for a new run (steps).
+        expected_last_step: global step at which the run should end, from ``stop_at_step``
+            or the data (``rows x epochs / batch_size``); None if unknown (steps).
+        where: the hook's position for messages, e.g. ``hooks[3]``.
+        on_close: the runner appends callables here to run after the session closes,
+            on success and on failure alike (stop live displays, flush files).
+    """
+
+    tf: Any
+    run_dir: Path
+    base_dir: Path
+    tensors: TensorNames
+    global_step: Any
+    scaffold: Any
+    console: Any
+    initial_step: int = 0
+    expected_last_step: int | None = None
+    where: str = "hooks[?]"
+    on_close: list[Callable[[], None]] = field(default_factory=list)
+
+    def resolve_dir(self, relative: str | None) -> Path:
+        """``relative`` under the run directory (None -> the run directory itself)."""
+        if relative is None:
+            return self.run_dir
+        return (self.run_dir / relative).resolve()

@@ -1,0 +1,201 @@
+"""``history_saver``: loss history per window of steps, as tfestimators' ``hook_history_saver()``.
+
+This module imports TensorFlow; the registry imports it only when needed.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+from typing import Any, TextIO
+
+import tensorflow as tf
+from hookrun.config_schemas.hooks import HistorySaverConfig
+from hookrun.hooks.context import HookContext
+from hookrun.hooks.files import atomic_write_text
+
+#: The first columns of every history row, in order (a documented interface).
+BASE_COLUMNS = ("step", "mean_loss", "total_loss")
+
+
+def read_history(path: Path) -> list[dict[str, float | int | None]]:
+    """Read a ``history.csv`` written by :class:`HistorySaverHook`.
+
+    Args:
+        path: the CSV file; a missing file gives no rows.
+
+    Returns:
+        Rows as dicts: ``step`` is an int, other columns floats (None where empty).
+    """
+    if not path.exists():
+        return []
+    rows: list[dict[str, float | int | None]] = []
+    with path.open(newline="", encoding="utf-8") as handle:
+        for record in csv.DictReader(handle):
+            row: dict[str, float | int | None] = {}
+            for key, text in record.items():
+                if key == "step":
+                    row[key] = int(text)
+                else:
+                    row[key] = float(text) if text not in ("", None) else None
+            rows.append(row)
+    return rows
+
+
+def _format(value: float | int | None) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, int):
+        return str(value)
+    return f"{value:.9g}"
+
+
+class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
+    """Record the training loss per window of steps; mirrors tfestimators' ``hook_history_saver()``.
+
+    A window ends at every global step that is a multiple of
+    ``every_n_step``; its row holds ``step`` (the global step at the window's
+    end), ``mean_loss`` (mean of the window's step losses), ``total_loss``
+    (their sum) and, per metric tensor, the metric's mean over the window.
+    The first window is recorded even when the run starts mid-window (a
+    resumed run), and the last, partial window is recorded at ``end``.
+
+    When each method fires:
+
+    - ``after_create_session``: reads ``global_step``; keeps only the rows up
+      to it from an existing ``history.csv`` (a resumed run continues the
+      file; rows past the restored checkpoint are dropped, so the history
+      always matches the weights); starts a new window.
+    - ``before_run``: asks for the loss (and metrics) on every step.
+    - ``after_run``: adds them to the window; at a window's end appends a row
+      to ``history.csv``.
+    - ``end``: records the partial window, rewrites ``history.csv`` atomically.
+
+    Args:
+        loss: scalar loss tensor.
+        global_step: the ``global_step`` tensor.
+        every_n_step: window length (global steps, > 0).
+        metrics: column name -> scalar tensor (optional).
+        path: the CSV file, or None to keep rows in memory only.
+
+    Raises:
+        ValueError: ``every_n_step`` is not positive, or a metric name clashes
+            with a base column.
+
+    Example:
+        >>> hook = HistorySaverHook(loss, global_step, every_n_step=100, path=Path("runs/x/history.csv"))
+        >>> ...  # after training
+        >>> hook.rows[-1]
+        {'step': 1000, 'mean_loss': 0.41, 'total_loss': 41.0}
+    """
+
+    def __init__(
+        self,
+        loss: Any,
+        global_step: Any,
+        every_n_step: int = 10,
+        metrics: dict[str, Any] | None = None,
+        path: Path | None = None,
+    ) -> None:
+        if every_n_step <= 0:
+            raise ValueError(f"every_n_step must be positive, got {every_n_step}")
+        metrics = dict(metrics or {})
+        clash = set(metrics) & set(BASE_COLUMNS)
+        if clash:
+            raise ValueError(f"metric names clash with history columns: {sorted(clash)}")
+        self.every_n_step = every_n_step
+        self.path = path
+        self.columns = [*BASE_COLUMNS, *metrics]
+        self.rows: list[dict[str, float | int | None]] = []
+        self.step = 0
+        self._global_step = global_step
+        self._metric_names = list(metrics)
+        self._fetch = tf.compat.v1.train.SessionRunArgs([loss, *metrics.values()])
+        self._sums = [0.0] * (1 + len(metrics))
+        self._count = 0
+        self._file: TextIO | None = None
+        self._loaded = False
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        """Sync the step with ``global_step``; on the first session, continue an existing history file."""
+        self.step = int(session.run(self._global_step))
+        self._sums = [0.0] * len(self._sums)
+        self._count = 0
+        if not self._loaded:
+            self._loaded = True
+            if self.path is not None:
+                self.rows = [r for r in read_history(self.path) if int(r["step"] or 0) <= self.step]
+        else:
+            self.rows = [r for r in self.rows if int(r["step"] or 0) <= self.step]
+        if self.path is not None:
+            self._close_file()
+            atomic_write_text(self.path, self._csv_text())
+            self._file = self.path.open("a", newline="", encoding="utf-8")
+
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for the loss and metrics (every step)."""
+        return self._fetch
+
+    def after_run(self, run_context: Any, run_values: Any) -> None:
+        """Add this step to the window; record a row at the window's end."""
+        self.step += 1
+        sums = self._sums
+        for index, value in enumerate(run_values.results):
+            sums[index] += float(value)
+        self._count += 1
+        if self.step % self.every_n_step == 0:
+            self._record()
+
+    def end(self, session: Any) -> None:
+        """Record the partial last window and rewrite the file atomically."""
+        if self._count:
+            self._record()
+        self._close_file()
+        if self.path is not None:
+            atomic_write_text(self.path, self._csv_text())
+
+    def close(self) -> None:
+        """Close the file (idempotent; the runner calls it after any finish)."""
+        self._close_file()
+
+    def _record(self) -> None:
+        count = self._count
+        row: dict[str, float | int | None] = {
+            "step": self.step,
+            "mean_loss": self._sums[0] / count,
+            "total_loss": self._sums[0],
+        }
+        for name, total in zip(self._metric_names, self._sums[1:], strict=True):
+            row[name] = total / count
+        self.rows.append(row)
+        self._sums = [0.0] * len(self._sums)
+        self._count = 0
+        if self._file is not None:
+            self._file.write(",".join(_format(row.get(c)) for c in self.columns) + "\n")
+            self._file.flush()
+
+    def _csv_text(self) -> str:
+        out = io.StringIO()
+        out.write(",".join(self.columns) + "\n")
+        for row in self.rows:
+            out.write(",".join(_format(row.get(c)) for c in self.columns) + "\n")
+        return out.getvalue()
+
+    def _close_file(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
+    """Build the ``history_saver`` hook from config; rows go to ``<run_dir>/<filename>``."""
+    hook = HistorySaverHook(
+        loss=ctx.tensors.resolve(config.loss_tensor),
+        global_step=ctx.global_step,
+        every_n_step=config.every_n_step,
+        metrics={name: ctx.tensors.resolve(name) for name in config.metrics},
+        path=ctx.run_dir / config.filename,
+    )
+    ctx.on_close.append(hook.close)
+    return hook

@@ -1,0 +1,185 @@
+"""``progress_bar``: a rich progress bar with the loss, as tfestimators' ``hook_progress_bar()``.
+
+This module imports TensorFlow; the registry imports it only when a
+``progress_bar`` hook is built.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import tensorflow as tf
+from hookrun.config_schemas.hooks import ProgressBarConfig
+from hookrun.hooks.context import HookContext
+from hookrun.hooks.progress_columns import LossColumn, StepColumn, StepsPerSecondColumn, format_loss
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+
+def progress_columns(total_known: bool) -> list[Any]:
+    """Columns of the live bar: ``Training 400/1000 [━━━━━━    ] 0:00:03 loss: 3136.10``.
+
+    Args:
+        total_known: with a total, a bar; without, a spinner and steps/s.
+    """
+    if total_known:
+        return [TextColumn("Training"), StepColumn(), BarColumn(), TimeElapsedColumn(), LossColumn()]
+    return [
+        SpinnerColumn(),
+        TextColumn("Training"),
+        StepColumn(),
+        StepsPerSecondColumn(),
+        TimeElapsedColumn(),
+        LossColumn(),
+    ]
+
+
+class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
+    """Show training progress and the loss; mirrors tfestimators' ``hook_progress_bar()``.
+
+    When each method fires:
+
+    - ``after_create_session``: reads ``global_step`` once (a resumed run
+      starts the bar there; a recovered session re-syncs it) and, on the
+      first session, starts the display.
+    - ``before_run``: asks for the loss only when ``refresh_secs`` have
+      passed since the last read; on every other step it asks for nothing.
+    - ``after_run``: counts the step in Python (one run of ``train_op`` is
+      one global step) and, on a read step, updates the bar.
+    - ``end``: shows the final step; if training ended before ``total`` it
+      prints a warning line.
+    - ``close`` (called by the runner after the session, on success and on
+      failure; not a ``SessionRunHook`` method): stops the live display.
+
+    Without a terminal (``console.is_terminal`` false) it prints a plain line
+    every ``plain_every_n_secs`` seconds, and one at the end.
+
+    Args:
+        loss: scalar loss tensor.
+        global_step: the ``global_step`` tensor.
+        console: the ``rich.console.Console`` to draw on.
+        total: global step at which the bar is full (steps), or None for a spinner.
+        refresh_secs: least time between loss reads (seconds, > 0).
+        plain_every_n_secs: interval between plain lines without a terminal (seconds, > 0).
+
+    Raises:
+        ValueError: ``refresh_secs``, ``plain_every_n_secs`` or ``total`` is not positive.
+
+    Example:
+        >>> hook = ProgressBarHook(loss, tf.compat.v1.train.get_global_step(), Console(), total=1000)
+    """
+
+    def __init__(
+        self,
+        loss: Any,
+        global_step: Any,
+        console: Console,
+        total: int | None = None,
+        refresh_secs: float = 0.1,
+        plain_every_n_secs: float = 10.0,
+    ) -> None:
+        if refresh_secs <= 0 or plain_every_n_secs <= 0:
+            raise ValueError("refresh_secs and plain_every_n_secs must be positive")
+        if total is not None and total <= 0:
+            raise ValueError(f"total must be positive, got {total}")
+        self.total = total
+        self.step = 0
+        self.start_step: int | None = None
+        self.loss: float | None = None
+        self._global_step = global_step
+        self._console = console
+        self._refresh_secs = refresh_secs
+        self._plain_every = plain_every_n_secs
+        self._fetch = tf.compat.v1.train.SessionRunArgs(loss)
+        self._next_read = 0.0
+        self._reading = False
+        self._progress: Progress | None = None
+        self._task: Any = None
+        self._next_plain = 0.0
+        self._started = 0.0
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        """Read ``global_step``; start the display on the first session."""
+        self.step = int(session.run(self._global_step))
+        if self.start_step is not None:
+            return
+        self.start_step = self.step
+        self._started = time.perf_counter()
+        self._next_plain = self._started + self._plain_every
+        if self._console.is_terminal:
+            self._progress = Progress(
+                *progress_columns(self.total is not None), console=self._console, refresh_per_second=10
+            )
+            self._task = self._progress.add_task("train", total=self.total, completed=self.step, loss=None)
+            self._progress.start()
+
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for the loss if ``refresh_secs`` have passed since the last read, else nothing."""
+        if time.perf_counter() >= self._next_read:
+            self._reading = True
+            return self._fetch
+        return None
+
+    def after_run(self, run_context: Any, run_values: Any) -> None:
+        """Count the step; on a read step, update the bar (or print a plain line when due)."""
+        self.step += 1
+        if not self._reading:
+            return
+        self._reading = False
+        now = time.perf_counter()
+        self._next_read = now + self._refresh_secs
+        self.loss = float(run_values.results)
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.step, loss=self.loss)
+        elif now >= self._next_plain:
+            self._next_plain = now + self._plain_every
+            self._console.print(self.plain_line(now), highlight=False)
+
+    def end(self, session: Any) -> None:
+        """Show the final step; warn if training ended before the total."""
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.step, loss=self.loss)
+        else:
+            self._console.print(self.plain_line(time.perf_counter()), highlight=False)
+        self.close()
+        if self.total is not None and self.step < self.total:
+            self._console.print(
+                f"[yellow]warning:[/] training ended at step {self.step}, before the expected {self.total}",
+                highlight=False,
+            )
+
+    def close(self) -> None:
+        """Stop the live display (idempotent)."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def plain_line(self, now: float) -> str:
+        """The progress as one plain line: ``Training 400/1000 (40%) 0:00:03 loss: 3136.10``.
+
+        Args:
+            now: ``time.perf_counter()`` value (seconds).
+        """
+        elapsed = max(0, int(now - self._started))
+        clock = f"{elapsed // 3600}:{elapsed % 3600 // 60:02d}:{elapsed % 60:02d}"
+        where = f"{self.step}/{self.total} ({100 * self.step // self.total}%)" if self.total else f"step {self.step}"
+        return f"Training {where} {clock} loss: {format_loss(self.loss)}"
+
+
+def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
+    """Build the ``progress_bar`` hook from config.
+
+    The total is ``config.total``, else the runner's expected last step
+    (``stop_at_step``, or rows x epochs / batch_size), else unknown.
+    """
+    hook = ProgressBarHook(
+        loss=ctx.tensors.resolve("loss"),
+        global_step=ctx.global_step,
+        console=ctx.console,
+        total=config.total or ctx.expected_last_step,
+        refresh_secs=config.refresh_secs,
+        plain_every_n_secs=config.plain_every_n_secs,
+    )
+    ctx.on_close.append(hook.close)
+    return hook

@@ -1,0 +1,96 @@
+"""Resolve the config's ``device`` string against the devices TensorFlow sees."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hookrun.runner.errors import SetupError
+
+
+@dataclass(frozen=True)
+class DevicePlan:
+    """Where the model's ops go.
+
+    Attributes:
+        requested: the config's device string (``cpu``, ``gpu``, ``gpu:N``, ``auto``).
+        device: the TensorFlow device name for ``tf.device`` (``/device:CPU:0``, ``/device:GPU:N``).
+        soft_placement: whether ``allow_soft_placement`` must be on for this plan.
+        note: a line for the user when the plan differs from the request (else empty).
+    """
+
+    requested: str
+    device: str
+    soft_placement: bool
+    note: str = ""
+
+    @property
+    def uses_gpu(self) -> bool:
+        """True when the model is placed on a GPU."""
+        return "GPU" in self.device
+
+
+def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = False) -> DevicePlan:
+    """Choose the TensorFlow device for a config's ``device`` string.
+
+    Pure function: the caller passes how many GPUs TensorFlow sees
+    (``len(tf.config.list_physical_devices("GPU"))``), so every branch is
+    testable on a machine without one.
+
+    Args:
+        requested: ``cpu``, ``gpu`` (GPU 0), ``gpu:N`` or ``auto`` (GPU 0 if any, else CPU).
+        num_gpus: GPUs visible to TensorFlow (count, >= 0).
+        allow_soft_placement: the session's ``allow_soft_placement`` setting.
+
+    Returns:
+        The device plan.
+
+    Raises:
+        SetupError: a GPU is requested that does not exist and soft placement
+            is off (exit code 2), or the string is not a documented form.
+    """
+    if requested == "cpu":
+        return DevicePlan(requested, "/device:CPU:0", allow_soft_placement)
+    if requested == "auto":
+        if num_gpus > 0:
+            return DevicePlan(requested, "/device:GPU:0", True, "device auto: using GPU 0")
+        return DevicePlan(requested, "/device:CPU:0", allow_soft_placement, "device auto: no GPU visible, using CPU")
+    if requested == "gpu" or requested.startswith("gpu:"):
+        index_text = requested.partition(":")[2] or "0"
+        if not index_text.isdigit():
+            raise SetupError(f"device {requested!r} is not one of cpu, gpu, gpu:N or auto")
+        index = int(index_text)
+        if index < num_gpus:
+            return DevicePlan(requested, f"/device:GPU:{index}", allow_soft_placement)
+        seen = f"{num_gpus} GPU(s) visible" if num_gpus else "no GPU visible"
+        if allow_soft_placement:
+            return DevicePlan(
+                requested, f"/device:GPU:{index}", True, f"device {requested}: {seen}, ops fall back to the CPU"
+            )
+        raise SetupError(
+            f"device {requested!r} requested but TensorFlow sees {seen}; "
+            "use `device: cpu` or `auto`, or set `session.allow_soft_placement: true`"
+        )
+    raise SetupError(f"device {requested!r} is not one of cpu, gpu, gpu:N or auto")
+
+
+def session_config(tf: Any, plan: DevicePlan, intra_op_threads: int = 0, inter_op_threads: int = 0) -> Any:
+    """Build the ``tf.compat.v1.ConfigProto`` for a device plan.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        plan: from :func:`resolve_device`.
+        intra_op_threads: ``intra_op_parallelism_threads`` (0 = TensorFlow's choice).
+        inter_op_threads: ``inter_op_parallelism_threads`` (0 = TensorFlow's choice).
+
+    Returns:
+        A ``ConfigProto``; on a CPU plan GPUs are hidden (``device_count={"GPU": 0}``).
+    """
+    kwargs: dict[str, Any] = {
+        "allow_soft_placement": plan.soft_placement,
+        "intra_op_parallelism_threads": intra_op_threads,
+        "inter_op_parallelism_threads": inter_op_threads,
+    }
+    if not plan.uses_gpu:
+        kwargs["device_count"] = {"GPU": 0}
+    return tf.compat.v1.ConfigProto(**kwargs)

@@ -1,0 +1,27 @@
+"""Built-in builder ``linear_regressor``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hookrun.runner.graph_builders.layers import dense, regression_head
+from hookrun.runner.graph_builders.spec import GraphSpec
+
+
+def linear_regressor(features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:
+    """Linear regression ``y = x W + b`` with mean squared error.
+
+    Mirrors ``tf.estimator.LinearRegressor`` on dense numeric columns.
+
+    Args:
+        features: ``float32 [batch, n_features]``.
+        labels: ``float32 [batch, 1]``.
+        params: ``l2`` (float, default 0).
+
+    Returns:
+        A spec with ``loss``, ``predictions`` ``[batch, 1]`` and metrics ``mse``, ``rmse``, ``mae``.
+    """
+    import tensorflow as tf
+
+    predictions = dense(tf, features, 1, "linear")
+    return GraphSpec(**regression_head(tf, predictions, labels, float(params.get("l2", 0.0))))

@@ -1,0 +1,36 @@
+"""Find a graph builder by built-in name or ``module:function`` path."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hookrun.config_schemas.imports import import_object
+
+#: Built-in name -> "module:function" (imported only when used).
+BUILTINS: dict[str, str] = {
+    "linear_regressor": "hookrun.runner.graph_builders.linear_regressor:linear_regressor",
+    "dnn_regressor": "hookrun.runner.graph_builders.dnn_regressor:dnn_regressor",
+    "dnn_classifier": "hookrun.runner.graph_builders.dnn_classifier:dnn_classifier",
+}
+
+
+def get_builder(name: str, base_dir: Path) -> Callable[..., Any]:
+    """Return the builder function for ``graph.builder``.
+
+    Args:
+        name: a key of :data:`BUILTINS`, or ``package.module:function``.
+        base_dir: the config file's directory (custom modules resolve there first).
+
+    Returns:
+        A callable ``fn(features, labels, params)``.
+
+    Raises:
+        SetupError: the module does not import or the name is not callable.
+    """
+    if name in BUILTINS:
+        module, _, attr = BUILTINS[name].partition(":")
+        return getattr(importlib.import_module(module), attr)
+    return import_object(name, base_dir, what="graph.builder")

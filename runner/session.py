@@ -1,0 +1,109 @@
+"""Drive the SessionRunHook lifecycle with TensorFlow's ``MonitoredTrainingSession``.
+
+The lifecycle, exactly as TensorFlow documents it:
+
+1. ``begin`` on every hook, in order; then the graph is finalized;
+2. ``after_create_session`` (again after a recovered session);
+3. ``before_run`` / ``after_run`` around every ``train_op`` run;
+4. ``end`` when training finishes: a stop was requested, or the data ended
+   (``OutOfRangeError``/``StopIteration``: ``end`` runs, that step's
+   ``after_run`` does not). On any other error neither runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hookrun.runner.errors import TrainingError
+
+
+@dataclass
+class LoopResult:
+    """What the step loop did.
+
+    Attributes:
+        steps: ``train_op`` runs that completed in this process (steps).
+        loop_seconds: wall time from the first step's start to the loop's end (seconds).
+        end_of_data: the loop ended because the input ran out.
+    """
+
+    steps: int
+    loop_seconds: float
+    end_of_data: bool
+
+
+def run_monitored(
+    tf: Any,
+    train_op: Any,
+    hooks: list[Any],
+    scaffold: Any,
+    checkpoint_dir: Path,
+    session_config: Any,
+    initial_step: int,
+) -> LoopResult:
+    """Run ``train_op`` under ``tf.compat.v1.train.MonitoredTrainingSession`` until it should stop.
+
+    Only the given hooks run, in order: the session's own checkpoint,
+    summary and step-counter hooks are switched off
+    (``save_checkpoint_secs/steps``, ``save_summaries_steps/secs`` and
+    ``log_step_count_steps`` set to None). ``checkpoint_dir`` is where the
+    session restores from, so re-running resumes.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        train_op: one training step.
+        hooks: ``SessionRunHook`` instances, in call order.
+        scaffold: the ``Scaffold`` (its saver restores the latest checkpoint).
+        checkpoint_dir: the run directory.
+        session_config: a ``tf.compat.v1.ConfigProto``.
+        initial_step: ``global_step`` at the start, for error messages (steps).
+
+    Returns:
+        The loop's result.
+
+    Raises:
+        TrainingError: NaN loss (``NanLossDuringTrainingError``), a TensorFlow
+            op error, or a hook's exception; the message names the global step.
+            The original exception is chained (``__cause__``) for ``--debug``.
+    """
+    steps = 0
+    started = time.perf_counter()
+    end_of_data = False
+    try:
+        with tf.compat.v1.train.MonitoredTrainingSession(
+            checkpoint_dir=str(checkpoint_dir),
+            scaffold=scaffold,
+            hooks=hooks,
+            config=session_config,
+            save_checkpoint_secs=None,
+            save_checkpoint_steps=None,
+            save_summaries_steps=None,
+            save_summaries_secs=None,
+            log_step_count_steps=None,
+        ) as session:
+            started = time.perf_counter()
+            try:
+                while not session.should_stop():
+                    session.run(train_op)
+                    steps += 1
+            except (tf.errors.OutOfRangeError, StopIteration):
+                end_of_data = True
+                raise  # the session's __exit__ swallows it and still calls every hook's end()
+    except tf.compat.v1.train.NanLossDuringTrainingError as err:
+        latest = tf.train.latest_checkpoint(str(checkpoint_dir))
+        raise TrainingError(
+            f"NaN loss at step {initial_step + steps + 1}; last good checkpoint: {latest or 'none'}"
+        ) from err
+    except tf.errors.OpError as err:
+        message = (err.message or str(err)).strip().splitlines()[0]
+        raise TrainingError(
+            f"TensorFlow error at step {initial_step + steps + 1}: {type(err).__name__}: {message}"
+        ) from err
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as err:
+        raise TrainingError(f"training failed at step {initial_step + steps + 1}: {type(err).__name__}: {err}") from err
+    return LoopResult(steps=steps, loop_seconds=time.perf_counter() - started, end_of_data=end_of_data)

@@ -1,0 +1,89 @@
+"""Import TensorFlow lazily, quietly, and route its log lines through rich.
+
+Nothing else in hookrun imports TensorFlow at module level: the CLI's
+``validate``, ``list-hooks`` and ``--help`` stay fast (``import
+tensorflow`` costs 2-4 s).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+#: Functions in ``basic_session_run_hooks.py`` whose INFO lines users asked for:
+#: ``LoggingTensorHook._log_tensors`` and ``StepCounterHook._log_and_record``.
+_HOOK_LOG_FUNCS = frozenset({"_log_tensors", "_log_and_record"})
+
+
+def import_tensorflow(verbose: bool = False) -> ModuleType:
+    """Import and return ``tensorflow``, silencing its start-up noise.
+
+    Sets ``TF_CPP_MIN_LOG_LEVEL=2`` (``0`` when ``verbose``) and
+    ``TF_ENABLE_ONEDNN_OPTS=0`` before the first import unless the user set
+    them already. Later calls return the cached module.
+
+    Args:
+        verbose: keep TensorFlow's C++ INFO logs.
+
+    Returns:
+        The ``tensorflow`` module.
+    """
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "2")
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    import tensorflow as tf
+
+    return tf
+
+
+class _ConsoleHandler(logging.Handler):
+    """Print TensorFlow log records through a rich console (above a live progress bar)."""
+
+    def __init__(self, console: Any, verbose: bool) -> None:
+        super().__init__(level=logging.DEBUG if verbose else logging.INFO)
+        self._console = console
+        self._verbose = verbose
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if self._verbose:
+            return True
+        if record.funcName in _HOOK_LOG_FUNCS:
+            return True
+        # Deprecation notices and TensorFlow's own INFO chatter are noise unless --verbose.
+        return record.levelno >= logging.ERROR
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            prefix = "" if record.levelno == logging.INFO else f"{record.levelname}: "
+            self._console.print(prefix + record.getMessage(), markup=False, highlight=False, soft_wrap=True)
+        except Exception:  # pragma: no cover - logging must never break training
+            self.handleError(record)
+
+
+@contextlib.contextmanager
+def tf_logging_to(console: Any, verbose: bool = False) -> Iterator[None]:
+    """Route the ``tensorflow`` logger to ``console`` for the duration of a run.
+
+    Without ``verbose`` only the lines the user's hooks produce
+    (``logging_tensor``, ``step_counter``) and errors get through; with it,
+    all of TensorFlow's INFO logs. The logger's previous handlers, level and
+    propagation are restored on exit.
+
+    Args:
+        console: a ``rich.console.Console``.
+        verbose: show every TensorFlow log record from DEBUG up.
+    """
+    logger = logging.getLogger("tensorflow")
+    saved = (list(logger.handlers), logger.level, logger.propagate)
+    handler = _ConsoleHandler(console, verbose)
+    logger.handlers = [handler]
+    logger.setLevel(logging.DEBUG if verbose else logging.INFO)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.handlers, level, logger.propagate = saved[0], saved[1], saved[2]
+        logger.setLevel(level)

@@ -1,0 +1,235 @@
+"""``train(config) -> TrainResult``: the Python API behind ``hookrun train``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hookrun.config_schemas.errors import SetupError
+from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
+from hookrun.hooks.context import HookContext, TensorNames, UnknownTensorError
+from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.registry import build_hook
+from hookrun.runner.data import Standardizer, load_training_data, steps_per_run
+from hookrun.runner.device import resolve_device, session_config
+from hookrun.runner.graph import build_graph
+from hookrun.runner.run_dir import prepare_run_dir
+from hookrun.runner.session import run_monitored
+from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
+from rich.console import Console
+
+PREPROCESSING_FILE = "preprocessing.json"
+
+
+@dataclass
+class TrainResult:
+    """The outcome of a training run.
+
+    Attributes:
+        run_dir: the run directory (absolute).
+        initial_step: ``global_step`` restored at the start (0 for a new run).
+        final_global_step: ``global_step`` at the end.
+        steps: steps taken in this run (``final_global_step - initial_step``).
+        loop_seconds: wall time of the step loop (seconds).
+        end_of_data: training ended because the data ran out.
+        history: rows of the first ``history_saver`` (whole run, resumed rows included), else empty.
+        history_columns: column names of ``history``.
+        checkpoint_path: the latest checkpoint prefix in the run directory, or None.
+        notes: lines worth showing the user (device fallback, dropped rows).
+    """
+
+    run_dir: Path
+    initial_step: int
+    final_global_step: int
+    steps: int
+    loop_seconds: float
+    end_of_data: bool
+    history: list[dict[str, Any]] = field(default_factory=list)
+    history_columns: list[str] = field(default_factory=list)
+    checkpoint_path: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def steps_per_sec(self) -> float:
+        """Steps per second of the step loop (0 when no step ran)."""
+        return self.steps / self.loop_seconds if self.loop_seconds > 0 else 0.0
+
+
+def run_dir_for(loaded: LoadedConfig, override: Path | None = None) -> Path:
+    """The run directory: ``override``, else ``session.run_dir`` (relative to the config), else ``runs/<name>``.
+
+    ``runs/<name>`` is relative to the current directory, like TensorFlow's ``model_dir``.
+    """
+    if override is not None:
+        return override
+    if loaded.config.session.run_dir is not None:
+        return loaded.base_dir / loaded.config.session.run_dir
+    return Path("runs") / loaded.config.name
+
+
+def restored_step(tf: Any, run_dir: Path) -> int:
+    """``global_step`` of the latest checkpoint in ``run_dir``, or 0 when there is none."""
+    latest = tf.train.latest_checkpoint(str(run_dir))
+    if latest is None:
+        return 0
+    try:
+        return int(tf.train.load_variable(latest, "global_step"))
+    except (ValueError, tf.errors.NotFoundError):
+        return 0
+
+
+def expected_last_step(loaded: LoadedConfig, num_rows: int, initial_step: int) -> int | None:
+    """Global step where training should end: the earliest ``stop_at_step``, or the data's end; None if unbounded."""
+    candidates: list[int] = []
+    for hook in loaded.config.hooks:
+        if hook.type == "stop_at_step":  # type: ignore[attr-defined]
+            candidates.append(hook.last_step if hook.last_step is not None else initial_step + hook.num_steps)  # type: ignore[attr-defined]
+    data = loaded.config.data
+    data_steps = steps_per_run(num_rows, data.batch_size, data.epochs)
+    if data_steps is not None:
+        candidates.append(data_steps)
+    return min(candidates) if candidates else None
+
+
+def train(
+    loaded: LoadedConfig,
+    *,
+    run_dir: Path | None = None,
+    console: Console | None = None,
+    verbose: bool = False,
+) -> TrainResult:
+    """Train the model a config describes, running exactly its hooks in order.
+
+    Steps: read the CSV (before importing TensorFlow, so data errors are
+    fast); resolve the device; prepare the run directory; restore
+    ``global_step`` from its latest checkpoint; build the graph and the
+    hooks (every tensor name is resolved here, before training); write the
+    resolved ``config.yaml``; run the monitored session (see
+    :func:`hookrun.runner.session.run_monitored`); write ``summary.json``.
+
+    Args:
+        loaded: a config from :func:`hookrun.config_schemas.loader.load_config`.
+        run_dir: overrides the config's run directory.
+        console: where progress and logs go (default: a new ``rich`` console).
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The result, with the history rows.
+
+    Raises:
+        ConfigError: a hook names an unknown tensor (exit 2; file:line given).
+        SetupError: bad data, a missing GPU, an unwritable run directory, a
+            builder or hook that does not import (exit 2).
+        TrainingError: training failed (exit 1).
+    """
+    console = console or Console()
+    config = loaded.config
+    data = load_training_data(config.data, loaded.base_dir)
+    notes: list[str] = []
+    if data.dropped_rows:
+        notes.append(f"dropped {data.dropped_rows} row(s) with missing values (data.missing: drop)")
+
+    tf = import_tensorflow(verbose)
+    plan = resolve_device(
+        config.device, len(tf.config.list_physical_devices("GPU")), config.session.allow_soft_placement
+    )
+    if plan.note:
+        notes.append(plan.note)
+    directory = prepare_run_dir(run_dir_for(loaded, run_dir))
+    initial_step = restored_step(tf, directory)
+
+    if config.data.standardize:
+        stats_path = directory / PREPROCESSING_FILE
+        if initial_step > 0 and stats_path.exists():
+            standardizer = Standardizer.load(stats_path)
+            if standardizer.feature_names != data.feature_names:
+                raise SetupError(
+                    f"{stats_path}: saved features {standardizer.feature_names} differ from the config's "
+                    f"{data.feature_names}; use a new run directory"
+                )
+        else:
+            standardizer = Standardizer.fit(data)
+        data.features = standardizer.apply(data.features)
+
+    built = build_graph(tf, config, data, loaded.base_dir, plan, initial_step)
+    hook_objects: list[Any] = []
+    on_close: list[Any] = []
+    last_step = expected_last_step(loaded, data.num_rows, initial_step)
+    with built.graph.as_default():
+        max_to_keep = max(
+            (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
+            default=5,
+        )
+        scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
+        names = TensorNames(named=built.named, graph=built.graph)
+        for index, hook_config in enumerate(config.hooks):
+            ctx = HookContext(
+                tf=tf,
+                run_dir=directory,
+                base_dir=loaded.base_dir,
+                tensors=names,
+                global_step=built.global_step,
+                scaffold=scaffold,
+                console=console,
+                initial_step=initial_step,
+                expected_last_step=last_step,
+                where=f"hooks[{index}]",
+                on_close=on_close,
+            )
+            try:
+                hook_objects.append(build_hook(hook_config, ctx))
+            except UnknownTensorError as err:
+                raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
+
+    # Written only now that everything is checked: a failed validation leaves nothing behind.
+    atomic_write_text(directory / "config.yaml", resolved_yaml(loaded))
+    if config.data.standardize:
+        standardizer.save(directory / PREPROCESSING_FILE)
+
+    try:
+        with built.graph.as_default(), tf_logging_to(console, verbose):
+            loop = run_monitored(
+                tf,
+                built.train_op,
+                hook_objects,
+                scaffold,
+                directory,
+                session_config(
+                    tf,
+                    plan,
+                    config.session.intra_op_parallelism_threads,
+                    config.session.inter_op_parallelism_threads,
+                ),
+                initial_step,
+            )
+    finally:
+        for close in on_close:
+            close()
+        tf.compat.v1.summary.FileWriterCache.clear()
+
+    history_hook = next((h for h in hook_objects if type(h).__name__ == "HistorySaverHook"), None)
+    final_step = restored_step(tf, directory) if loop.steps == 0 else initial_step + loop.steps
+    result = TrainResult(
+        run_dir=directory,
+        initial_step=initial_step,
+        final_global_step=final_step,
+        steps=loop.steps,
+        loop_seconds=loop.loop_seconds,
+        end_of_data=loop.end_of_data,
+        history=list(history_hook.rows) if history_hook is not None else [],
+        history_columns=list(history_hook.columns) if history_hook is not None else [],
+        checkpoint_path=tf.train.latest_checkpoint(str(directory)),
+        notes=notes,
+    )
+    summary = {
+        "steps": result.steps,
+        "loop_seconds": round(result.loop_seconds, 6),
+        "steps_per_sec": round(result.steps_per_sec, 3),
+        "initial_step": result.initial_step,
+        "final_global_step": result.final_global_step,
+        "end_of_data": result.end_of_data,
+    }
+    atomic_write_text(directory / "summary.json", json.dumps(summary, indent=2) + "\n")
+    return result
