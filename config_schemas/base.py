@@ -19,4 +19,5 @@ class StrictModel(BaseModel):
         validate_assignment=True,
         populate_by_name=True,
         validate_default=True,
+        allow_inf_nan=False,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from typing import Any, Literal
 
@@ -63,8 +64,11 @@ class GraphConfig(StrictModel):
                 raise ValueError(f"{value!r} is not an import path of the form `package.module:function`")
             return value
         if value not in BUILTIN_BUILDERS:
+            close = difflib.get_close_matches(value, BUILTIN_BUILDERS, n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
             raise ValueError(
                 f"unknown builder {value!r}; use one of {', '.join(BUILTIN_BUILDERS)} or `package.module:function`"
+                + hint
             )
         return value
 

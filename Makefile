@@ -1,0 +1,35 @@
+# hookrun: `make demo` and `make test` work on a fresh machine with Python 3.11 and pip.
+# They create .venv, install hookrun (editable) with its test tools, then run.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: help install demo test lint clean
+
+help:
+	@echo "make demo   - set up .venv and train configs/california_housing_dnn.yaml (the main job)"
+	@echo "make test   - set up .venv, run ruff and the test suite"
+	@echo "make clean  - remove .venv and runs/"
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/hookrun validate configs/california_housing_dnn.yaml
+	$(BIN)/hookrun train configs/california_housing_dnn.yaml --run-dir runs/demo-$$(date +%Y%m%d-%H%M%S)
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) runs

@@ -1,0 +1,1091 @@
+"""Load a hookrun YAML config into a validated ``RunConfig``, with file:line:column errors.
+
+The loader reads the file as UTF-8, composes it with PyYAML's safe composer
+(nothing is ever constructed from a tag), converts the node graph to plain
+Python data itself (so duplicate keys, non-string keys and non-standard tags
+are caught with their positions), applies ``--set PATH=VALUE`` overrides and
+validates with :class:`RunConfig`. Every problem becomes a :class:`ConfigIssue`
+pointing at the file, line and column of the offending YAML node.
+
+This module never imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union
+
+import yaml
+from hookrun.config_schemas.errors import HookrunError
+from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
+from hookrun.config_schemas.run_config import RunConfig
+from pydantic import BaseModel, ValidationError
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+__all__ = [
+    "ConfigError",
+    "ConfigIssue",
+    "LoadedConfig",
+    "format_yaml_path",
+    "load_config",
+    "resolved_yaml",
+]
+
+#: Largest config file read (bytes); a hookrun config is a few kilobytes.
+MAX_FILE_BYTES = 1024 * 1024
+#: Most values (scalars, lists, mappings) in one config after expanding aliases.
+MAX_VALUES = 100_000
+#: Deepest nesting of lists and mappings.
+MAX_DEPTH = 64
+#: Longest repr of a bad value quoted in a message.
+MAX_VALUE_REPR = 60
+
+OVERRIDE_FILE = "--set"
+_TAG_PREFIX = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL = (_TAG_PREFIX + t for t in ("str", "int", "float", "bool", "null"))
+_SEQ, _MAP, _MERGE = (_TAG_PREFIX + t for t in ("seq", "map", "merge"))
+#: Tags PyYAML's resolver gives plain scalars that hookrun reads as text.
+_TEXT_TAGS = {_STR, _TAG_PREFIX + "timestamp", _TAG_PREFIX + "value", _MERGE}
+_SCALAR_KIND = {_INT: "an integer", _FLOAT: "a number", _BOOL: "a boolean", _NULL: "null"}
+_PLAIN_KEY = re.compile(r"^[^.\[\]\s\"']+$")
+
+Loc = tuple[str | int, ...]
+
+
+# --------------------------------------------------------------------------- issues
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem found in a config, located as precisely as possible.
+
+    Attributes:
+        file: the config file path as given, or ``"--set"`` for an override.
+        line: 1-based line, or None when unknown.
+        column: 1-based column, or None when unknown.
+        path: YAML path like ``hooks[2].every_n_iter``; ``""`` for the whole document.
+        message: what is wrong, the bad value, what is allowed, a suggestion.
+        severity: ``"error"`` or ``"warning"``.
+    """
+
+    file: str
+    line: int | None
+    column: int | None
+    path: str
+    message: str
+    severity: Literal["error", "warning"] = "error"
+
+    def format(self) -> str:
+        """Format the issue as one compiler-style line.
+
+        Returns:
+            str: ``file:line:column: severity: path: message``; a missing
+            line, column or path is left out with its separator.
+        """
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        text = f"{where}: {self.severity}: "
+        if self.path:
+            text += f"{self.path}: "
+        return text + self.message
+
+
+def _issue_order(issue: ConfigIssue) -> tuple[bool, int, int]:
+    return (issue.line is None, issue.line or 0, issue.column or 0)
+
+
+class ConfigError(HookrunError):
+    """A config that cannot be used; carries every issue found.
+
+    Attributes:
+        exit_code: process exit code for a bad config (2, a usage error).
+        issues: the issues, sorted in file order (line, column); issues
+            without a line (file-level or ``--set``) come last.
+    """
+
+    exit_code = 2
+
+    def __init__(self, issues: Sequence[ConfigIssue]) -> None:
+        """Create the error.
+
+        Args:
+            issues: at least one issue; they are sorted in file order.
+        """
+        self.issues: list[ConfigIssue] = sorted(issues, key=_issue_order)
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        return "\n".join(issue.format() for issue in self.issues)
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def format_yaml_path(loc: Sequence[str | int]) -> str:
+    """Format a location as a YAML path.
+
+    Args:
+        loc: keys and list indices, e.g. ``("hooks", 2, "every_n_iter")``.
+
+    Returns:
+        str: e.g. ``hooks[2].every_n_iter``; ``""`` for the document itself.
+        Keys that contain dots, brackets, quotes or spaces are written as
+        ``["a.b"]``.
+    """
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            text += f".{part}" if text else part
+        else:
+            escaped = part.replace("\\", "\\\\").replace('"', '\\"')
+            text += f'["{escaped}"]'
+    return text
+
+
+def _short_repr(value: Any) -> str:
+    text = repr(value)
+    if len(text) > MAX_VALUE_REPR:
+        text = text[: MAX_VALUE_REPR - 3] + "..."
+    return text
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    match = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean `{match[0]}`?" if match else ""
+
+
+# --------------------------------------------------------------------------- location index
+
+
+@dataclass
+class _Where:
+    """Marks of one YAML value: its key (mapping entries only) and its node."""
+
+    key: tuple[int, int] | None
+    value: tuple[int, int]
+    scalar: bool
+
+
+def _mark(node: Node) -> tuple[int, int]:
+    return (node.start_mark.line + 1, node.start_mark.column + 1)
+
+
+@dataclass
+class _LocationIndex:
+    """YAML path tuple -> marks, for the nodes of the file."""
+
+    entries: dict[Loc, _Where] = field(default_factory=dict)
+
+    def nearest(self, loc: Loc) -> tuple[Loc, _Where] | None:
+        """The entry at ``loc``, or at its nearest parent that has one."""
+        for end in range(len(loc), -1, -1):
+            found = self.entries.get(tuple(loc[:end]))
+            if found is not None:
+                return tuple(loc[:end]), found
+        return None
+
+    def prune_below(self, loc: Loc) -> None:
+        """Drop the entries strictly below ``loc`` (an override replaced that subtree)."""
+        n = len(loc)
+        for key in [k for k in self.entries if len(k) > n and k[:n] == loc]:
+            del self.entries[key]
+
+
+@dataclass(frozen=True)
+class _Override:
+    path: Loc
+    text: str
+
+
+# --------------------------------------------------------------------------- loaded config
+
+
+@dataclass
+class LoadedConfig:
+    """A validated config and where it came from.
+
+    Attributes:
+        config: the validated model.
+        path: absolute path of the config file.
+        base_dir: directory of the config file; relative data paths and
+            import paths resolve here.
+        source: the path as given by the user (used in messages).
+    """
+
+    config: RunConfig
+    path: Path
+    base_dir: Path
+    source: str = ""
+    _index: _LocationIndex = field(default_factory=_LocationIndex, repr=False, compare=False)
+    _overrides: tuple[_Override, ...] = field(default=(), repr=False, compare=False)
+
+    def where(self, *loc: str | int) -> tuple[int | None, int | None]:
+        """Find the line and column of the YAML node at a location.
+
+        Args:
+            *loc: keys and indices, e.g. ``where("hooks", 2, "save_steps")``.
+
+        Returns:
+            tuple[int | None, int | None]: the 1-based (line, column) of the
+            value when it is a scalar, else of its key (or list item). A
+            location with no node of its own (a default value) falls back to
+            its nearest existing parent; (None, None) when nothing is known.
+        """
+        found = self._index.nearest(tuple(loc))
+        if found is None:
+            return (None, None)
+        return _point(found[1], at_value=None)
+
+    def issue(
+        self, loc: tuple[str | int, ...], message: str, severity: Literal["error", "warning"] = "error"
+    ) -> ConfigIssue:
+        """Build an issue located at ``loc``, for checks made after loading.
+
+        Args:
+            loc: keys and indices of the value the issue is about.
+            message: what is wrong and how to fix it.
+            severity: ``"error"`` or ``"warning"``.
+
+        Returns:
+            ConfigIssue: with file, line, column and path filled in; a value
+            set by ``--set`` is reported against ``--set``.
+        """
+        return _locate(self.source, self._index, self._overrides, tuple(loc), message, severity)
+
+
+def _point(where: _Where, at_value: bool | None) -> tuple[int, int]:
+    """Pick the key or value mark; ``at_value=None`` means: value if scalar, else key."""
+    if at_value is None:
+        at_value = where.scalar
+    if at_value or where.key is None:
+        return where.value
+    return where.key
+
+
+def _locate(
+    source: str,
+    index: _LocationIndex,
+    overrides: Sequence[_Override],
+    loc: Loc,
+    message: str,
+    severity: Literal["error", "warning"] = "error",
+    at_value: bool | None = None,
+) -> ConfigIssue:
+    """Build an issue at ``loc``, attributing it to a ``--set`` override when one caused it."""
+    path = format_yaml_path(loc)
+    for override in reversed(overrides):
+        n = len(override.path)
+        if loc[:n] == override.path or (override.path[: len(loc)] == loc and loc not in index.entries):
+            return ConfigIssue(OVERRIDE_FILE, None, None, path, f"`{override.text}`: {message}", severity)
+    for override in reversed(overrides):
+        if loc and override.path[: len(loc)] == loc:
+            message += f" (after `--set {override.text}`)"
+            break
+    found = index.nearest(loc)
+    if found is None:
+        return ConfigIssue(source, None, None, path, message, severity)
+    line, column = _point(found[1], at_value if found[0] == loc else False)
+    return ConfigIssue(source, line, column, path, message, severity)
+
+
+# --------------------------------------------------------------------------- YAML -> data
+
+
+class _Builder:
+    """Convert a composed YAML node graph to plain data, collecting issues."""
+
+    def __init__(self, source: str, index: _LocationIndex | None) -> None:
+        self.source = source
+        self.index = index
+        self.issues: list[ConfigIssue] = []
+        self.count = 0
+        self.active: set[int] = set()
+        self.constructor = SafeConstructor()
+
+    def error(self, node: Node | None, loc: Loc, message: str) -> None:
+        line, column = _mark(node) if node is not None else (None, None)
+        self.issues.append(ConfigIssue(self.source, line, column, format_yaml_path(loc), message))
+
+    def record(self, loc: Loc, key: Node | None, node: Node) -> None:
+        if self.index is not None:
+            self.index.entries[loc] = _Where(
+                _mark(key) if key is not None else None, _mark(node), isinstance(node, ScalarNode)
+            )
+
+    def convert(self, node: Node, loc: Loc) -> Any:
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _TooBig(node)
+        if len(loc) > MAX_DEPTH:
+            raise _TooDeep(node, loc)
+        if id(node) in self.active:
+            self.error(node, loc, "an alias refers to the list or mapping that contains it (a recursive anchor)")
+            return None
+        if isinstance(node, ScalarNode):
+            return self.scalar(node, loc)
+        if not self.tag_ok(node, _SEQ if isinstance(node, SequenceNode) else _MAP, loc):
+            return None
+        self.active.add(id(node))
+        try:
+            if isinstance(node, SequenceNode):
+                items = []
+                for i, item in enumerate(node.value):
+                    self.record((*loc, i), None, item)
+                    items.append(self.convert(item, (*loc, i)))
+                return items
+            return self.mapping(node, loc)
+        finally:
+            self.active.discard(id(node))
+
+    def tag_ok(self, node: Node, expected: str, loc: Loc) -> bool:
+        if node.tag == expected:
+            return True
+        tag = node.tag
+        shown = "!!" + tag[len(_TAG_PREFIX) :] if tag.startswith(_TAG_PREFIX) else tag
+        self.error(
+            node,
+            loc,
+            f"tag `{shown}` is not allowed; hookrun reads plain YAML only "
+            "(strings, numbers, booleans, null, lists and mappings)",
+        )
+        return False
+
+    def scalar(self, node: ScalarNode, loc: Loc) -> Any:
+        tag = node.tag
+        if tag in _TEXT_TAGS:
+            return node.value
+        construct = {
+            _INT: self.constructor.construct_yaml_int,
+            _FLOAT: self.constructor.construct_yaml_float,
+            _BOOL: self.constructor.construct_yaml_bool,
+            _NULL: self.constructor.construct_yaml_null,
+        }.get(tag)
+        if construct is None:
+            self.tag_ok(node, _STR, loc)
+            return None
+        try:
+            return construct(node)
+        except (ValueError, KeyError, TypeError):
+            self.error(node, loc, f"{_short_repr(node.value)} cannot be read as {_SCALAR_KIND[tag]}")
+            return None
+
+    def key_of(self, node: Node, loc: Loc) -> str | None:
+        """The key's text, or None (with an issue) when it is not a string."""
+        if not isinstance(node, ScalarNode):
+            self.error(node, loc, "a key must be a plain string, not a list or mapping")
+            return None
+        if node.tag == _NULL:
+            self.error(node, loc, "a key is empty (null); write a name before the `:`")
+            return None
+        if node.tag in (_INT, _FLOAT, _BOOL):
+            kind = _SCALAR_KIND[node.tag]
+            message = f'key `{node.value}` reads as {kind}; keys must be strings (quote it: "{node.value}")'
+            self.error(node, loc, message)
+            return None
+        if node.tag not in _TEXT_TAGS:
+            self.tag_ok(node, _STR, loc)
+            return None
+        return node.value
+
+    def mapping(self, node: MappingNode, loc: Loc) -> dict[str, Any]:
+        merged: dict[str, Any] = {}
+        explicit: dict[str, Any] = {}
+        first_line: dict[str, int] = {}
+        for key_node, value_node in node.value:
+            if isinstance(key_node, ScalarNode) and key_node.tag == _MERGE:
+                merged = {**self.merge_sources(value_node, loc), **merged}
+                continue
+            key = self.key_of(key_node, loc)
+            if key is None:
+                continue
+            child = (*loc, key)
+            if key in first_line:
+                self.error(
+                    key_node,
+                    child,
+                    f"duplicate key `{key}` (first given on line {first_line[key]}); "
+                    "YAML would silently keep only the last one — remove one of them",
+                )
+                continue
+            first_line[key] = key_node.start_mark.line + 1
+            self.record(child, key_node, value_node)
+            explicit[key] = self.convert(value_node, child)
+        return {**merged, **explicit}
+
+    def merge_sources(self, node: Node, loc: Loc) -> dict[str, Any]:
+        """Keys merged with ``<<: *anchor`` (or a list of anchors; earlier ones win)."""
+        sources = node.value if isinstance(node, SequenceNode) else [node]
+        result: dict[str, Any] = {}
+        for source in sources:
+            if not isinstance(source, MappingNode):
+                self.error(source, loc, "`<<` merges mappings only; give a mapping or a list of mappings")
+                continue
+            value = self.convert(source, loc)
+            if isinstance(value, dict):
+                result = {**value, **result}
+        return result
+
+
+class _TooBig(Exception):
+    def __init__(self, node: Node) -> None:
+        self.node = node
+
+
+class _TooDeep(Exception):
+    def __init__(self, node: Node, loc: Loc) -> None:
+        self.node = node
+        self.loc = loc
+
+
+def _compose(text: str, source: str, loc: Loc = ()) -> Node | None:
+    """Compose one YAML document safely; raise ConfigError on a syntax error."""
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or "invalid YAML"
+        if exc.context and exc.problem:
+            problem = f"{exc.context}: {problem}"
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        if source == OVERRIDE_FILE:
+            line = column = None
+        raise ConfigError(
+            [ConfigIssue(source, line, column, format_yaml_path(loc), f"YAML syntax error: {problem}")]
+        ) from None
+    except yaml.reader.ReaderError as exc:
+        before = text[: exc.position]
+        line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+        if source == OVERRIDE_FILE:
+            line = column = None
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    source,
+                    line,
+                    column,
+                    format_yaml_path(loc),
+                    f"unacceptable character #x{exc.character:04x} ({exc.reason}); remove it",
+                )
+            ]
+        ) from None
+    except yaml.YAMLError as exc:
+        issue = ConfigIssue(source, None, None, format_yaml_path(loc), f"cannot read YAML: {exc}")
+        raise ConfigError([issue]) from None
+    except RecursionError:
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    source,
+                    None,
+                    None,
+                    format_yaml_path(loc),
+                    f"the YAML is nested too deeply to read (hookrun allows {MAX_DEPTH} levels)",
+                )
+            ]
+        ) from None
+
+
+def _to_data(node: Node, source: str, index: _LocationIndex | None, loc: Loc = ()) -> Any:
+    """Convert a node to plain data; raise ConfigError with every issue found."""
+    builder = _Builder(source, index)
+    try:
+        data = builder.convert(node, loc)
+    except _TooBig as exc:
+        builder.error(
+            exc.node if source != OVERRIDE_FILE else None,
+            loc,
+            f"the config holds more than {MAX_VALUES} values (after expanding aliases); "
+            "a hookrun config is far smaller — check anchors (`&`) and aliases (`*`)",
+        )
+        data = None
+    except (_TooDeep, RecursionError) as exc:
+        where = exc if isinstance(exc, _TooDeep) else None
+        builder.error(
+            where.node if where is not None and source != OVERRIDE_FILE else None,
+            loc,
+            f"lists and mappings are nested more than {MAX_DEPTH} levels deep",
+        )
+        data = None
+    if builder.issues:
+        raise ConfigError(builder.issues)
+    return data
+
+
+def _read_text(file: Path, source: str) -> str:
+    """Read the config file as UTF-8 text; raise ConfigError naming the fix."""
+
+    def fail(message: str, line: int | None = None) -> ConfigError:
+        return ConfigError([ConfigIssue(source, line, None, "", message)])
+
+    if not file.exists():
+        raise fail(f"no such file; check the path (relative paths start from the current directory, {Path.cwd()})")
+    if file.is_dir():
+        raise fail("this is a directory; give the path of a YAML config file inside it")
+    try:
+        with file.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except PermissionError:
+        raise fail("cannot read the file: permission denied; check its permissions") from None
+    except OSError as exc:
+        raise fail(f"cannot read the file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise fail(f"the file is larger than {MAX_FILE_BYTES // 1024} KiB; a hookrun config is a small YAML file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise fail(
+            f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save it as UTF-8",
+            line,
+        ) from None
+
+
+# --------------------------------------------------------------------------- models at locations
+
+
+def _strip(annotation: Any) -> Any:
+    """Remove ``Annotated`` and ``Optional`` wrappers."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+            continue
+        if origin in (Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(args) == 1:
+                annotation = args[0]
+                continue
+        return annotation
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _union_models(annotation: Any) -> dict[str, type[BaseModel]]:
+    """Members of a union of models discriminated on ``type``, by tag ({} when not one)."""
+    annotation = _strip(annotation)
+    if typing.get_origin(annotation) not in (Union, types.UnionType):
+        return {}
+    members = typing.get_args(annotation)
+    if not all(_is_model(m) for m in members):
+        return {}
+    tags: dict[str, type[BaseModel]] = {}
+    for member in members:
+        info = member.model_fields.get("type")
+        if info is None:
+            return {}
+        for tag in typing.get_args(info.annotation):
+            tags[tag] = member
+    return tags
+
+
+def _model_of(annotation: Any, value: Any) -> type[BaseModel] | None:
+    """The model class for a value of this annotation (choosing a hook model by ``type``)."""
+    annotation = _strip(annotation)
+    if _is_model(annotation):
+        return annotation
+    tags = _union_models(annotation)
+    if tags and isinstance(value, dict):
+        tag = value.get("type")
+        if isinstance(tag, str):
+            return tags.get(tag)
+    return None
+
+
+def _field_key(model: type[BaseModel], key: str) -> str | None:
+    """The field name for a key given by name or alias, or None."""
+    if key in model.model_fields:
+        return key
+    for name, info in model.model_fields.items():
+        if info.alias == key:
+            return name
+    return None
+
+
+def _allowed_keys(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _element_annotation(annotation: Any) -> Any:
+    """The annotation of a list item or mapping value (None when unknown)."""
+    annotation = _strip(annotation)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is list and args:
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return None
+
+
+def _describe(model: type[BaseModel] | None, loc: Loc) -> str:
+    """``for a `x` hook`` / ``in `data``` / ``at the top level``."""
+    if model is not None and model in HOOK_CONFIG_BY_TYPE.values():
+        tag = next(t for t, m in HOOK_CONFIG_BY_TYPE.items() if m is model)
+        return f"for a `{tag}` hook"
+    if not loc:
+        return "at the top level"
+    return f"in `{format_yaml_path(loc)}`"
+
+
+@dataclass
+class _Resolved:
+    """A pydantic error location turned into a YAML path, with context."""
+
+    path: Loc
+    parent_model: type[BaseModel] | None
+    union_label: bool
+
+
+def _resolve_loc(raw: Sequence[str | int], data: Any) -> _Resolved:
+    """Strip union tags and member labels from a pydantic ``loc``, following the data."""
+    annotation: Any = RunConfig
+    value: Any = data
+    path: list[str | int] = []
+    parent_model: type[BaseModel] | None = None
+    union_label = False
+    for element in raw:
+        if isinstance(element, int):
+            path.append(element)
+            value = value[element] if isinstance(value, list) and 0 <= element < len(value) else None
+            annotation = _element_annotation(annotation)
+            continue
+        tags = _union_models(annotation) if annotation is not None else {}
+        if element in tags:
+            annotation = tags[element]
+            continue
+        model = _model_of(annotation, value) if annotation is not None else None
+        if model is not None:
+            name = _field_key(model, element)
+            present = isinstance(value, dict) and element in value
+            if name is not None:
+                info = model.model_fields[name]
+                key = element
+                if not present and isinstance(value, dict):
+                    other = info.alias if element == name else name
+                    if other and other in value:
+                        key = other
+                parent_model = model
+                path.append(key)
+                value = value.get(key) if isinstance(value, dict) else None
+                annotation = info.annotation
+                continue
+            if present:
+                parent_model = model
+                path.append(element)
+                value = value[element]
+                annotation = None
+                continue
+            union_label = True
+            continue
+        if isinstance(value, dict) and element in value:
+            parent_model = None
+            path.append(element)
+            value = value[element]
+            annotation = _element_annotation(annotation) if annotation is not None else None
+            continue
+        union_label = True
+    return _Resolved(tuple(path), parent_model, union_label)
+
+
+# --------------------------------------------------------------------------- pydantic errors -> issues
+
+_SIMPLE_MESSAGES = {
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "model_attributes_type": "must be a mapping",
+    "finite_number": "must be a finite number",
+}
+_BOUND_MESSAGES = {
+    "greater_than": ("gt", "must be greater than {}"),
+    "greater_than_equal": ("ge", "must be at least {}"),
+    "less_than": ("lt", "must be less than {}"),
+    "less_than_equal": ("le", "must be at most {}"),
+}
+
+
+def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
+    """What is wrong with a value: (message, `` (got ...)`` suffix, suggestion suffix)."""
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    bad = error.get("input")
+    hint = ""
+    if kind in _SIMPLE_MESSAGES:
+        message = _SIMPLE_MESSAGES[kind]
+        if kind == "string_type" and isinstance(bad, int | float | bool):
+            reads_as = "a boolean" if isinstance(bad, bool) else "a number"
+            hint = f"; YAML reads this value as {reads_as}, quote it to make it a string"
+    elif kind in _BOUND_MESSAGES and _BOUND_MESSAGES[kind][0] in ctx:
+        bound, template = _BOUND_MESSAGES[kind]
+        message = template.format(ctx[bound])
+    elif kind == "literal_error":
+        allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        message = "must be one of " + ", ".join(f"`{a}`" for a in allowed) if allowed else str(error["msg"])
+        if isinstance(bad, str):
+            hint = _did_you_mean(bad, allowed)
+    elif kind == "string_pattern_mismatch":
+        message = f"does not match the pattern {ctx.get('pattern', '')!s}"
+    else:
+        message = str(error["msg"])
+        message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    got = ""
+    if not isinstance(bad, dict) and not (isinstance(bad, str) and repr(bad) in message):
+        got = f" (got {_short_repr(bad)})"
+    return message, got, hint
+
+
+@dataclass
+class _Pending:
+    """One located error before formatting; union alternatives at one path are merged."""
+
+    path: Loc
+    at_value: bool | None
+    messages: list[str]
+    got: str = ""
+    hint: str = ""
+
+    def text(self) -> str:
+        first, *rest = dict.fromkeys(self.messages)
+        if first.startswith("must be "):
+            rest = [m.removeprefix("must be ") for m in rest]
+        return " or ".join([first, *rest]) + self.got + self.hint
+
+
+def _error_to_pending(error: dict[str, Any], resolved: _Resolved, data: dict[str, Any]) -> _Pending:
+    """Describe one pydantic error at its YAML path."""
+    path = resolved.path
+    kind = error["type"]
+    model = resolved.parent_model
+    if kind == "extra_forbidden":
+        key = str(path[-1]) if path else ""
+        allowed = _allowed_keys(model) if model is not None else []
+        message = f"unknown key `{key}` {_describe(model, path[:-1])}"
+        hint = ""
+        if model is not None:
+            message += f" (allowed: {', '.join(allowed)})"
+            candidates = allowed + [n for n in model.model_fields if n not in allowed]
+            suggestion = difflib.get_close_matches(key, candidates, n=1)
+            if suggestion:
+                name = _field_key(model, suggestion[0]) or suggestion[0]
+                hint = f"; did you mean `{model.model_fields[name].alias or name}`?"
+        return _Pending(path, False, [message], hint=hint)
+    if kind == "union_tag_invalid":
+        known = list(HOOK_CONFIG_BY_TYPE)
+        tag = str((error.get("ctx") or {}).get("tag", ""))
+        item = error.get("input")
+        if isinstance(item, dict) and "type" in item:
+            path = (*path, "type")
+        message = f"unknown hook type `{tag}`; known types: {', '.join(known)}"
+        return _Pending(path, True, [message], hint=_did_you_mean(tag, known))
+    if kind == "union_tag_not_found":
+        return _Pending(path, False, [f"each hook needs `type: <one of {', '.join(HOOK_CONFIG_BY_TYPE)}>`"])
+    if kind == "missing":
+        key = str(path[-1]) if path else ""
+        message = f"missing required key `{key}`"
+        if model is not None and model in HOOK_CONFIG_BY_TYPE.values():
+            message += f" {_describe(model, path[:-1])}"
+        return _Pending(path[:-1], False, [message])
+    message, got, hint = _value_message(error)
+    inner = _inner_location(path, message, data)
+    if inner is not None:
+        inner_path, inner_message = inner
+        bad = _value_at(inner_path, data)
+        inner_got = ""
+        if not isinstance(bad, dict | list) and not (isinstance(bad, str) and repr(bad) in inner_message):
+            inner_got = f" (got {_short_repr(bad)})"
+        return _Pending(inner_path, None, [inner_message], inner_got)
+    if isinstance(error.get("input"), dict):
+        value = _value_at(path, data)
+        item_model = _model_of(_annotation_at(path, data), value)
+        if item_model is not None and item_model in HOOK_CONFIG_BY_TYPE.values():
+            message = f"`{value['type']}` hook: {message}"
+        return _Pending(path, False, [message], got, hint)
+    return _Pending(path, True, [message], got, hint)
+
+
+_INNER_PREFIX = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*): (.+)$", re.DOTALL)
+
+
+def _inner_location(path: Loc, message: str, data: Any) -> tuple[Loc, str] | None:
+    """Relocate a model-level message ``"params.hidden_units.0: ..."`` to the value it names.
+
+    A model validator can only fail at its model's location; by convention it
+    may start its message with a dotted path below that model. The path is
+    followed when its first key is present in the data at ``path``.
+    """
+    match = _INNER_PREFIX.match(message)
+    if match is None:
+        return None
+    container = _value_at(path, data)
+    parts: list[str | int] = [int(p) if p.isdigit() else p for p in match.group(1).split(".")]
+    if not isinstance(container, dict) or parts[0] not in container:
+        return None
+    inner = (*path, *parts)
+    while len(inner) > len(path) + 1 and _value_at(inner, data) is None:
+        inner = inner[:-1]
+    return inner, match.group(2)
+
+
+def _validation_issues(
+    exc: ValidationError,
+    data: dict[str, Any],
+    source: str,
+    index: _LocationIndex,
+    overrides: Sequence[_Override],
+) -> list[ConfigIssue]:
+    """Turn every pydantic error into a located issue."""
+    pending: list[_Pending] = []
+    alternatives: dict[Loc, _Pending] = {}
+    for error in exc.errors(include_url=False):
+        resolved = _resolve_loc(error["loc"], data)
+        item = _error_to_pending(error, resolved, data)
+        if resolved.union_label:
+            previous = alternatives.get(item.path)
+            if previous is not None:
+                previous.messages.extend(item.messages)
+                previous.hint = previous.hint or item.hint
+                continue
+            alternatives[item.path] = item
+        pending.append(item)
+    return [_locate(source, index, overrides, p.path, p.text(), at_value=p.at_value) for p in pending]
+
+
+def _value_at(loc: Loc, data: Any) -> Any:
+    value = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):
+            value = value[part]
+        elif isinstance(part, str) and isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def _annotation_at(loc: Loc, data: Any) -> Any:
+    """The annotation the models give the value at ``loc`` (None when unknown)."""
+    annotation: Any = RunConfig
+    value = data
+    for part in loc:
+        if annotation is None:
+            return None
+        if isinstance(part, int):
+            annotation = _element_annotation(annotation)
+        else:
+            model = _model_of(annotation, value)
+            if model is not None:
+                name = _field_key(model, part)
+                annotation = model.model_fields[name].annotation if name is not None else None
+            else:
+                annotation = _element_annotation(annotation)
+        value = _value_at((part,), value)
+    return annotation
+
+
+# --------------------------------------------------------------------------- overrides
+
+_OVERRIDE_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def _override_error(text: str, path: Loc, message: str) -> ConfigError:
+    return ConfigError([ConfigIssue(OVERRIDE_FILE, None, None, format_yaml_path(path), f"`{text}`: {message}")])
+
+
+def _parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``PATH=VALUE`` into path parts and the YAML-parsed value."""
+    if "=" not in text:
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    OVERRIDE_FILE,
+                    None,
+                    None,
+                    "",
+                    f"`{text}`: an override needs the form PATH=VALUE, e.g. `data.batch_size=64` "
+                    "or `hooks.1.every_n_iter=50`",
+                )
+            ]
+        )
+    raw_path, raw_value = text.split("=", 1)
+    parts = _OVERRIDE_INDEX.sub(r".\1", raw_path.strip()).split(".")
+    if any(not p.strip() for p in parts):
+        message = f"the path `{raw_path}` has an empty part; write keys and indices like `a.b.0.c`"
+        raise _override_error(text, (), message)
+    try:
+        node = _compose(raw_value, OVERRIDE_FILE, ())
+        value = None if node is None else _to_data(node, OVERRIDE_FILE, None)
+    except ConfigError as exc:
+        issues = [ConfigIssue(OVERRIDE_FILE, None, None, i.path, f"`{text}`: {i.message}") for i in exc.issues]
+        raise ConfigError(issues) from None
+    return [p.strip() for p in parts], value
+
+
+def _apply_override(data: dict[str, Any], text: str) -> Loc:
+    """Apply one override to ``data`` in place; return the path it set."""
+    parts, value = _parse_override(text)
+    container: Any = data
+    annotation: Any = RunConfig
+    path: list[str | int] = []
+    for position, part in enumerate(parts):
+        last = position == len(parts) - 1
+        here = tuple(path)
+        if isinstance(container, list):
+            if not part.lstrip("-").isdigit():
+                raise _override_error(
+                    text, here, f"`{format_yaml_path(here)}` is a list; use an index, not `{part}`"
+                )
+            index = int(part)
+            if not 0 <= index < len(container):
+                span = f"0 to {len(container) - 1}" if container else "none: the list is empty"
+                raise _override_error(
+                    text, (*here, index), f"index {index} is out of range for `{format_yaml_path(here)}` ({span})"
+                )
+            path.append(index)
+            annotation = _element_annotation(annotation) if annotation is not None else None
+            if last:
+                container[index] = value
+            else:
+                if container[index] is None:
+                    container[index] = {}
+                container = container[index]
+            continue
+        if not isinstance(container, dict):
+            shown = format_yaml_path(here) or "the config"
+            raise _override_error(
+                text, here, f"`{shown}` is {_short_repr(container)}, not a mapping, so it has no key `{part}`"
+            )
+        model = _model_of(annotation, container) if annotation is not None else None
+        if model is not None and _field_key(model, part) is None and part not in container:
+            allowed = _allowed_keys(model)
+            raise _override_error(
+                text,
+                (*here, part),
+                f"unknown key `{part}` {_describe(model, here)} (allowed: {', '.join(allowed)})"
+                + _did_you_mean(part, allowed),
+            )
+        path.append(part)
+        if model is not None:
+            name = _field_key(model, part)
+            annotation = model.model_fields[name].annotation if name is not None else None
+        else:
+            annotation = _element_annotation(annotation) if annotation is not None else None
+        if last:
+            container[part] = value
+        else:
+            if container.get(part) is None:
+                is_list = annotation is not None and typing.get_origin(_strip(annotation)) is list
+                container[part] = [] if is_list else {}
+            container = container[part]
+    return tuple(path)
+
+
+# --------------------------------------------------------------------------- public entry points
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """Read, override and validate a hookrun config file.
+
+    Args:
+        path: the YAML config file.
+        overrides: ``PATH=VALUE`` strings (from ``--set``), applied in order
+            before validation; VALUE is read as a YAML scalar or flow value.
+
+    Returns:
+        LoadedConfig: the validated config, its absolute path and base
+        directory, and the YAML positions of its values.
+
+    Raises:
+        ConfigError: with every issue found (file, YAML, override or
+            validation problems); its ``exit_code`` is 2.
+    """
+    source = str(path)
+    file = Path(path)
+    text = _read_text(file, source)
+    root = _compose(text, source)
+    if root is None or (isinstance(root, ScalarNode) and root.tag == _NULL):
+        raise ConfigError(
+            [ConfigIssue(source, None, None, "", "the config is empty; it needs at least name, graph and data")]
+        )
+    if not isinstance(root, MappingNode):
+        kind = "a list" if isinstance(root, SequenceNode) else "a single value"
+        line, column = _mark(root)
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    source,
+                    line,
+                    column,
+                    "",
+                    f"the top level of the config must be a mapping (name: ..., graph: ..., data: ...), not {kind}",
+                )
+            ]
+        )
+    index = _LocationIndex()
+    index.entries[()] = _Where(None, _mark(root), False)
+    data = _to_data(root, source, index)
+    applied: list[_Override] = []
+    override_issues: list[ConfigIssue] = []
+    for text_override in overrides:
+        try:
+            set_path = _apply_override(data, text_override)
+        except ConfigError as exc:
+            override_issues.extend(exc.issues)
+            continue
+        index.prune_below(set_path)
+        applied.append(_Override(set_path, text_override))
+    if override_issues:
+        raise ConfigError(override_issues)
+    try:
+        config = RunConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_validation_issues(exc, data, source, index, applied)) from None
+    except RecursionError:
+        raise ConfigError(
+            [ConfigIssue(source, None, None, "", "the config is nested too deeply to validate")]
+        ) from None
+    absolute = file.resolve()
+    return LoadedConfig(
+        config=config,
+        path=absolute,
+        base_dir=absolute.parent,
+        source=source,
+        _index=index,
+        _overrides=tuple(applied),
+    )
+
+
+def resolved_yaml(loaded: LoadedConfig) -> str:
+    """Dump the resolved config: defaults filled in and overrides applied.
+
+    Args:
+        loaded: a config from :func:`load_config`.
+
+    Returns:
+        str: block-style YAML with keys in the order the models declare
+        them (aliases such as ``class`` used); loading it again gives an
+        equal ``RunConfig``.
+    """
+    data = loaded.config.model_dump(mode="json", by_alias=True)
+    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
