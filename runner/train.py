@@ -93,38 +93,52 @@ def expected_last_step(loaded: LoadedConfig, num_rows: int, initial_step: int) -
     return min(candidates) if candidates else None
 
 
-def train(
-    loaded: LoadedConfig,
-    *,
-    run_dir: Path | None = None,
-    console: Console | None = None,
-    verbose: bool = False,
-) -> TrainResult:
-    """Train the model a config describes, running exactly its hooks in order.
+@dataclass
+class PreparedRun:
+    """A graph with its hooks, ready for the session (nothing run, nothing written).
 
-    Steps: read the CSV (before importing TensorFlow, so data errors are
-    fast); resolve the device; prepare the run directory; restore
-    ``global_step`` from its latest checkpoint; build the graph and the
-    hooks (every tensor name is resolved here, before training); write the
-    resolved ``config.yaml``; run the monitored session (see
-    :func:`hookrun.runner.session.run_monitored`); write ``summary.json``.
+    Attributes:
+        tf: the ``tensorflow`` module.
+        built: the graph, ``train_op`` and named tensors.
+        hooks: ``SessionRunHook`` instances, in config order.
+        scaffold: the session's ``Scaffold`` (saver with the checkpoint_saver's ``max_to_keep``).
+        plan: the device plan.
+        initial_step: ``global_step`` restored from the run directory (0 if none).
+        standardizer: the feature statistics used, or None without ``standardize``.
+        on_close: callables to run after the session, on success and failure.
+        notes: lines for the user.
+    """
+
+    tf: Any
+    built: Any
+    hooks: list[Any]
+    scaffold: Any
+    plan: Any
+    initial_step: int
+    standardizer: Standardizer | None
+    on_close: list[Any]
+    notes: list[str]
+
+
+def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bool = False) -> PreparedRun:
+    """Read the data, resolve the device, build the graph and every hook; create no session, write nothing.
+
+    ``directory`` need not exist: it is only read (for the latest checkpoint
+    and saved preprocessing) and handed to hooks as the place they will write.
 
     Args:
-        loaded: a config from :func:`hookrun.config_schemas.loader.load_config`.
-        run_dir: overrides the config's run directory.
-        console: where progress and logs go (default: a new ``rich`` console).
+        loaded: the config.
+        directory: the run directory (absolute).
+        console: where hooks will print.
         verbose: show TensorFlow's INFO logs.
 
     Returns:
-        The result, with the history rows.
+        The prepared run.
 
     Raises:
-        ConfigError: a hook names an unknown tensor (exit 2; file:line given).
-        SetupError: bad data, a missing GPU, an unwritable run directory, a
-            builder or hook that does not import (exit 2).
-        TrainingError: training failed (exit 1).
+        ConfigError: a hook names an unknown tensor (exit 2; the hook's line given).
+        SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
-    console = console or Console()
     config = loaded.config
     data = load_training_data(config.data, loaded.base_dir)
     notes: list[str] = []
@@ -137,9 +151,9 @@ def train(
     )
     if plan.note:
         notes.append(plan.note)
-    directory = prepare_run_dir(run_dir_for(loaded, run_dir))
-    initial_step = restored_step(tf, directory)
+    initial_step = restored_step(tf, directory) if directory.exists() else 0
 
+    standardizer: Standardizer | None = None
     if config.data.standardize:
         stats_path = directory / PREPROCESSING_FILE
         if initial_step > 0 and stats_path.exists():
@@ -154,7 +168,7 @@ def train(
         data.features = standardizer.apply(data.features)
 
     built = build_graph(tf, config, data, loaded.base_dir, plan, initial_step)
-    hook_objects: list[Any] = []
+    hooks: list[Any] = []
     on_close: list[Any] = []
     last_step = expected_last_step(loaded, data.num_rows, initial_step)
     with built.graph.as_default():
@@ -179,37 +193,78 @@ def train(
                 on_close=on_close,
             )
             try:
-                hook_objects.append(build_hook(hook_config, ctx))
+                hooks.append(build_hook(hook_config, ctx))
             except UnknownTensorError as err:
                 raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
+    return PreparedRun(tf, built, hooks, scaffold, plan, initial_step, standardizer, on_close, notes)
+
+
+def train(
+    loaded: LoadedConfig,
+    *,
+    run_dir: Path | None = None,
+    console: Console | None = None,
+    verbose: bool = False,
+) -> TrainResult:
+    """Train the model a config describes, running exactly its hooks in order.
+
+    Steps: :func:`prepare` (data, device, graph, hooks: every tensor name is
+    resolved before training); create the run directory and check it is
+    writable; write the resolved ``config.yaml`` (and ``preprocessing.json``);
+    run the monitored session (see
+    :func:`hookrun.runner.session.run_monitored`); write ``summary.json``.
+    Re-running with the same run directory resumes from its latest checkpoint.
+
+    Args:
+        loaded: a config from :func:`hookrun.config_schemas.loader.load_config`.
+        run_dir: overrides the config's run directory.
+        console: where progress and logs go (default: a new ``rich`` console).
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The result, with the history rows.
+
+    Raises:
+        ConfigError: a hook names an unknown tensor (exit 2; file:line given).
+        SetupError: bad data, a missing GPU, an unwritable run directory, a
+            builder or hook that does not import (exit 2).
+        TrainingError: training failed (exit 1).
+    """
+    console = console or Console()
+    directory = run_dir_for(loaded, run_dir).resolve()
+    prepared = prepare(loaded, directory, console, verbose)
+    tf = prepared.tf
+    config = loaded.config
 
     # Written only now that everything is checked: a failed validation leaves nothing behind.
+    prepare_run_dir(directory)
     atomic_write_text(directory / "config.yaml", resolved_yaml(loaded))
-    if config.data.standardize:
-        standardizer.save(directory / PREPROCESSING_FILE)
+    if prepared.standardizer is not None:
+        prepared.standardizer.save(directory / PREPROCESSING_FILE)
 
     try:
-        with built.graph.as_default(), tf_logging_to(console, verbose):
+        with prepared.built.graph.as_default(), tf_logging_to(console, verbose):
             loop = run_monitored(
                 tf,
-                built.train_op,
-                hook_objects,
-                scaffold,
+                prepared.built.train_op,
+                prepared.hooks,
+                prepared.scaffold,
                 directory,
                 session_config(
                     tf,
-                    plan,
+                    prepared.plan,
                     config.session.intra_op_parallelism_threads,
                     config.session.inter_op_parallelism_threads,
                 ),
-                initial_step,
+                prepared.initial_step,
             )
     finally:
-        for close in on_close:
+        for close in prepared.on_close:
             close()
         tf.compat.v1.summary.FileWriterCache.clear()
 
-    history_hook = next((h for h in hook_objects if type(h).__name__ == "HistorySaverHook"), None)
+    initial_step = prepared.initial_step
+    history_hook = next((h for h in prepared.hooks if type(h).__name__ == "HistorySaverHook"), None)
     final_step = restored_step(tf, directory) if loop.steps == 0 else initial_step + loop.steps
     result = TrainResult(
         run_dir=directory,
@@ -221,7 +276,7 @@ def train(
         history=list(history_hook.rows) if history_hook is not None else [],
         history_columns=list(history_hook.columns) if history_hook is not None else [],
         checkpoint_path=tf.train.latest_checkpoint(str(directory)),
-        notes=notes,
+        notes=prepared.notes,
     )
     summary = {
         "steps": result.steps,
@@ -233,3 +288,28 @@ def train(
     }
     atomic_write_text(directory / "summary.json", json.dumps(summary, indent=2) + "\n")
     return result
+
+
+def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool = False) -> dict[str, Any]:
+    """Build the graph and every hook, resolving every tensor name; no session, nothing written.
+
+    Behind ``hookrun validate CONFIG --build``.
+
+    Returns:
+        ``{"named": [...], "trainable_variables": [(name, shape), ...], "device": str, "hooks": int}``.
+
+    Raises:
+        ConfigError, SetupError: as :func:`prepare`.
+    """
+    directory = run_dir_for(loaded, run_dir).resolve()
+    prepared = prepare(loaded, directory, Console(quiet=True), verbose)
+    for close in prepared.on_close:
+        close()
+    with prepared.built.graph.as_default():
+        variables = [(v.op.name, v.shape.as_list()) for v in prepared.tf.compat.v1.trainable_variables()]
+    return {
+        "named": sorted(prepared.built.named),
+        "trainable_variables": variables,
+        "device": prepared.plan.device,
+        "hooks": len(prepared.hooks),
+    }
