@@ -1,17 +1,19 @@
 """The ``hookrun`` command: a typer app. Thin: parse, call, render.
 
 To add a command: write ``cli/commands/<name>.py`` with a ``<name>_command``
-function and register it below. Nothing here imports TensorFlow; ``train``
-imports it when it runs.
+function and register it below. Command modules import their heavy
+dependencies (pydantic models, numpy, TensorFlow) inside the function, so
+``--help`` loads none of them; ``train`` imports TensorFlow when it runs.
 """
 
 from __future__ import annotations
 
 import typer
+
 from hookrun.cli.commands.list_hooks import list_hooks_command
 from hookrun.cli.commands.train import train_command
 from hookrun.cli.commands.validate import validate_command
-from hookrun.cli.errors import EXIT_CODES_HELP
+from hookrun.cli.exit_codes import EXIT_CODES_HELP
 
 app = typer.Typer(
     name="hookrun",

@@ -6,20 +6,11 @@ import contextlib
 from collections.abc import Iterator
 
 import typer
-from hookrun.config_schemas.errors import HookrunError
-from hookrun.config_schemas.loader import ConfigError
 from rich.console import Console
 
-#: Exit codes, as documented in ``--help`` and the README.
-EXIT_OK = 0
-EXIT_TRAINING_FAILED = 1
-EXIT_INVALID = 2
-EXIT_INTERRUPTED = 130
-
-EXIT_CODES_HELP = (
-    "Exit codes: 0 success; 1 training failed (NaN loss, graph error, a hook raised); "
-    "2 invalid config, data or usage; 130 interrupted (Ctrl-C)."
-)
+from hookrun.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_TRAINING_FAILED
+from hookrun.config_schemas.errors import HookrunError
+from hookrun.config_schemas.loader import ConfigError
 
 
 def print_issues(console: Console, error: ConfigError) -> None:

@@ -6,15 +6,17 @@ import json
 from typing import Annotated
 
 import typer
-from hookrun.cli.catalogue import hook_catalogue
-from hookrun.cli.render import catalogue_table
-from rich.console import Console
 
 
 def list_hooks_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue as JSON.")] = False,
 ) -> None:
     """List every hook type with a one-line description and its parameters (types, defaults)."""
+    from rich.console import Console
+
+    from hookrun.cli.catalogue import hook_catalogue
+    from hookrun.cli.render import catalogue_table
+
     entries = hook_catalogue()
     if as_json:
         typer.echo(json.dumps(entries, indent=2, default=str))

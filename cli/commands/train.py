@@ -6,12 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from hookrun.cli.errors import print_issues, reported_errors
+
 from hookrun.cli.options import ConfigArg, DebugOption, SetOption
-from hookrun.cli.render import history_table
-from hookrun.config_schemas.loader import ConfigError, load_config
-from hookrun.runner.preflight import preflight
-from rich.console import Console
 
 
 def train_command(
@@ -28,6 +24,13 @@ def train_command(
 
     Re-running with the same run directory resumes from its latest checkpoint.
     """
+    from rich.console import Console
+
+    from hookrun.cli.errors import print_issues, reported_errors
+    from hookrun.cli.render import history_table
+    from hookrun.config_schemas.loader import ConfigError, load_config
+    from hookrun.runner.preflight import preflight
+
     out = Console()
     err = Console(stderr=True)
     with reported_errors(err, debug):

@@ -1,0 +1,11 @@
+"""Exit codes, as documented in ``--help`` and the README (imports nothing heavy)."""
+
+EXIT_OK = 0
+EXIT_TRAINING_FAILED = 1
+EXIT_INVALID = 2
+EXIT_INTERRUPTED = 130
+
+EXIT_CODES_HELP = (
+    "Exit codes: 0 success; 1 training failed (NaN loss, graph error, a hook raised); "
+    "2 invalid config, data or usage; 130 interrupted (Ctrl-C)."
+)
