@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookrun.config_schemas.hooks import HOOK_CONFIGS
 from pydantic_core import PydanticUndefined
+
+from hookrun.config_schemas.hooks import HOOK_CONFIGS
 
 
 def _type_label(schema: dict[str, Any]) -> str:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hookrun.runner.plan import PHASES, PlannedHook
 from rich.table import Table
+
+from hookrun.runner.plan import PHASES, PlannedHook
 
 #: At most this many history rows are shown; longer histories elide the middle.
 MAX_HISTORY_ROWS = 24

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from hookrun.config_schemas.base import StrictModel
 from pydantic import Field, PositiveInt
+
+from hookrun.config_schemas.base import StrictModel
 
 Activation = Literal["relu", "tanh", "sigmoid", "elu", "selu", "softplus"]
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from hookrun.config_schemas.base import StrictModel
 from pydantic import Field, PositiveInt, field_validator
+
+from hookrun.config_schemas.base import StrictModel
 
 
 class DataConfig(StrictModel):

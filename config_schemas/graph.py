@@ -6,10 +6,11 @@ import difflib
 import re
 from typing import Any, Literal
 
+from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_validator
+
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.builders import BUILDER_PARAMS
 from hookrun.config_schemas.hooks.custom import IMPORT_PATH
-from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_validator
 
 #: Built-in graph builders (``runner/graph_builders/<name>.py``).
 BUILTIN_BUILDERS = tuple(BUILDER_PARAMS)

@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import Any, Literal, Union
 
 import yaml
-from hookrun.config_schemas.errors import HookrunError
-from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
-from hookrun.config_schemas.run_config import RunConfig
 from pydantic import BaseModel, ValidationError
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from hookrun.config_schemas.errors import HookrunError
+from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
+from hookrun.config_schemas.run_config import RunConfig
 
 __all__ = [
     "ConfigError",

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
+from pydantic import Field, field_validator
+
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
 from hookrun.config_schemas.hooks import AnyHookConfig
 from hookrun.config_schemas.session import SessionConfig
-from pydantic import Field, field_validator
 
 DEVICE_PATTERN = re.compile(r"^(cpu|gpu|gpu:\d+|auto)$")
 DEVICE_FORMS = "cpu, gpu, gpu:N (N = 0, 1, ...) or auto"

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from hookrun.config_schemas.base import StrictModel
 from pydantic import Field, NonNegativeInt
+
+from hookrun.config_schemas.base import StrictModel
 
 
 class SessionConfig(StrictModel):

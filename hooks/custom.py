@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 import tensorflow as tf
+
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.hooks import CustomHookConfig
 from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import tensorflow as tf
+
 from hookrun.config_schemas.hooks import HistorySaverConfig
 from hookrun.hooks.context import HookContext
 from hookrun.hooks.files import atomic_write_text

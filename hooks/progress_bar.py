@@ -10,11 +10,12 @@ import time
 from typing import Any
 
 import tensorflow as tf
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
 from hookrun.config_schemas.hooks import ProgressBarConfig
 from hookrun.hooks.context import HookContext
 from hookrun.hooks.progress_columns import LossColumn, StepColumn, StepsPerSecondColumn, format_loss
-from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 
 def progress_columns(total_known: bool) -> list[Any]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from hookrun.config_schemas.data import DataConfig
 from hookrun.runner.errors import SetupError
 

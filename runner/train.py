@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import HookContext, TensorNames, UnknownTensorError
@@ -18,7 +20,6 @@ from hookrun.runner.graph import build_graph
 from hookrun.runner.run_dir import prepare_run_dir
 from hookrun.runner.session import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
-from rich.console import Console
 
 PREPROCESSING_FILE = "preprocessing.json"
 

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+
 from hookrun.config_schemas import loader as loader_module
 from hookrun.config_schemas.loader import (
     ConfigError,

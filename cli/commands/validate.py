@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Annotated
 
 import typer
+from rich.console import Console
+
 from hookrun.cli.errors import print_issues, reported_errors
 from hookrun.cli.options import ConfigArg, DebugOption, SetOption
 from hookrun.cli.render import plan_table
 from hookrun.config_schemas.loader import ConfigError, load_config, resolved_yaml
 from hookrun.runner.plan import plan
 from hookrun.runner.preflight import preflight
-from rich.console import Console
 
 
 def validate_command(

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Annotated, Union  # noqa: F401 - Union[tuple] builds the hook union
 
+from pydantic import Field
+
 from hookrun.config_schemas.hooks._base import HookConfig
 from hookrun.config_schemas.hooks.checkpoint_saver import CheckpointSaverConfig
 from hookrun.config_schemas.hooks.custom import CustomHookConfig
@@ -20,7 +22,6 @@ from hookrun.config_schemas.hooks.progress_bar import ProgressBarConfig
 from hookrun.config_schemas.hooks.step_counter import StepCounterConfig
 from hookrun.config_schemas.hooks.stop_at_step import StopAtStepConfig
 from hookrun.config_schemas.hooks.summary_saver import SummarySaverConfig
-from pydantic import Field
 
 #: Every hook config model, in catalogue order (TensorFlow's, then tfestimators', then custom).
 HOOK_CONFIGS: tuple[type[HookConfig], ...] = (

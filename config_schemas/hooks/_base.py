@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from hookrun.config_schemas.base import StrictModel
 from pydantic import model_validator
+
+from hookrun.config_schemas.base import StrictModel
 
 
 class HookConfig(StrictModel):

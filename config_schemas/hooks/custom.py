@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Literal
 
-from hookrun.config_schemas.hooks._base import HookConfig
 from pydantic import Field, field_validator, model_validator
+
+from hookrun.config_schemas.hooks._base import HookConfig
 
 IMPORT_PATH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 LIFECYCLE_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")

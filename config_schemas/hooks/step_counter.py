@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from hookrun.config_schemas.hooks._base import HookConfig
 from pydantic import Field, PositiveFloat, PositiveInt, model_validator
+
+from hookrun.config_schemas.hooks._base import HookConfig
 
 
 class StepCounterConfig(HookConfig):

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from hookrun.config_schemas.hooks._base import HookConfig
 from pydantic import Field, PositiveFloat, PositiveInt, field_validator
+
+from hookrun.config_schemas.hooks._base import HookConfig
 
 
 class SummarySaverConfig(HookConfig):
