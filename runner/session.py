@@ -12,12 +12,49 @@ The lifecycle, exactly as TensorFlow documents it:
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from hookrun.runner.errors import TrainingError
+
+
+class StopSignals:
+    """Turn SIGINT/SIGTERM into a stop at the next step boundary.
+
+    The handler only records the signal; the step loop checks it between
+    steps, leaves the loop, and the session closes normally, so every hook's
+    ``end`` runs (``checkpoint_saver`` writes a final checkpoint,
+    ``history_saver`` records its partial window). A second SIGINT raises
+    ``KeyboardInterrupt`` at once. Outside the main thread (where Python
+    cannot install handlers) it does nothing.
+
+    Attributes:
+        signum: the first signal received, or None.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self._previous: dict[int, object] = {}
+
+    def _handle(self, signum: int, frame: object) -> None:
+        if self.signum is not None and signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        self.signum = signum
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)  # type: ignore[arg-type]
+        self._previous.clear()
 
 
 @dataclass
@@ -28,11 +65,13 @@ class LoopResult:
         steps: ``train_op`` runs that completed in this process (steps).
         loop_seconds: wall time from the first step's start to the loop's end (seconds).
         end_of_data: the loop ended because the input ran out.
+        signal: the signal (SIGINT 2, SIGTERM 15) that stopped the loop, or None.
     """
 
     steps: int
     loop_seconds: float
     end_of_data: bool
+    signal: int | None = None
 
 
 def run_monitored(
@@ -50,7 +89,9 @@ def run_monitored(
     summary and step-counter hooks are switched off
     (``save_checkpoint_secs/steps``, ``save_summaries_steps/secs`` and
     ``log_step_count_steps`` set to None). ``checkpoint_dir`` is where the
-    session restores from, so re-running resumes.
+    session restores from, so re-running resumes. SIGINT/SIGTERM stop the
+    loop at the next step boundary and close the session normally (see
+    :class:`StopSignals`).
 
     Args:
         tf: the ``tensorflow`` module.
@@ -72,8 +113,9 @@ def run_monitored(
     steps = 0
     started = time.perf_counter()
     end_of_data = False
+    stop = StopSignals()
     try:
-        with tf.compat.v1.train.MonitoredTrainingSession(
+        with stop, tf.compat.v1.train.MonitoredTrainingSession(
             checkpoint_dir=str(checkpoint_dir),
             scaffold=scaffold,
             hooks=hooks,
@@ -86,7 +128,7 @@ def run_monitored(
         ) as session:
             started = time.perf_counter()
             try:
-                while not session.should_stop():
+                while not session.should_stop() and stop.signum is None:
                     session.run(train_op)
                     steps += 1
             except (tf.errors.OutOfRangeError, StopIteration):
@@ -106,4 +148,6 @@ def run_monitored(
         raise
     except Exception as err:
         raise TrainingError(f"training failed at step {initial_step + steps + 1}: {type(err).__name__}: {err}") from err
-    return LoopResult(steps=steps, loop_seconds=time.perf_counter() - started, end_of_data=end_of_data)
+    return LoopResult(
+        steps=steps, loop_seconds=time.perf_counter() - started, end_of_data=end_of_data, signal=stop.signum
+    )

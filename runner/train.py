@@ -39,6 +39,7 @@ class TrainResult:
         history_columns: column names of ``history``.
         checkpoint_path: the latest checkpoint prefix in the run directory, or None.
         notes: lines worth showing the user (device fallback, dropped rows).
+        signal: the signal (SIGINT 2, SIGTERM 15) that stopped training early, or None.
     """
 
     run_dir: Path
@@ -51,6 +52,7 @@ class TrainResult:
     history_columns: list[str] = field(default_factory=list)
     checkpoint_path: str | None = None
     notes: list[str] = field(default_factory=list)
+    signal: int | None = None
 
     @property
     def steps_per_sec(self) -> float:
@@ -278,6 +280,7 @@ def train(
         history_columns=list(history_hook.columns) if history_hook is not None else [],
         checkpoint_path=tf.train.latest_checkpoint(str(directory)),
         notes=prepared.notes,
+        signal=loop.signal,
     )
     summary = {
         "steps": result.steps,

@@ -23,6 +23,9 @@ def train_command(
     """Train: validate the config, build the graph, run the monitored session with the configured hooks.
 
     Re-running with the same run directory resumes from its latest checkpoint.
+    Ctrl-C (or SIGTERM) finishes the current step, runs every hook's end()
+    (so checkpoint_saver saves), and exits 130 (143 for SIGTERM); a second
+    Ctrl-C exits at once.
     """
     from rich.console import Console
 
@@ -47,6 +50,10 @@ def train_command(
             out.print(f"note: {note}", highlight=False)
         if result.history:
             out.print(history_table(result.history, result.history_columns))
+        if result.signal is not None:
+            saved = f", checkpoint saved: {result.checkpoint_path}" if result.checkpoint_path else ""
+            err.print(f"interrupted at step {result.final_global_step}{saved}", style="yellow", highlight=False)
+            raise typer.Exit(128 + result.signal)
         how = "end of data" if result.end_of_data else "stop requested"
         out.print(
             f"trained {result.steps} steps (global step {result.initial_step} → {result.final_global_step}, {how}) "
