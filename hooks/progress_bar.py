@@ -45,7 +45,8 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
       starts the bar there; a recovered session re-syncs it) and, on the
       first session, starts the display.
     - ``before_run``: asks for the loss only when ``refresh_secs`` have
-      passed since the last read; on every other step it asks for nothing.
+      passed since the last read, or on the step that reaches ``total``;
+      on every other step it asks for nothing.
     - ``after_run``: counts the step in Python (one run of ``train_op`` is
       one global step) and, on a read step, updates the bar.
     - ``end``: shows the final step; if training ended before ``total`` it
@@ -116,8 +117,11 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
             self._progress.start()
 
     def before_run(self, run_context: Any) -> Any:
-        """Ask for the loss if ``refresh_secs`` have passed since the last read, else nothing."""
-        if time.perf_counter() >= self._next_read:
+        """Ask for the loss if ``refresh_secs`` have passed since the last read, or on the last step; else nothing.
+
+        Reading on the step that reaches ``total`` makes the final line show the final loss.
+        """
+        if time.perf_counter() >= self._next_read or (self.total is not None and self.step + 1 == self.total):
             self._reading = True
             return self._fetch
         return None

@@ -11,9 +11,9 @@ from hookrun.hooks.context import HookContext
 def build(config: SummarySaverConfig, ctx: HookContext) -> Any:
     """Build ``tf.compat.v1.train.SummarySaverHook`` writing one scalar per named tensor.
 
-    Each name in ``tensors`` becomes ``tf.compat.v1.summary.scalar(name,
-    tensor)`` (kept out of the global ``SUMMARIES`` collection); they are
-    merged into the hook's ``summary_op``.
+    Each name in ``tensors`` becomes a scalar summary tagged exactly ``name``
+    (``:`` replaced by ``_``; kept out of the global ``SUMMARIES``
+    collection); they are merged into the hook's ``summary_op``.
 
     When it fires (TensorFlow's behaviour): ``before_run`` asks for the
     summaries on the first step and every ``save_steps`` global steps or
@@ -26,8 +26,10 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> Any:
         ctx: the runner's context.
     """
     v1 = ctx.tf.compat.v1
+    # The raw op, so the tag is exactly the name: ``v1.summary.scalar`` tags with its op's unique name,
+    # which is ``loss_1`` when the graph already has an op ``loss``.
     scalars = [
-        v1.summary.scalar(name.replace(":", "_"), ctx.tensors.resolve(name), collections=[])
+        ctx.tf.raw_ops.ScalarSummary(tags=name.replace(":", "_"), values=ctx.tensors.resolve(name))
         for name in config.tensors
     ]
     return v1.train.SummarySaverHook(

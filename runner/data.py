@@ -68,9 +68,13 @@ def read_csv(path: Path, max_rows: int | None = None) -> CsvTable:
             or a row with a different number of cells than the header
             (each message names the file and line).
     """
-    if not path.exists():
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as err:  # e.g. a file name too long for the file system
+        raise SetupError(f"{path}: cannot open the data file ({err.strerror or err}); check `data.train`") from None
+    if not exists:
         raise SetupError(f"{path}: data file not found; check `data.train` (paths are relative to the config file)")
-    if path.is_dir():
+    if is_dir:
         raise SetupError(f"{path}: is a directory, expected a CSV file")
     try:
         with path.open(newline="", encoding="utf-8-sig") as handle:

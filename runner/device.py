@@ -56,7 +56,7 @@ def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = F
             return DevicePlan(requested, "/device:GPU:0", True, "device auto: using GPU 0")
         return DevicePlan(requested, "/device:CPU:0", allow_soft_placement, "device auto: no GPU visible, using CPU")
     if requested == "gpu" or requested.startswith("gpu:"):
-        index_text = requested.partition(":")[2] or "0"
+        index_text = requested[len("gpu:") :] if requested.startswith("gpu:") else "0"  # "gpu:" alone is invalid
         if not index_text.isdigit():
             raise SetupError(f"device {requested!r} is not one of cpu, gpu, gpu:N or auto")
         index = int(index_text)

@@ -17,6 +17,8 @@ from typing import Any
 #: Functions in ``basic_session_run_hooks.py`` whose INFO lines users asked for:
 #: ``LoggingTensorHook._log_tensors`` and ``StepCounterHook._log_and_record``.
 _HOOK_LOG_FUNCS = frozenset({"_log_tensors", "_log_and_record"})
+#: Module of TensorFlow's hooks: its warnings explain why a run stopped, so they always get through.
+_HOOKS_MODULE = "basic_session_run_hooks"
 
 
 def import_tensorflow(verbose: bool = False) -> ModuleType:
@@ -52,6 +54,8 @@ class _ConsoleHandler(logging.Handler):
             return True
         if record.funcName in _HOOK_LOG_FUNCS:
             return True
+        if record.module == _HOOKS_MODULE and record.levelno >= logging.WARNING:
+            return True  # e.g. NanTensorHook's "Model diverged with loss = NaN." before it stops the run
         # Deprecation notices and TensorFlow's own INFO chatter are noise unless --verbose.
         return record.levelno >= logging.ERROR
 
@@ -68,7 +72,8 @@ def tf_logging_to(console: Any, verbose: bool = False) -> Iterator[None]:
     """Route the ``tensorflow`` logger to ``console`` for the duration of a run.
 
     Without ``verbose`` only the lines the user's hooks produce
-    (``logging_tensor``, ``step_counter``) and errors get through; with it,
+    (``logging_tensor``, ``step_counter``), warnings of TensorFlow's hooks
+    (``nan_tensor`` stopping on a NaN loss) and errors get through; with it,
     all of TensorFlow's INFO logs. The logger's previous handlers, level and
     propagation are restored on exit.
 
