@@ -11,6 +11,7 @@ from __future__ import annotations
 import typer
 
 from hookrun.cli.commands.list_hooks import list_hooks_command
+from hookrun.cli.commands.schema import schema_command
 from hookrun.cli.commands.train import train_command
 from hookrun.cli.commands.validate import validate_command
 from hookrun.cli.exit_codes import EXIT_CODES_HELP
@@ -27,6 +28,7 @@ app = typer.Typer(
 app.command("train", epilog=EXIT_CODES_HELP)(train_command)
 app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
 app.command("list-hooks")(list_hooks_command)
+app.command("schema")(schema_command)
 
 
 def main() -> None:

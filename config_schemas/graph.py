@@ -87,6 +87,7 @@ class GraphConfig(StrictModel):
             if first["type"] == "extra_forbidden":
                 allowed = ", ".join(model.model_fields)
                 raise ValueError(f"params.{where}: unknown param of {self.builder}; allowed: {allowed}") from None
-            raise ValueError(f"params.{where}: {first['msg']}") from None
+            message = str(first["msg"]).replace("Input should be", "must be", 1)
+            raise ValueError(f"params.{where}: {message}") from None
         object.__setattr__(self, "params", checked.model_dump())
         return self

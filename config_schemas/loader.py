@@ -88,7 +88,10 @@ class ConfigIssue:
 
         Returns:
             str: ``file:line:column: severity: path: message``; a missing
-            line, column or path is left out with its separator.
+            line, column or path is left out with its separator. Always one
+            line: line breaks and other unprintable characters (which a key
+            or value in the file may hold) are escaped as in a Python string
+            literal, a line break as backslash-n.
         """
         where = self.file
         if self.line is not None:
@@ -98,7 +101,14 @@ class ConfigIssue:
         text = f"{where}: {self.severity}: "
         if self.path:
             text += f"{self.path}: "
-        return text + self.message
+        return _one_line(text + self.message)
+
+
+def _one_line(text: str) -> str:
+    """Escape line breaks and other unprintable characters (they may come from keys and values in the file)."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
 
 
 def _issue_order(issue: ConfigIssue) -> tuple[bool, int, int]:
@@ -156,6 +166,8 @@ def format_yaml_path(loc: Sequence[str | int]) -> str:
 
 
 def _short_repr(value: Any) -> str:
+    if value is None or isinstance(value, bool):
+        return {None: "null", True: "true", False: "false"}[value]
     text = repr(value)
     if len(text) > MAX_VALUE_REPR:
         text = text[: MAX_VALUE_REPR - 3] + "..."
@@ -458,7 +470,11 @@ def _compose(text: str, source: str, loc: Loc = ()) -> Node | None:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or "invalid YAML"
         if exc.context and exc.problem:
-            problem = f"{exc.context}: {problem}"
+            context = exc.context
+            started = exc.context_mark
+            if started is not None and mark is not None and started.line != mark.line and source != OVERRIDE_FILE:
+                context += f" (started on line {started.line + 1})"
+            problem = f"{context}: {problem}"
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
         if source == OVERRIDE_FILE:
             line = column = None
@@ -823,6 +839,10 @@ def _error_to_pending(error: dict[str, Any], resolved: _Resolved, data: dict[str
         if item_model is not None and item_model in HOOK_CONFIG_BY_TYPE.values():
             message = f"`{value['type']}` hook: {message}"
         return _Pending(path, False, [message], got, hint)
+    bad = error.get("input")
+    if isinstance(bad, str) and message == "must be a mapping" and _union_models(_annotation_at(path, data)):
+        example = bad if bad in HOOK_CONFIG_BY_TYPE else "progress_bar"
+        hint = f"; a hook is a mapping: write `- type: {example}`"
     return _Pending(path, True, [message], got, hint)
 
 
@@ -1027,7 +1047,7 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LoadedConfig
     root = _compose(text, source)
     if root is None or (isinstance(root, ScalarNode) and root.tag == _NULL):
         raise ConfigError(
-            [ConfigIssue(source, None, None, "", "the config is empty; it needs at least name, graph and data")]
+            [ConfigIssue(source, 1, None, "", "the config is empty; it needs at least name, graph and data")]
         )
     if not isinstance(root, MappingNode):
         kind = "a list" if isinstance(root, SequenceNode) else "a single value"

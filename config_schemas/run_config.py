@@ -14,6 +14,7 @@ from hookrun.config_schemas.session import SessionConfig
 
 DEVICE_PATTERN = re.compile(r"^(cpu|gpu|gpu:\d+|auto)$")
 DEVICE_FORMS = "cpu, gpu, gpu:N (N = 0, 1, ...) or auto"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 class RunConfig(StrictModel):
@@ -25,20 +26,42 @@ class RunConfig(StrictModel):
     """
 
     name: str = Field(
-        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$",
         description="Run name (letters, digits, `_`, `.`, `-`); the default run directory is runs/<name>.",
+        json_schema_extra={"pattern": NAME_PATTERN.pattern},
     )
     graph: GraphConfig = Field(description="The graph builder, its params and the optimizer.")
     data: DataConfig = Field(description="The CSV input.")
-    device: str = Field(default="cpu", description=f"Where the model's ops run: {DEVICE_FORMS}.")
+    device: str = Field(
+        default="cpu",
+        description=f"Where the model's ops run: {DEVICE_FORMS}.",
+        json_schema_extra={"pattern": DEVICE_PATTERN.pattern},
+    )
     session: SessionConfig = Field(default_factory=SessionConfig, description="Run directory and session settings.")
     hooks: list[AnyHookConfig] = Field(  # type: ignore[valid-type]
         default_factory=list, description="SessionRunHooks, in the order they are called."
     )
 
+    @field_validator("name")
+    @classmethod
+    def _name_form(cls, value: str) -> str:
+        if not NAME_PATTERN.match(value):
+            fixed = re.sub(r"[^A-Za-z0-9_.-]+", "-", value).strip("-_.")
+            hint = f"; e.g. `{fixed}`" if fixed else ""
+            raise ValueError(
+                f"run name {value!r} may hold only letters, digits, `_`, `.` and `-`, starting with a letter "
+                f"or digit (it names the run directory runs/<name>){hint}"
+            )
+        return value
+
     @field_validator("device")
     @classmethod
     def _device_form(cls, value: str) -> str:
         if not DEVICE_PATTERN.match(value):
-            raise ValueError(f"device {value!r} is not one of {DEVICE_FORMS}")
+            hint = ""
+            normal = value.strip().lower()
+            if normal != value and DEVICE_PATTERN.match(normal):
+                hint = f"; did you mean `{normal}`?"
+            elif normal.startswith("gpu"):
+                hint = "; a GPU index is a whole number, e.g. `gpu:0`"
+            raise ValueError(f"device {value!r} is not one of {DEVICE_FORMS}{hint}")
         return value

@@ -1,47 +1,85 @@
-"""``hookrun validate CONFIG``: check a config without training (no TensorFlow import)."""
+"""``hookrun validate CONFIG...``: check configs without training (no TensorFlow import)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from pathlib import Path
+from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 
-from hookrun.cli.errors import print_issues, reported_errors
-from hookrun.cli.options import ConfigArg, DebugOption, SetOption
-from hookrun.cli.render import plan_table
-from hookrun.config_schemas.loader import ConfigError, load_config, resolved_yaml
-from hookrun.runner.plan import plan
-from hookrun.runner.preflight import preflight
+from hookrun.cli.options import DebugOption, SetOption
+
+
+def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool, out: Any, err: Any) -> None:
+    """Check one config and print its plan; raise ``HookrunError`` subclasses on failure."""
+    from hookrun.cli.errors import print_issues
+    from hookrun.cli.render import plan_table
+    from hookrun.config_schemas.loader import ConfigError, load_config, resolved_yaml
+    from hookrun.runner.plan import plan
+    from hookrun.runner.preflight import preflight
+
+    loaded = load_config(config, overrides)
+    issues = preflight(loaded)
+    if any(i.severity == "error" for i in issues):
+        raise ConfigError(issues)
+    if issues:
+        print_issues(err, ConfigError(issues))
+    built = None
+    if build:
+        from hookrun.runner.train import check_graph
+
+        built = check_graph(loaded)
+    if print_:
+        out.print(resolved_yaml(loaded), markup=False, highlight=False, end="")
+        return
+    out.print(f"[green]ok[/]: {config} ({loaded.config.name}, builder {loaded.config.graph.builder})")
+    if loaded.config.hooks:
+        out.print(plan_table(plan(loaded.config.hooks)))
+    else:
+        out.print("no hooks: the run stops only when the data ends")
+    if built is not None:
+        lines = [
+            f"graph built on {built['device']}, {built['hooks']} hook(s) ready (no session created)",
+            "named tensors: " + ", ".join(built["named"]),
+            "trainable variables:",
+            *(f"  {name} {shape}" for name, shape in built["trainable_variables"]),
+        ]
+        out.print("\n".join(lines), markup=False, highlight=False, soft_wrap=True)
 
 
 def validate_command(
-    config: ConfigArg,
+    configs: Annotated[list[Path], typer.Argument(help="YAML config file(s).", show_default=False)],
     set_: SetOption = None,
     print_: Annotated[
         bool, typer.Option("--print", help="Print the resolved config (defaults filled in) as YAML.")
     ] = False,
+    build: Annotated[
+        bool,
+        typer.Option(
+            "--build",
+            help="Also build the graph and every hook (imports TensorFlow; resolves every tensor name). "
+            "Creates no session and writes nothing.",
+        ),
+    ] = False,
     debug: DebugOption = False,
 ) -> None:
-    """Check a config: schema, data file, hook list; print the planned hook order.
+    """Check configs: schema, data file, hook list; print the planned hook order.
 
-    Does not import TensorFlow. Warnings are printed and exit 0; errors exit 2.
+    Does not import TensorFlow unless --build is given. Every file is checked
+    even when an earlier one fails. Warnings are printed and exit 0; any error exits 2.
     """
+    from rich.console import Console
+
+    from hookrun.cli.errors import reported_errors
+
     out = Console()
     err = Console(stderr=True)
-    with reported_errors(err, debug):
-        loaded = load_config(config, set_ or [])
-        issues = preflight(loaded)
-        errors = [i for i in issues if i.severity == "error"]
-        if errors:
-            raise ConfigError(issues)
-        if issues:
-            print_issues(err, ConfigError(issues))
-        if print_:
-            out.print(resolved_yaml(loaded), markup=False, highlight=False, end="")
-            return
-        out.print(f"[green]ok[/]: {config} ({loaded.config.name}, builder {loaded.config.graph.builder})")
-        if loaded.config.hooks:
-            out.print(plan_table(plan(loaded.config.hooks)))
-        else:
-            out.print("no hooks: the run stops only when the data ends")
+    worst = 0
+    for config in configs:
+        try:
+            with reported_errors(err, debug):
+                _validate_one(config, set_ or [], print_, build, out, err)
+        except typer.Exit as exit_:
+            worst = max(worst, exit_.exit_code)
+    if worst:
+        raise typer.Exit(worst)
