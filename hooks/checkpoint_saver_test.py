@@ -1,0 +1,105 @@
+"""``checkpoint_saver`` through the real runner: when it saves, ``max_to_keep``, and no extra Session.run per step."""
+
+from __future__ import annotations
+
+import re
+
+import tensorflow as tf
+
+from tests.conftest import user_module
+
+
+def checkpoint_steps(run_dir) -> list[int]:
+    state = tf.train.get_checkpoint_state(str(run_dir))
+    assert state is not None, f"no checkpoint state in {run_dir}"
+    return [int(re.search(r"-(\d+)$", p).group(1)) for p in state.all_model_checkpoint_paths]
+
+
+def test_saves_at_start_every_n_steps_and_at_end(make_config, run_train):
+    save_steps, last_step = 5, 12
+    result = run_train(
+        make_config(
+            hooks=[
+                {"type": "stop_at_step", "last_step": last_step},
+                {"type": "checkpoint_saver", "save_steps": save_steps, "max_to_keep": 10},
+            ]
+        )
+    )
+    # after_create_session saves step 0, after_run every save_steps, end the final step.
+    expected = sorted({0, *range(save_steps, last_step + 1, save_steps), last_step})
+    assert checkpoint_steps(result.run_dir) == expected
+    for step in expected:
+        assert (result.run_dir / f"model.ckpt-{step}.index").exists()
+    assert result.checkpoint_path.endswith(f"model.ckpt-{last_step}")
+    assert (result.run_dir / "graph.pbtxt").exists()
+
+
+def test_max_to_keep_is_honoured(make_config, run_train):
+    save_steps, last_step, keep = 2, 10, 2
+    result = run_train(
+        make_config(
+            hooks=[
+                {"type": "stop_at_step", "last_step": last_step},
+                {"type": "checkpoint_saver", "save_steps": save_steps, "max_to_keep": keep},
+            ]
+        )
+    )
+    saved = sorted({0, *range(save_steps, last_step + 1, save_steps), last_step})
+    assert checkpoint_steps(result.run_dir) == saved[-keep:]
+    for step in saved[:-keep]:
+        assert not (result.run_dir / f"model.ckpt-{step}.index").exists()
+    for step in saved[-keep:]:
+        assert (result.run_dir / f"model.ckpt-{step}.index").exists()
+
+
+#: A hook that records, per local step, every Session.run on the real session (its first before_run to its end).
+RUN_COUNTER = """
+import collections
+
+import tensorflow as tf
+
+RUNS_PER_STEP = collections.Counter()
+
+
+class RunCounter(tf.compat.v1.train.SessionRunHook):
+    def __init__(self):
+        self.step = 0
+
+    def after_create_session(self, session, coord):
+        original = session.run
+
+        def counted(*args, **kwargs):
+            if self.step:
+                RUNS_PER_STEP[self.step] += 1
+            return original(*args, **kwargs)
+
+        session.run = counted
+
+    def before_run(self, run_context):
+        self.step += 1
+
+    def end(self, session):
+        self.step = 0
+"""
+
+
+def test_no_extra_session_run_per_step(make_config, run_train, write_module):
+    """One ``Session.run`` per step: TensorFlow's hook alone would re-read ``global_step`` after every step.
+
+    The last step is left out: ``StopAtStepHook`` re-reads ``global_step`` there, by design.
+    """
+    counter = write_module("run_counter", RUN_COUNTER)
+    last_step = 12
+    run_train(
+        make_config(
+            hooks=[
+                # First, so its end() stops counting before the saver's final save.
+                {"type": "custom", "class": f"{counter}:RunCounter"},
+                {"type": "stop_at_step", "last_step": last_step},
+                {"type": "checkpoint_saver", "save_steps": 1000},
+            ]
+        )
+    )
+    runs = user_module(counter).RUNS_PER_STEP
+    assert sorted(runs) == list(range(1, last_step + 1))
+    assert {step: runs[step] for step in range(1, last_step)} == dict.fromkeys(range(1, last_step), 1)

@@ -1,0 +1,90 @@
+"""``resolve_device`` (pure logic, every branch without a GPU) and ``session_config``."""
+
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+
+from hookrun.runner.device import DevicePlan, resolve_device, session_config
+from hookrun.runner.errors import SetupError
+
+CPU = "/device:CPU:0"
+
+
+@pytest.mark.parametrize("num_gpus", [0, 1, 2])
+@pytest.mark.parametrize("soft", [False, True])
+def test_cpu_is_always_the_cpu(num_gpus, soft):
+    plan = resolve_device("cpu", num_gpus, soft)
+    assert plan == DevicePlan("cpu", CPU, soft)
+    assert not plan.uses_gpu and plan.note == ""
+
+
+@pytest.mark.parametrize("soft", [False, True])
+def test_auto_without_gpu_uses_the_cpu_with_a_note(soft):
+    plan = resolve_device("auto", 0, soft)
+    assert plan.device == CPU and plan.soft_placement is soft
+    assert "no GPU" in plan.note
+
+
+@pytest.mark.parametrize("num_gpus", [1, 2])
+@pytest.mark.parametrize("soft", [False, True])
+def test_auto_with_gpus_uses_gpu_0_with_soft_placement(num_gpus, soft):
+    plan = resolve_device("auto", num_gpus, soft)
+    assert plan.device == "/device:GPU:0" and plan.uses_gpu
+    assert plan.soft_placement is True
+    assert "GPU 0" in plan.note
+
+
+@pytest.mark.parametrize(
+    ("requested", "num_gpus", "device"),
+    [
+        ("gpu", 1, "/device:GPU:0"),
+        ("gpu", 2, "/device:GPU:0"),
+        ("gpu:0", 1, "/device:GPU:0"),
+        ("gpu:1", 2, "/device:GPU:1"),
+    ],
+)
+@pytest.mark.parametrize("soft", [False, True])
+def test_an_existing_gpu_is_used_as_asked(requested, num_gpus, device, soft):
+    plan = resolve_device(requested, num_gpus, soft)
+    assert plan == DevicePlan(requested, device, soft)
+
+
+@pytest.mark.parametrize(("requested", "num_gpus"), [("gpu", 0), ("gpu:1", 0), ("gpu:1", 1), ("gpu:2", 2)])
+def test_a_missing_gpu_without_soft_placement_is_a_setup_error(requested, num_gpus):
+    with pytest.raises(SetupError) as info:
+        resolve_device(requested, num_gpus, False)
+    message = str(info.value)
+    assert requested in message
+    assert ("no GPU visible" if num_gpus == 0 else f"{num_gpus} GPU(s) visible") in message
+    assert "allow_soft_placement" in message
+    assert info.value.exit_code == 2
+
+
+@pytest.mark.parametrize(("requested", "num_gpus"), [("gpu", 0), ("gpu:1", 1)])
+def test_a_missing_gpu_with_soft_placement_falls_back_with_a_note(requested, num_gpus):
+    plan = resolve_device(requested, num_gpus, True)
+    index = requested.partition(":")[2] or "0"
+    assert plan.device == f"/device:GPU:{index}"
+    assert plan.soft_placement is True
+    assert "fall back to the CPU" in plan.note
+
+
+@pytest.mark.parametrize("requested", ["tpu", "gpu:x", "gpu:", "GPU", ""])
+def test_other_strings_are_rejected(requested):
+    with pytest.raises(SetupError, match="is not one of"):
+        resolve_device(requested, 2, True)
+
+
+def test_session_config_hides_gpus_on_a_cpu_plan():
+    config = session_config(tf, resolve_device("cpu", 2, False), intra_op_threads=2, inter_op_threads=1)
+    assert config.device_count["GPU"] == 0
+    assert config.allow_soft_placement is False
+    assert (config.intra_op_parallelism_threads, config.inter_op_parallelism_threads) == (2, 1)
+
+
+def test_session_config_keeps_gpus_on_a_gpu_plan():
+    config = session_config(tf, resolve_device("gpu:1", 2, False))
+    assert "GPU" not in config.device_count
+    assert config.allow_soft_placement is False
+    assert session_config(tf, resolve_device("auto", 1, False)).allow_soft_placement is True
