@@ -5,17 +5,40 @@ Importing this package does not import TensorFlow; :func:`train` does, when call
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from hookrun.config_schemas.loader import LoadedConfig
     from hookrun.runner.train import TrainResult
 
 
-def train(*args: Any, **kwargs: Any) -> TrainResult:
-    """Train from a loaded config; see :func:`hookrun.runner.train.train`."""
+def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
+    """Train from a config file path or a loaded config; see :func:`hookrun.runner.train.train`.
+
+    Args:
+        config: a YAML path, or a ``LoadedConfig`` from ``hookrun.config_schemas.loader.load_config``.
+        **kwargs: ``run_dir``, ``console``, ``verbose``.
+
+    Returns:
+        The ``TrainResult`` (``history``, ``final_global_step``, ``checkpoint_path``, ``run_dir``, ...).
+
+    Raises:
+        ConfigError, SetupError: invalid config or data (exit code 2).
+        TrainingError: training failed (exit code 1).
+    """
+    from hookrun.config_schemas.loader import load_config
+    from hookrun.runner.preflight import preflight
     from hookrun.runner.train import train as _train
 
-    return _train(*args, **kwargs)
+    if isinstance(config, (str, Path)):
+        from hookrun.config_schemas.loader import ConfigError
+
+        config = load_config(config)
+        errors = [issue for issue in preflight(config) if issue.severity == "error"]
+        if errors:
+            raise ConfigError(errors)
+    return _train(config, **kwargs)
 
 
 __all__ = ["train"]
