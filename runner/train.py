@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,7 +18,7 @@ from hookrun.hooks.registry import build_hook
 from hookrun.runner.data import Standardizer, load_training_data, steps_per_run
 from hookrun.runner.device import resolve_device, session_config
 from hookrun.runner.graph import build_graph
-from hookrun.runner.run_dir import prepare_run_dir
+from hookrun.runner.run_dir import RunDirLock, prepare_run_dir
 from hookrun.runner.session import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
@@ -235,12 +236,32 @@ def train(
     """
     console = console or Console()
     directory = run_dir_for(loaded, run_dir).resolve()
+    with contextlib.ExitStack() as held:
+        # An existing run directory is locked before TensorFlow is even imported, so a second
+        # `hookrun train` on it fails at once; a new one is locked as soon as it is created.
+        locked = directory.is_dir()
+        if locked:
+            held.enter_context(RunDirLock(directory))
+        return _train_locked(loaded, directory, console, verbose, held, locked)
+
+
+def _train_locked(
+    loaded: LoadedConfig,
+    directory: Path,
+    console: Console,
+    verbose: bool,
+    held: contextlib.ExitStack,
+    locked: bool,
+) -> TrainResult:
+    """The body of :func:`train`, run while ``held`` holds (or will hold) the run-directory lock."""
     prepared = prepare(loaded, directory, console, verbose)
     tf = prepared.tf
     config = loaded.config
 
     # Written only now that everything is checked: a failed validation leaves nothing behind.
     prepare_run_dir(directory)
+    if not locked:  # the directory was new: lock it now
+        held.enter_context(RunDirLock(directory))
     atomic_write_text(directory / "config.yaml", resolved_yaml(loaded))
     if prepared.standardizer is not None:
         prepared.standardizer.save(directory / PREPROCESSING_FILE)
