@@ -15,6 +15,7 @@ from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_ya
 from hookrun.hooks.context import HookContext, TensorNames, UnknownTensorError
 from hookrun.hooks.files import atomic_write_text
 from hookrun.hooks.registry import build_hook
+from hookrun.runner.config_change import compare_configs
 from hookrun.runner.data import Standardizer, load_training_data, steps_per_run
 from hookrun.runner.device import resolve_device, session_config
 from hookrun.runner.graph import build_graph
@@ -209,6 +210,7 @@ def train(
     run_dir: Path | None = None,
     console: Console | None = None,
     verbose: bool = False,
+    allow_config_change: bool = False,
 ) -> TrainResult:
     """Train the model a config describes, running exactly its hooks in order.
 
@@ -224,14 +226,17 @@ def train(
         run_dir: overrides the config's run directory.
         console: where progress and logs go (default: a new ``rich`` console).
         verbose: show TensorFlow's INFO logs.
+        allow_config_change: resume even when the graph or data shape differs
+            from the run directory's saved ``config.yaml``.
 
     Returns:
         The result, with the history rows.
 
     Raises:
         ConfigError: a hook names an unknown tensor (exit 2; file:line given).
-        SetupError: bad data, a missing GPU, an unwritable run directory, a
-            builder or hook that does not import (exit 2).
+        SetupError: bad data, a missing GPU, an unwritable run directory or one
+            in use by another process, a resumed run whose graph or data shape
+            changed (with the diff), a builder or hook that does not import (exit 2).
         TrainingError: training failed (exit 1).
     """
     console = console or Console()
@@ -242,7 +247,7 @@ def train(
         locked = directory.is_dir()
         if locked:
             held.enter_context(RunDirLock(directory))
-        return _train_locked(loaded, directory, console, verbose, held, locked)
+        return _train_locked(loaded, directory, console, verbose, held, locked, allow_config_change)
 
 
 def _train_locked(
@@ -252,6 +257,7 @@ def _train_locked(
     verbose: bool,
     held: contextlib.ExitStack,
     locked: bool,
+    allow_config_change: bool = False,
 ) -> TrainResult:
     """The body of :func:`train`, run while ``held`` holds (or will hold) the run-directory lock."""
     prepared = prepare(loaded, directory, console, verbose)
@@ -262,7 +268,21 @@ def _train_locked(
     prepare_run_dir(directory)
     if not locked:  # the directory was new: lock it now
         held.enter_context(RunDirLock(directory))
-    atomic_write_text(directory / "config.yaml", resolved_yaml(loaded))
+    config_text = resolved_yaml(loaded)
+    saved_config = directory / "config.yaml"
+    if prepared.initial_step > 0 and saved_config.exists():
+        change = compare_configs(saved_config.read_text(encoding="utf-8"), config_text)
+        if change.shape_diff and not allow_config_change:
+            raise SetupError(
+                f"{saved_config}: this config changes the graph or data shape of a run at step "
+                f"{prepared.initial_step}; use a new --run-dir, or --allow-config-change to resume anyway:\n"
+                + change.shape_diff
+            )
+        if change.shape_diff:
+            prepared.notes.append("resumed despite a graph/data-shape change (--allow-config-change)")
+        if change.other_keys:
+            prepared.notes.append("resumed with changed " + ", ".join(change.other_keys))
+    atomic_write_text(saved_config, config_text)
     if prepared.standardizer is not None:
         prepared.standardizer.save(directory / PREPROCESSING_FILE)
 

@@ -18,6 +18,12 @@ def train_command(
     ] = None,
     set_: SetOption = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    allow_config_change: Annotated[
+        bool,
+        typer.Option(
+            "--allow-config-change", help="Resume even if the graph or data shape differs from the saved config."
+        ),
+    ] = False,
     debug: DebugOption = False,
 ) -> None:
     """Train: validate the config, build the graph, run the monitored session with the configured hooks.
@@ -45,7 +51,9 @@ def train_command(
             print_issues(err, ConfigError(issues))
         from hookrun.runner.train import train
 
-        result = train(loaded, run_dir=run_dir, console=out, verbose=verbose)
+        result = train(
+            loaded, run_dir=run_dir, console=out, verbose=verbose, allow_config_change=allow_config_change
+        )
         for note in result.notes:
             out.print(f"note: {note}", highlight=False)
         if result.history:
