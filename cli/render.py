@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 
-from hookrun.runner.plan import PHASES, PlannedHook
+from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
+from hookrun.runner.plan import FINISHING_RULES, PHASE_WHEN, PHASES, PlannedHook
+
+if TYPE_CHECKING:
+    from hookrun.runner.trace import TraceSummary
 
 #: At most this many history rows are shown; longer histories elide the middle.
 MAX_HISTORY_ROWS = 24
@@ -17,13 +23,14 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:,.4f}" if abs(value) < 1000 else f"{value:,.1f}"
+        # 4 decimals for small values; whole numbers (dollars, counts) from 1,000 up, so tables fit 80 columns.
+        return f"{value:,.4f}" if abs(value) < 1000 else f"{value:,.0f}"
     return str(value)
 
 
 def history_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str = "History") -> Table:
     """The history rows as a table, columns as in ``history.csv``; the middle elided past 24 rows."""
-    table = Table(title=title, title_justify="left")
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
     for column in columns:
         table.add_column(column, justify="right")
     shown: list[dict[str, Any] | None] = list(rows)
@@ -47,6 +54,61 @@ def plan_table(planned: Sequence[PlannedHook]) -> Table:
     table.add_column("mirrors", style="dim")
     for item in planned:
         table.add_row(str(item.position), item.name, item.settings, item.mirrors)
+    return table
+
+
+def phase_plan(planned: Sequence[PlannedHook]) -> Group:
+    """The call order in each lifecycle phase (every phase calls the hooks in list order), and how a run finishes."""
+    order = " → ".join(f"{item.position} {item.name}" for item in planned)
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for phase in PHASES:
+        grid.add_row(f"  {phase}", Text.assemble(order, ("  (" + PHASE_WHEN[phase] + ")", "dim")))
+    finishing = Text("\n".join(f"  {rule}" for rule in FINISHING_RULES))
+    return Group(Text("Call order per phase:"), grid, Text("Finishing:"), finishing)
+
+
+def trace_table(summary: TraceSummary) -> Table:
+    """Per-hook cost of a traced run: calls, total and mean time per method, share of the step loop.
+
+    The share is the method's total time over the step loop's wall time, for ``before_run`` and
+    ``after_run`` (the methods called inside the loop).
+    """
+    hooks_seconds = sum(h.step_seconds for h in summary.hooks)
+    share = f"{hooks_seconds / summary.loop_seconds:.1%}" if summary.loop_seconds > 0 else "n/a"
+    caption = (
+        f"hooks' before_run + after_run: {hooks_seconds:.3f} s of the {summary.loop_seconds:.3f} s step loop ({share})"
+    )
+    if summary.path is not None:
+        caption += f"; every call in {summary.path}"
+    table = Table(title="Hook cost (trace)", title_justify="left", caption=caption, caption_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("hook")
+    table.add_column("method", no_wrap=True, min_width=len("after_create_session"))
+    table.add_column("calls", justify="right")
+    table.add_column("total s", justify="right")
+    table.add_column("mean ms", justify="right")
+    table.add_column("loop %", justify="right")
+    for hook in summary.hooks:
+        first = True
+        for method in LIFECYCLE_METHODS:
+            cost = hook.methods.get(method)
+            if cost is None:
+                continue
+            loop_share = ""
+            if method in ("before_run", "after_run") and summary.loop_seconds > 0:
+                loop_share = f"{cost.total_seconds / summary.loop_seconds:.1%}"
+            table.add_row(
+                str(hook.position) if first else "",
+                hook.hook if first else "",
+                method,
+                str(cost.calls),
+                f"{cost.total_seconds:.4f}",
+                f"{cost.mean_seconds * 1000:.3f}",
+                loop_share,
+            )
+            first = False
     return table
 
 

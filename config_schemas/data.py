@@ -1,20 +1,43 @@
-"""Config of the input data: CSV files fed through ``tf.data``."""
+"""Config of the input data: CSV files fed through ``tf.data``, and how they are preprocessed."""
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveInt, field_validator
+from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
 
+#: The missing-value policies given by name.
+MISSING_NAMES = ("error", "drop", "mean", "median")
+
+
+class ConstantFill(StrictModel):
+    """Fill an empty cell with a fixed value: ``{constant: V}``."""
+
+    constant: float | str = Field(
+        description="The value put in an empty cell: a number for a numeric column, any text for a categorical one."
+    )
+
+
+#: A missing-value policy: ``error``, ``drop``, ``mean``, ``median`` or ``{constant: V}``.
+MissingPolicy = Literal["error", "drop", "mean", "median"] | ConstantFill
+
+
+def policy_name(policy: MissingPolicy) -> str:
+    """The policy as text: ``error``, ``drop``, ``mean``, ``median`` or ``constant``."""
+    return policy if isinstance(policy, str) else "constant"
+
 
 class DataConfig(StrictModel):
-    """CSV input: which file, which columns, how it is batched.
+    """CSV input: which files, which columns, how they are preprocessed and batched.
 
-    Paths are relative to the config file's directory. Every feature column
-    must be numeric; rows become ``float32`` tensors ``features: [batch,
-    n_features]`` and ``labels: [batch, 1]``.
+    Paths are relative to the config file's directory. Numeric feature columns
+    are z-scored (``standardize``); text columns (and those listed in
+    ``categorical``) are one-hot encoded. Every statistic (means, standard
+    deviations, fill values, vocabularies) comes from the training split only.
+    Rows become ``float32`` tensors ``features: [batch, n_features]`` and
+    ``labels: [batch, 1]``.
     """
 
     train: str = Field(description="Training CSV file, relative to the config file.")
@@ -22,19 +45,47 @@ class DataConfig(StrictModel):
     features: list[str] | None = Field(
         default=None, description="Feature columns, in order; default: every column but the label."
     )
+    categorical: list[str] = Field(
+        default_factory=list,
+        description="Columns one-hot encoded with a vocabulary from the training split (a text label: class ids); "
+        "columns holding text are categorical without being listed.",
+    )
+    validation: str | None = Field(
+        default=None,
+        description="Validation CSV file, relative to the config file. Exclusive with `validation_split`.",
+    )
+    validation_split: float | None = Field(
+        default=None,
+        gt=0.0,
+        lt=1.0,
+        description="Fraction of the training file's rows held out for validation (a permutation seeded by `seed`). "
+        "Exclusive with `validation`.",
+    )
     batch_size: PositiveInt = Field(default=32, description="Rows per step (rows).")
     epochs: PositiveInt | None = Field(
         default=1, description="Passes over the data (count); null repeats forever."
     )
     shuffle: bool = Field(default=True, description="Shuffle the rows each epoch (buffer: the whole file).")
-    seed: int | None = Field(default=0, description="Seed for shuffling and weight initialisation.")
-    missing: Literal["error", "drop"] = Field(
+    seed: int | None = Field(
+        default=0, description="Seed for shuffling, the validation split and weight initialisation."
+    )
+    missing: MissingPolicy = Field(
         default="error",
-        description="A row with an empty cell: `error` (names file and line) or `drop` the row.",
+        description="An empty cell: `error` (names file and line), `drop` the row, fill with the training split's "
+        "`mean` or `median`, or `{constant: V}`. The label is never filled (error or drop).",
+    )
+    missing_by_column: dict[str, MissingPolicy] | None = Field(
+        default=None,
+        description="Per-column missing-value policy, overriding `missing`, e.g. `{total_bedrooms: median}`.",
     )
     standardize: bool = Field(
         default=True,
-        description="Scale each feature to zero mean and unit variance, with statistics from the training data.",
+        description="Scale each numeric feature to zero mean and unit variance, with statistics from the training "
+        "split.",
+    )
+    label_scale: PositiveFloat | None = Field(
+        default=None,
+        description="Divide a numeric label by this for training (label units); metrics stay in the label's units.",
     )
 
     @field_validator("features")
@@ -43,9 +94,37 @@ class DataConfig(StrictModel):
         if value is not None:
             if not value:
                 raise ValueError("list at least one feature, or leave `features` out to use every column")
-            seen: set[str] = set()
-            for name in value:
-                if name in seen:
-                    raise ValueError(f"feature {name!r} is listed twice")
-                seen.add(name)
+            _no_repeats(value, "feature")
         return value
+
+    @field_validator("categorical")
+    @classmethod
+    def _unique_categorical(cls, value: list[str]) -> list[str]:
+        _no_repeats(value, "categorical column")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DataConfig:
+        """Check the options that depend on each other (no file is read here)."""
+        if self.validation is not None and self.validation_split is not None:
+            raise ValueError("set `validation` (a CSV file) or `validation_split` (a fraction), not both")
+        if self.validation_split is not None and self.seed is None:
+            raise ValueError("`validation_split` needs a `seed` so that a resumed run holds out the same rows")
+        label_policy = (self.missing_by_column or {}).get(self.label)
+        if label_policy is not None and policy_name(label_policy) not in ("error", "drop"):
+            raise ValueError(
+                f"missing_by_column.{self.label}: the label is never filled; use `error` or `drop` for it"
+            )
+        return self
+
+    def policy_for(self, column: str) -> MissingPolicy:
+        """The missing-value policy of ``column``: ``missing_by_column[column]``, else ``missing``."""
+        return (self.missing_by_column or {}).get(column, self.missing)
+
+
+def _no_repeats(names: list[str], what: str) -> None:
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ValueError(f"{what} {name!r} is listed twice")
+        seen.add(name)

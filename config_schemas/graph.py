@@ -6,10 +6,10 @@ import difflib
 import re
 from typing import Any, Literal
 
-from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_validator
+from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
-from hookrun.config_schemas.builders import BUILDER_PARAMS
+from hookrun.config_schemas.builders import BUILDER_PARAMS, RESERVED_PARAMS
 from hookrun.config_schemas.hooks.custom import IMPORT_PATH
 
 #: Built-in graph builders (``runner/graph_builders/<name>.py``).
@@ -27,6 +27,18 @@ OPTIMIZERS = {
 _BUILTIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 
 
+class DecayConfig(StrictModel):
+    """Exponential learning-rate decay; mirrors ``tf.compat.v1.train.exponential_decay`` on ``global_step``.
+
+    The rate at global step ``s`` is ``learning_rate * decay_rate ** (s / decay_steps)`` (the exponent
+    rounded down with ``staircase``).
+    """
+
+    decay_steps: PositiveInt = Field(description="Global steps over which the rate is multiplied by `decay_rate`.")
+    decay_rate: float = Field(gt=0.0, le=1.0, description="Factor per `decay_steps` (unitless, 0 < r <= 1).")
+    staircase: bool = Field(default=False, description="Decay in whole steps of `decay_steps` instead of smoothly.")
+
+
 class OptimizerConfig(StrictModel):
     """The optimizer that turns the spec's ``loss`` into a ``train_op``.
 
@@ -40,6 +52,11 @@ class OptimizerConfig(StrictModel):
     learning_rate: PositiveFloat = Field(default=0.001, description="Learning rate (per step).")
     momentum: float = Field(
         default=0.9, ge=0.0, lt=1.0, description="Momentum, for `momentum` and `rmsprop` (unitless)."
+    )
+    decay: DecayConfig | None = Field(
+        default=None,
+        description="Exponential learning-rate decay on global_step (tf.compat.v1.train.exponential_decay); "
+        "default: a constant rate.",
     )
 
 
@@ -76,6 +93,12 @@ class GraphConfig(StrictModel):
     @model_validator(mode="after")
     def _builtin_params(self) -> GraphConfig:
         """Check ``params`` against the built-in builder's params model and fill its defaults."""
+        reserved = [key for key in RESERVED_PARAMS if key in self.params]
+        if reserved:
+            raise ValueError(
+                f"params.{reserved[0]}: set by the runner when it calls the builder (`mode`: train or eval; "
+                "`label_scale`: from data.label_scale); rename this param"
+            )
         model = BUILDER_PARAMS.get(self.builder)
         if model is None:
             return self

@@ -26,3 +26,9 @@ class SessionConfig(StrictModel):
     inter_op_parallelism_threads: NonNegativeInt = Field(
         default=0, description="Ops run in parallel (count); 0 lets TensorFlow choose."
     )
+    trace: bool = Field(
+        default=False,
+        description="Record every hook method call (hook, position, method, global step, wall time, "
+        "duration) to <run_dir>/trace.jsonl and print a per-hook cost table; same as `hookrun train "
+        "--trace`. Off, hooks are not wrapped and the trace costs nothing.",
+    )

@@ -12,6 +12,10 @@ class UnknownTensorError(LookupError):
     """A hook names a tensor the graph does not have."""
 
 
+class HookConfigError(ValueError):
+    """A hook's settings do not fit the built graph (the runner reports it at the hook's line, exit 2)."""
+
+
 @dataclass
 class TensorNames:
     """Resolve hook tensor names: the spec's names first, then graph tensor names.
@@ -52,6 +56,51 @@ class TensorNames:
 
 
 @dataclass
+class Evaluations:
+    """Validation results, shared by the ``evaluation`` hook (which publishes) and the hooks that read them.
+
+    The runner creates one per run when the graph has an evaluation part and hands it to every
+    hook through :attr:`HookContext.evaluations`; ``history_saver`` adds its ``names`` as
+    columns, ``early_stopping`` watches one of them.
+
+    Attributes:
+        names: result names in column order: ``val_loss``, then ``val_<metric>`` (known before training).
+        records: ``(global_step, {name: value})`` per evaluation of this process, in order.
+    """
+
+    names: list[str]
+    records: list[tuple[int, dict[str, float]]] = field(default_factory=list)
+    _listeners: list[Callable[[int, dict[str, float]], None]] = field(default_factory=list, repr=False)
+
+    @property
+    def latest(self) -> dict[str, float]:
+        """The values of the latest evaluation (empty before the first)."""
+        return dict(self.records[-1][1]) if self.records else {}
+
+    @property
+    def latest_step(self) -> int | None:
+        """The global step of the latest evaluation, or None."""
+        return self.records[-1][0] if self.records else None
+
+    def publish(self, step: int, values: dict[str, float]) -> None:
+        """Record an evaluation at global step ``step`` and tell every listener."""
+        self.records.append((step, dict(values)))
+        for listener in list(self._listeners):
+            listener(step, dict(values))
+
+    def subscribe(self, listener: Callable[[int, dict[str, float]], None]) -> None:
+        """Call ``listener(step, values)`` after each later :meth:`publish`."""
+        self._listeners.append(listener)
+
+    def latest_in(self, after: int, upto: int) -> dict[str, float]:
+        """The values of the latest evaluation at a global step in ``(after, upto]``, or empty."""
+        for step, values in reversed(self.records):
+            if after < step <= upto:
+                return dict(values)
+        return {}
+
+
+@dataclass
 class HookContext:
     """Everything a hook builder may need, built once by the runner.
 
@@ -69,6 +118,9 @@ class HookContext:
         where: the hook's position for messages, e.g. ``hooks[3]``.
         on_close: the runner appends callables here to run after the session closes,
             on success and on failure alike (stop live displays, flush files).
+        evaluation: the graph's evaluation part (``hookrun.runner.graph.EvalGraph``), or None
+            when the run has no validation data or no ``evaluation`` hook.
+        evaluations: the shared validation results (:class:`Evaluations`), or None likewise.
     """
 
     tf: Any
@@ -82,6 +134,8 @@ class HookContext:
     expected_last_step: int | None = None
     where: str = "hooks[?]"
     on_close: list[Callable[[], None]] = field(default_factory=list)
+    evaluation: Any = None
+    evaluations: Evaluations | None = None
 
     def resolve_dir(self, relative: str | None) -> Path:
         """``relative`` under the run directory (None -> the run directory itself)."""

@@ -13,7 +13,7 @@ from typing import Any, TextIO
 import tensorflow as tf
 
 from hookrun.config_schemas.hooks import HistorySaverConfig
-from hookrun.hooks.context import HookContext
+from hookrun.hooks.context import Evaluations, HookContext
 from hookrun.hooks.files import atomic_write_text
 
 #: The first columns of every history row, in order (a documented interface).
@@ -62,6 +62,13 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
     The first window is recorded even when the run starts mid-window (a
     resumed run), and the last, partial window is recorded at ``end``.
 
+    With an ``evaluation`` hook in the run, each row also has the
+    ``val_loss`` / ``val_<metric>`` columns of ``evaluations``: the values of
+    the latest evaluation at a global step inside the row's window (empty
+    when none ran there). An evaluation published after its window's row was
+    written (the ``evaluation`` hook listed after this one, or its final
+    evaluation at ``end``) fills that row in and the file is rewritten.
+
     When each method fires:
 
     - ``after_create_session``: reads ``global_step``; keeps only the rows up
@@ -79,10 +86,11 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         every_n_step: window length (global steps, > 0).
         metrics: column name -> scalar tensor (optional).
         path: the CSV file, or None to keep rows in memory only.
+        evaluations: the run's shared validation results, or None (no val columns).
 
     Raises:
         ValueError: ``every_n_step`` is not positive, or a metric name clashes
-            with a base column.
+            with a base or validation column.
 
     Example:
         >>> hook = HistorySaverHook(loss, global_step, every_n_step=100, path=Path("runs/x/history.csv"))
@@ -98,16 +106,23 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         every_n_step: int = 10,
         metrics: dict[str, Any] | None = None,
         path: Path | None = None,
+        evaluations: Evaluations | None = None,
     ) -> None:
         if every_n_step <= 0:
             raise ValueError(f"every_n_step must be positive, got {every_n_step}")
         metrics = dict(metrics or {})
-        clash = set(metrics) & set(BASE_COLUMNS)
+        val_names = list(evaluations.names) if evaluations is not None else []
+        clash = set(metrics) & {*BASE_COLUMNS, *val_names}
         if clash:
             raise ValueError(f"metric names clash with history columns: {sorted(clash)}")
         self.every_n_step = every_n_step
         self.path = path
-        self.columns = [*BASE_COLUMNS, *metrics]
+        self.columns = [*BASE_COLUMNS, *metrics, *val_names]
+        self._evaluations = evaluations
+        self._val_names = val_names
+        self._window_start = 0
+        if evaluations is not None:
+            evaluations.subscribe(self._on_evaluation)
         self.rows: list[dict[str, float | int | None]] = []
         self.step = 0
         self._global_step = global_step
@@ -121,6 +136,7 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
     def after_create_session(self, session: Any, coord: Any) -> None:
         """Sync the step with ``global_step``; on the first session, continue an existing history file."""
         self.step = int(session.run(self._global_step))
+        self._window_start = self.step
         self._sums = [0.0] * len(self._sums)
         self._count = 0
         if not self._loaded:
@@ -169,12 +185,28 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         }
         for name, total in zip(self._metric_names, self._sums[1:], strict=True):
             row[name] = total / count
+        if self._evaluations is not None:
+            row.update(dict.fromkeys(self._val_names))
+            row.update(self._evaluations.latest_in(self._window_start, self.step))
         self.rows.append(row)
+        self._window_start = self.step
         self._sums = [0.0] * len(self._sums)
         self._count = 0
         if self._file is not None:
             self._file.write(",".join(_format(row.get(c)) for c in self.columns) + "\n")
             self._file.flush()
+
+    def _on_evaluation(self, step: int, values: dict[str, float]) -> None:
+        """Fill a just-written row whose window holds this evaluation; rewrite the file."""
+        if not self.rows or self.rows[-1]["step"] != step or self.step != step:
+            return  # a later row (or the current window) picks it up when it is recorded
+        self.rows[-1].update(values)
+        if self.path is not None:
+            reopen = self._file is not None
+            self._close_file()
+            atomic_write_text(self.path, self._csv_text())
+            if reopen:
+                self._file = self.path.open("a", newline="", encoding="utf-8")
 
     def _csv_text(self) -> str:
         out = io.StringIO()
@@ -190,13 +222,17 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
 
 
 def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
-    """Build the ``history_saver`` hook from config; rows go to ``<run_dir>/<filename>``."""
+    """Build the ``history_saver`` hook from config; rows go to ``<run_dir>/<filename>``.
+
+    With the run's shared evaluation results (``ctx.evaluations``), rows get ``val_*`` columns.
+    """
     hook = HistorySaverHook(
         loss=ctx.tensors.resolve(config.loss_tensor),
         global_step=ctx.global_step,
         every_n_step=config.every_n_step,
         metrics={name: ctx.tensors.resolve(name) for name in config.metrics},
         path=ctx.run_dir / config.filename,
+        evaluations=ctx.evaluations,
     )
     ctx.on_close.append(hook.close)
     return hook

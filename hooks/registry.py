@@ -27,6 +27,8 @@ HOOK_BUILDERS: dict[str, str] = {
     "global_step_waiter": "hookrun.hooks.global_step_waiter:build",
     "progress_bar": "hookrun.hooks.progress_bar:build",
     "history_saver": "hookrun.hooks.history_saver:build",
+    "evaluation": "hookrun.hooks.evaluation:build",
+    "early_stopping": "hookrun.hooks.early_stopping:build",
     "custom": "hookrun.hooks.custom:build",
 }
 
@@ -44,7 +46,9 @@ def build_hook(config: HookConfig, ctx: HookContext) -> Any:
         A ``SessionRunHook`` instance.
 
     Raises:
-        SetupError: the hook names an unknown tensor, or a custom hook does not import.
+        UnknownTensorError: the hook names an unknown tensor.
+        HookConfigError: the hook's settings do not fit the graph (e.g. ``evaluation`` without validation data).
+        SetupError: a custom hook does not import.
     """
     module, _, func = HOOK_BUILDERS[config.type].partition(":")  # type: ignore[attr-defined]
     return getattr(importlib.import_module(module), func)(config, ctx)

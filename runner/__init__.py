@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hookrun.config_schemas.loader import LoadedConfig
-    from hookrun.runner.train import TrainResult
+    from hookrun.runner.trainer import TrainResult
 
 
 def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
-    """Train from a config file path or a loaded config; see :func:`hookrun.runner.train.train`.
+    """Train from a config file path or a loaded config; see :func:`hookrun.runner.trainer.train`.
 
     Args:
         config: a YAML path, or a ``LoadedConfig`` from ``hookrun.config_schemas.loader.load_config``.
-        **kwargs: ``run_dir``, ``console``, ``verbose``.
+        **kwargs: ``run_dir``, ``console``, ``verbose``, ``allow_config_change``, ``trace``.
 
     Returns:
         The ``TrainResult`` (``history``, ``final_global_step``, ``checkpoint_path``, ``run_dir``, ...).
@@ -29,7 +29,7 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
     """
     from hookrun.config_schemas.loader import load_config
     from hookrun.runner.preflight import preflight
-    from hookrun.runner.train import train as _train
+    from hookrun.runner.trainer import train as _train
 
     if isinstance(config, (str, Path)):
         from hookrun.config_schemas.loader import ConfigError

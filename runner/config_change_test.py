@@ -43,7 +43,7 @@ def test_hooks_and_epochs_are_other_changes() -> None:
 
 
 def test_resume_with_a_changed_graph_is_refused_then_allowed(make_config, run_train, tmp_path: Path) -> None:
-    from hookrun.runner.train import train
+    from hookrun.runner.trainer import train
 
     loaded = make_config(hooks=[{"type": "checkpoint_saver", "save_steps": 1000}], data={"epochs": 1})
     first = run_train(loaded)

@@ -1,15 +1,18 @@
-"""CSV input: read and check the file, standardise, and feed it through ``tf.data``.
+"""CSV input: read and check the files, split off validation rows, and feed arrays through ``tf.data``.
 
-The file is parsed with Python's ``csv`` module (so every error names its
-line and column), held in memory as ``float32`` arrays, and fed through a
-``tf.data`` pipeline: shuffle -> repeat(epochs) -> batch -> skip(resumed
-steps) -> prefetch.
+The files are parsed with Python's ``csv`` module (so every error names its
+line and column) into typed columns (:class:`RawColumns`: numbers, or text
+for categorical columns, with missing cells marked). The training split is
+then preprocessed (:mod:`hookrun.runner.preprocessing`) into ``float32``
+arrays held in memory and fed through a ``tf.data`` pipeline: shuffle ->
+repeat(epochs) -> batch -> skip(resumed steps) -> prefetch. The validation
+split gets its own, initializable, pipeline (:func:`make_eval_dataset`).
 """
 
 from __future__ import annotations
 
 import csv
-import json
+import difflib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from hookrun.config_schemas.data import DataConfig
-from hookrun.runner.errors import SetupError
+from hookrun.runner.errors import DataError, SetupError
 
 #: Cell texts read as a missing value.
 MISSING_MARKERS = frozenset({"", "na", "nan", "null", "none"})
@@ -52,12 +55,13 @@ class CsvTable:
             ) from None
 
 
-def read_csv(path: Path, max_rows: int | None = None) -> CsvTable:
+def read_csv(path: Path, max_rows: int | None = None, key: str = "data.train") -> CsvTable:
     """Read a CSV file with a header row.
 
     Args:
         path: the file.
         max_rows: stop after this many data rows (None = all).
+        key: the config key that names the file, for messages (``data.train`` or ``data.validation``).
 
     Returns:
         The table.
@@ -71,9 +75,9 @@ def read_csv(path: Path, max_rows: int | None = None) -> CsvTable:
     try:
         exists, is_dir = path.exists(), path.is_dir()
     except OSError as err:  # e.g. a file name too long for the file system
-        raise SetupError(f"{path}: cannot open the data file ({err.strerror or err}); check `data.train`") from None
+        raise SetupError(f"{path}: cannot open the data file ({err.strerror or err}); check `{key}`") from None
     if not exists:
-        raise SetupError(f"{path}: data file not found; check `data.train` (paths are relative to the config file)")
+        raise SetupError(f"{path}: data file not found; check `{key}` (paths are relative to the config file)")
     if is_dir:
         raise SetupError(f"{path}: is a directory, expected a CSV file")
     try:
@@ -116,17 +120,73 @@ def table_of(path: Path, header: list[str], rows: list[tuple[int, list[str]]]) -
     return CsvTable(path=path, header=header, rows=rows)
 
 
+#: Column kinds: ``numeric`` (float cells) or ``categorical`` (text cells, one-hot encoded).
+NUMERIC, CATEGORICAL = "numeric", "categorical"
+
+
+@dataclass
+class RawColumns:
+    """The used columns of a CSV file as typed arrays, before preprocessing.
+
+    Attributes:
+        source: the file.
+        lines: ``int64 [n_rows]``, each row's 1-based line in the file (for messages).
+        positions: column name -> 0-based position in the file's header.
+        kinds: column name -> ``numeric`` or ``categorical``.
+        values: column name -> ``float64 [n_rows]`` (NaN where missing) for a numeric column,
+            ``object [n_rows]`` of ``str`` (None where missing) for a categorical one.
+        first_text: for a column found to hold text: ``(line, cell)`` of its first non-number.
+        key: the config key naming the file (``data.train`` or ``data.validation``).
+    """
+
+    source: Path
+    lines: np.ndarray
+    positions: dict[str, int]
+    kinds: dict[str, str]
+    values: dict[str, np.ndarray]
+    first_text: dict[str, tuple[int, str]] = field(default_factory=dict)
+    key: str = "data.train"
+
+    @property
+    def num_rows(self) -> int:
+        """Rows (count)."""
+        return int(self.lines.shape[0])
+
+    def missing(self, name: str) -> np.ndarray:
+        """``bool [n_rows]``: where column ``name`` is empty."""
+        column = self.values[name]
+        if self.kinds[name] == NUMERIC:
+            return np.isnan(column)
+        return np.array([cell is None for cell in column], dtype=bool)
+
+    def take(self, rows: np.ndarray) -> RawColumns:
+        """The rows at the given indices (or boolean mask), as a new :class:`RawColumns`."""
+        return RawColumns(
+            source=self.source,
+            lines=self.lines[rows],
+            positions=dict(self.positions),
+            kinds=dict(self.kinds),
+            values={name: column[rows] for name, column in self.values.items()},
+            first_text=dict(self.first_text),
+            key=self.key,
+        )
+
+    def where(self, row: int, name: str) -> str:
+        """``file:line: column 'name' (column k)`` for messages about one cell."""
+        return f"{self.source}:{int(self.lines[row])}: column {name!r} (column {self.positions[name] + 1})"
+
+
 @dataclass
 class TrainingData:
     """Numeric arrays ready for ``tf.data``.
 
     Attributes:
         features: ``float32 [n_rows, n_features]``.
-        labels: ``float32 [n_rows, 1]``.
-        feature_names: column names, in the order of ``features``' second axis.
+        labels: ``float32 [n_rows, 1]`` (divided by ``data.label_scale``; class ids for a categorical label).
+        feature_names: names of ``features``' second axis; a one-hot column is ``column=value``.
         label_name: the label column.
         source: the CSV file.
-        dropped_rows: rows left out by ``missing: drop`` (count).
+        dropped_rows: rows left out by a ``drop`` missing-value policy (count).
     """
 
     features: np.ndarray
@@ -142,6 +202,23 @@ class TrainingData:
         return int(self.features.shape[0])
 
 
+@dataclass
+class RawData:
+    """The training and validation rows of a config, parsed but not preprocessed.
+
+    Attributes:
+        train: the training rows.
+        validation: the validation rows (``validation_split`` or the ``validation`` file), or None.
+        split: how they were split, saved with the preprocessing state and compared on resume:
+            ``train_rows`` and ``validation_rows`` (counts) and ``validation_split`` + ``seed``
+            or ``validation`` (the file as configured).
+    """
+
+    train: RawColumns
+    validation: RawColumns | None
+    split: dict[str, Any]
+
+
 def feature_columns(config: DataConfig, header: list[str]) -> list[str]:
     """The feature columns: ``config.features``, or every column but the label."""
     if config.features is not None:
@@ -149,111 +226,198 @@ def feature_columns(config: DataConfig, header: list[str]) -> list[str]:
     return [name for name in header if name != config.label]
 
 
-def table_to_arrays(table: CsvTable, config: DataConfig) -> TrainingData:
-    """Convert a table to ``float32`` arrays, applying the ``missing`` policy.
+def _did_you_mean(name: str, choices: list[str]) -> str:
+    close = difflib.get_close_matches(name, choices, n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
-    Args:
-        table: the parsed CSV.
-        config: the ``data:`` section.
 
-    Returns:
-        The arrays.
+def check_columns(config: DataConfig, table: CsvTable) -> list[str]:
+    """Check the config's column names against the file's header; return the feature columns.
 
     Raises:
-        SetupError: the label or a feature column does not exist, a cell is
-            not a number (names line, column and value; for a text column it
-            suggests listing ``features``), or a cell is empty under
-            ``missing: error``.
+        DataError: the label or a feature is not a column (at ``data.train``), the label is also a
+            feature or the only column, or a ``categorical`` / ``missing_by_column`` name is neither a
+            feature nor the label (at that key).
     """
     names = feature_columns(config, table.header)
     if config.label in names:
-        raise SetupError(f"{table.path}: column {config.label!r} is both the label and a feature")
-    indices = [table.column_index(name) for name in names]
-    label_index = table.column_index(config.label)
-    wanted = [*indices, label_index]
-    values = np.empty((len(table.rows), len(wanted)), dtype=np.float32)
-    keep = np.ones(len(table.rows), dtype=bool)
-    for row_number, (line, cells) in enumerate(table.rows):
-        for out_col, col in enumerate(wanted):
-            text = cells[col].strip()
-            if text.lower() in MISSING_MARKERS:
-                if config.missing == "drop":
-                    keep[row_number] = False
+        raise DataError(f"{table.path}: column {config.label!r} is both the label and a feature")
+    if not names:
+        raise DataError(f"{table.path}:1: the label {config.label!r} is the only column; there are no features")
+    for name in [*names, config.label]:
+        table.column_index(name)
+    used = [*names, config.label]
+    for index, name in enumerate(config.categorical):
+        if name not in used:
+            raise DataError(
+                f"{name!r} in `data.categorical` is neither a feature nor the label; the features are: "
+                f"{', '.join(names)}{_did_you_mean(name, used)}",
+                loc=("data", "categorical", index),
+            )
+    for name in config.missing_by_column or {}:
+        if name not in used:
+            raise DataError(
+                f"{name!r} in `data.missing_by_column` is neither a feature nor the label; the features are: "
+                f"{', '.join(names)}{_did_you_mean(name, used)}",
+                loc=("data", "missing_by_column", name),
+            )
+    return names
+
+
+def parse_columns(
+    table: CsvTable,
+    names: list[str],
+    categorical: set[str] | frozenset[str] = frozenset(),
+    kinds: dict[str, str] | None = None,
+    key: str = "data.train",
+) -> RawColumns:
+    """Parse the named columns of a table into typed arrays.
+
+    A column is categorical when it is listed in ``categorical`` or (auto-detected) when a
+    non-empty cell is not a number; else numeric. With ``kinds`` (a validation file, or a resumed
+    run's saved state) each column's kind is fixed instead, and text in a numeric column is an error.
+
+    Args:
+        table: the parsed CSV.
+        names: the columns to keep (features, then the label).
+        categorical: columns declared categorical.
+        kinds: column -> ``numeric`` or ``categorical``, to enforce; None to detect.
+        key: the config key naming the file, for messages and :attr:`DataError.loc`.
+
+    Returns:
+        The typed columns.
+
+    Raises:
+        DataError: a column does not exist, or a cell of a column fixed as numeric is not a number
+            (names file, line, column and value).
+    """
+    loc = tuple(key.split("."))
+    lines = np.array([line for line, _ in table.rows], dtype=np.int64)
+    positions: dict[str, int] = {}
+    out_kinds: dict[str, str] = {}
+    values: dict[str, np.ndarray] = {}
+    first_text: dict[str, tuple[int, str]] = {}
+    for name in names:
+        try:
+            position = table.column_index(name)
+        except SetupError as err:
+            raise DataError(str(err), loc=loc) from None
+        positions[name] = position
+        cells = [cells[position].strip() for _, cells in table.rows]
+        empty = [cell.lower() in MISSING_MARKERS for cell in cells]
+        kind = kinds[name] if kinds is not None and name in kinds else (CATEGORICAL if name in categorical else None)
+        if kind != CATEGORICAL:
+            numbers = np.full(len(cells), np.nan, dtype=np.float64)
+            for row, (cell, is_empty) in enumerate(zip(cells, empty, strict=True)):
+                if is_empty:
+                    continue
+                try:
+                    numbers[row] = float(cell)
+                except ValueError:
+                    if kind == NUMERIC:
+                        raise DataError(
+                            f"{table.path}:{lines[row]}: column {name!r} (column {position + 1}) has {cell!r}, "
+                            "not a number; the column is numeric in the training data",
+                            loc=loc,
+                        ) from None
+                    first_text[name] = (int(lines[row]), cell)
                     break
-                raise SetupError(
-                    f"{table.path}:{line}: column {table.header[col]!r} (column {col + 1}) is empty; "
-                    "fill it, or set `data.missing: drop` to drop such rows"
-                )
-            try:
-                values[row_number, out_col] = float(text)
-            except ValueError:
-                hint = (
-                    "list numeric columns in `data.features`"
-                    if config.features is None
-                    else "only numeric columns can be features"
-                )
-                raise SetupError(
-                    f"{table.path}:{line}: column {table.header[col]!r} (column {col + 1}) has {text!r}, "
-                    f"not a number; {hint}"
-                ) from None
-    values = values[keep]
-    if values.shape[0] == 0:
-        raise SetupError(f"{table.path}: every row has a missing value; nothing is left to train on")
-    return TrainingData(
-        features=values[:, :-1],
-        labels=values[:, -1:],
-        feature_names=names,
-        label_name=config.label,
+            else:
+                out_kinds[name] = NUMERIC
+                values[name] = numbers
+                continue
+        out_kinds[name] = CATEGORICAL
+        column = np.empty(len(cells), dtype=object)
+        column[:] = [None if is_empty else cell for cell, is_empty in zip(cells, empty, strict=True)]
+        values[name] = column
+    return RawColumns(
         source=table.path,
-        dropped_rows=int((~keep).sum()),
+        lines=lines,
+        positions=positions,
+        kinds=out_kinds,
+        values=values,
+        first_text=first_text,
+        key=key,
     )
 
 
-def load_training_data(config: DataConfig, base_dir: Path) -> TrainingData:
-    """Read ``config.train`` (relative to ``base_dir``) into arrays.
+def split_rows(num_rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Split row indices into training and validation by a seeded permutation.
+
+    The validation rows are the first ``round(num_rows * fraction)`` of
+    ``numpy.random.default_rng(seed).permutation(num_rows)``; both index arrays are returned sorted
+    (file order), so the split depends only on the row count, the fraction and the seed.
+
+    Args:
+        num_rows: rows in the file (count).
+        fraction: share held out, ``0 < fraction < 1``.
+        seed: the permutation's seed.
+
+    Returns:
+        ``(train_indices, validation_indices)``, ``int64`` arrays.
 
     Raises:
-        SetupError: see :func:`read_csv` and :func:`table_to_arrays`.
+        DataError: either part would be empty (too few rows for the fraction).
     """
-    return table_to_arrays(read_csv(base_dir / config.train), config)
+    n_val = int(round(num_rows * fraction))
+    if n_val < 1 or n_val >= num_rows:
+        raise DataError(
+            f"validation_split {fraction} of {num_rows} row(s) leaves "
+            f"{'no validation' if n_val < 1 else 'no training'} rows; change the fraction or add rows",
+            loc=("data", "validation_split"),
+        )
+    order = np.random.default_rng(seed).permutation(num_rows)
+    return np.sort(order[n_val:]), np.sort(order[:n_val])
 
 
-@dataclass
-class Standardizer:
-    """Z-score scaling with statistics from the training data.
+def load_raw_data(
+    config: DataConfig,
+    base_dir: Path,
+    *,
+    kinds: dict[str, str] | None = None,
+    max_rows: int | None = None,
+    split: bool = True,
+) -> RawData:
+    """Read the training (and validation) CSV of ``config`` into typed columns, split off validation rows.
 
-    Attributes:
-        feature_names: the columns, in order.
-        mean: per-feature mean (feature units).
-        std: per-feature standard deviation (feature units); a constant column gets 1.
+    Args:
+        config: the ``data:`` section.
+        base_dir: the config file's directory (paths are relative to it).
+        kinds: column kinds to enforce (a resumed run's saved state); None detects them from the training file.
+        max_rows: read at most this many rows of each file (the quick check before training).
+        split: apply ``validation_split``; False keeps every training-file row in ``train`` (the quick check).
+
+    Returns:
+        The rows. With ``validation``, that file is parsed with the training file's column kinds.
+
+    Raises:
+        SetupError: see :func:`read_csv`.
+        DataError: see :func:`check_columns`, :func:`parse_columns` and :func:`split_rows`.
     """
-
-    feature_names: list[str]
-    mean: list[float] = field(default_factory=list)
-    std: list[float] = field(default_factory=list)
-
-    @classmethod
-    def fit(cls, data: TrainingData) -> Standardizer:
-        """Compute mean and std of each feature of ``data``."""
-        mean = data.features.astype(np.float64).mean(axis=0)
-        std = data.features.astype(np.float64).std(axis=0)
-        std[std == 0] = 1.0
-        return cls(list(data.feature_names), mean.tolist(), std.tolist())
-
-    def apply(self, features: np.ndarray) -> np.ndarray:
-        """Return ``(features - mean) / std`` as ``float32``."""
-        return ((features - np.asarray(self.mean)) / np.asarray(self.std)).astype(np.float32)
-
-    def save(self, path: Path) -> None:
-        """Write the statistics as JSON (atomically)."""
-        from hookrun.hooks.files import atomic_write_text
-
-        atomic_write_text(path, json.dumps({"standardize": self.__dict__}, indent=2) + "\n")
-
-    @classmethod
-    def load(cls, path: Path) -> Standardizer:
-        """Read statistics written by :meth:`save`."""
-        return cls(**json.loads(path.read_text())["standardize"])
+    table = read_csv(base_dir / config.train, max_rows=max_rows)
+    names = check_columns(config, table)
+    raw = parse_columns(table, [*names, config.label], set(config.categorical), kinds)
+    if config.validation is not None:
+        try:
+            val_table = read_csv(base_dir / config.validation, max_rows=max_rows, key="data.validation")
+        except DataError:
+            raise
+        except SetupError as err:
+            raise DataError(str(err), loc=("data", "validation")) from None
+        validation = parse_columns(val_table, [*names, config.label], kinds=raw.kinds, key="data.validation")
+        info = {"validation": config.validation, "train_rows": raw.num_rows, "validation_rows": validation.num_rows}
+        return RawData(raw, validation, info)
+    if config.validation_split is not None and split:
+        assert config.seed is not None  # the config model requires it
+        train_rows, val_rows = split_rows(raw.num_rows, config.validation_split, config.seed)
+        info = {
+            "validation_split": config.validation_split,
+            "seed": config.seed,
+            "train_rows": int(train_rows.size),
+            "validation_rows": int(val_rows.size),
+        }
+        return RawData(raw.take(train_rows), raw.take(val_rows), info)
+    return RawData(raw, None, {"train_rows": raw.num_rows, "validation_rows": 0})
 
 
 def steps_per_run(num_rows: int, batch_size: int, epochs: int | None) -> int | None:
@@ -289,3 +453,21 @@ def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: in
     if skip_steps:
         ds = ds.skip(skip_steps)
     return ds.prefetch(2)
+
+
+def make_eval_dataset(tf: Any, data: TrainingData, batch_size: int) -> Any:
+    """Build the ``tf.data`` pipeline for evaluation: every row once, in order.
+
+    Pipeline: ``from_tensor_slices`` -> ``batch`` (the last batch may be smaller). Iterate it with an
+    initializable iterator (``tf.compat.v1.data.make_initializable_iterator``), re-initialized
+    before each evaluation; ``ceil(rows / batch_size)`` batches cover the set.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        data: the validation arrays.
+        batch_size: rows per batch.
+
+    Returns:
+        A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
+    """
+    return tf.data.Dataset.from_tensor_slices((data.features, data.labels)).batch(batch_size)

@@ -1,4 +1,7 @@
-"""CSV reading and its errors, the missing-value policy, the Standardizer, and resuming the tf.data order."""
+"""CSV reading and its errors, typed columns and the validation split, and resuming the tf.data order.
+
+The preprocessing itself (missing values, statistics, one-hot) is tested in ``preprocessing_test.py``.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +13,16 @@ import tensorflow as tf
 
 from hookrun.config_schemas.data import DataConfig
 from hookrun.runner.data import (
-    Standardizer,
-    load_training_data,
+    CATEGORICAL,
+    NUMERIC,
+    load_raw_data,
     make_dataset,
     read_csv,
+    split_rows,
     steps_per_run,
-    table_to_arrays,
 )
-from hookrun.runner.errors import SetupError
+from hookrun.runner.errors import DataError, SetupError
+from hookrun.runner.preprocessing import Preprocessor
 
 
 def write(tmp_path, text, name="data.csv"):
@@ -28,6 +33,12 @@ def write(tmp_path, text, name="data.csv"):
 
 def data_config(**kwargs):
     return DataConfig(**{"train": "data.csv", "label": "y", **kwargs})
+
+
+def arrays(tmp_path, config):
+    """The training arrays as the runner makes them: parse, fit on the training rows, transform."""
+    raw = load_raw_data(config, tmp_path)
+    return Preprocessor.fit(raw.train, config, raw.split).transform(raw.train)
 
 
 # --------------------------------------------------------------------------- read_csv errors
@@ -79,26 +90,81 @@ def test_rows_keep_their_line_numbers_and_max_rows(tmp_path):
 # --------------------------------------------------------------------------- cells to arrays
 
 
-def test_non_numeric_cell_names_line_and_column(tmp_path):
-    path = write(tmp_path, "a,b,y\n1,2,3\n4,x,6\n")
-    with pytest.raises(SetupError) as info:
-        table_to_arrays(read_csv(path), data_config())
-    message = str(info.value)
-    assert message.startswith(f"{path}:3: column 'b' (column 2) has 'x', not a number")
+def test_a_text_column_is_categorical_and_remembers_its_first_text(tmp_path):
+    write(tmp_path, "a,b,y\n1,2,3\n4,x,6\n7,,9\n")
+    raw = load_raw_data(data_config(), tmp_path).train
+    assert raw.kinds == {"a": NUMERIC, "b": CATEGORICAL, "y": NUMERIC}
+    assert list(raw.values["b"]) == ["2", "x", None]
+    assert raw.first_text["b"] == (3, "x")
+    np.testing.assert_array_equal(raw.missing("b"), [False, False, True])
+
+
+def test_a_declared_categorical_column_keeps_its_numbers_as_text(tmp_path):
+    write(tmp_path, "zip,y\n10115,1\n80331,2\n")
+    raw = load_raw_data(data_config(categorical=["zip"]), tmp_path).train
+    assert raw.kinds["zip"] == CATEGORICAL and list(raw.values["zip"]) == ["10115", "80331"]
+
+
+def test_text_in_a_column_that_is_numeric_in_training_names_the_validation_line(tmp_path):
+    write(tmp_path, "a,b,y\n1,2,3\n4,5,6\n")
+    path = write(tmp_path, "a,b,y\n1,2,3\n4,x,6\n", name="val.csv")
+    with pytest.raises(DataError) as info:
+        load_raw_data(data_config(validation="val.csv"), tmp_path)
+    assert str(info.value).startswith(f"{path}:3: column 'b' (column 2) has 'x', not a number")
+    assert info.value.loc == ("data", "validation")
 
 
 def test_unknown_column_lists_the_columns(tmp_path):
-    path = write(tmp_path, "a,b,y\n1,2,3\n")
+    write(tmp_path, "a,b,y\n1,2,3\n")
     with pytest.raises(SetupError, match=r"no column 'c'; the columns are: a, b, y"):
-        table_to_arrays(read_csv(path), data_config(features=["a", "c"]))
+        load_raw_data(data_config(features=["a", "c"]), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "loc"),
+    [
+        ("categorical", ["bb"], ("data", "categorical", 0)),
+        ("missing_by_column", {"bb": "drop"}, ("data", "missing_by_column", "bb")),
+    ],
+)
+def test_unknown_column_in_categorical_or_missing_by_column(tmp_path, key, value, loc):
+    write(tmp_path, "a,b,y\n1,2,3\n")
+    message = r"'bb' in `data\.\w+` is neither a feature nor the label.*did you mean 'b'"
+    with pytest.raises(DataError, match=message) as info:
+        load_raw_data(data_config(**{key: value}), tmp_path)
+    assert info.value.loc == loc
 
 
 def test_features_default_to_every_column_but_the_label(tmp_path):
-    data = table_to_arrays(read_csv(write(tmp_path, "a,y,b\n1,2,3\n4,5,6\n")), data_config())
+    write(tmp_path, "a,y,b\n1,2,3\n4,5,6\n")
+    data = arrays(tmp_path, data_config(standardize=False))
     assert data.feature_names == ["a", "b"]
     np.testing.assert_array_equal(data.features, [[1, 3], [4, 6]])
     np.testing.assert_array_equal(data.labels, [[2], [5]])
     assert data.features.dtype == np.float32 and data.labels.shape == (2, 1)
+
+
+def test_split_rows_is_a_seeded_permutation():
+    train, val = split_rows(100, 0.2, seed=3)
+    assert len(val) == 20 and len(train) == 80
+    assert sorted([*train, *val]) == list(range(100))
+    assert list(val) == sorted(val) and list(val) != list(range(20))
+    again_train, again_val = split_rows(100, 0.2, seed=3)
+    np.testing.assert_array_equal(val, again_val)
+    assert list(split_rows(100, 0.2, seed=4)[1]) != list(val)
+
+
+def test_split_rows_refuses_an_empty_part():
+    with pytest.raises(DataError, match="leaves no validation rows"):
+        split_rows(3, 0.1, seed=0)
+
+
+def test_validation_split_in_load_raw_data(tmp_path):
+    write(tmp_path, "a,y\n" + "".join(f"{i},{i}\n" for i in range(10)))
+    raw = load_raw_data(data_config(validation_split=0.3), tmp_path)
+    assert raw.train.num_rows == 7 and raw.validation.num_rows == 3
+    assert sorted([*raw.train.lines, *raw.validation.lines]) == list(range(2, 12))
+    assert raw.split == {"validation_split": 0.3, "seed": 0, "train_rows": 7, "validation_rows": 3}
 
 
 CSV_WITH_GAPS = "a,b,y\n1,2,3\n4,,6\n7,8,NA\n10,11,12\n"
@@ -107,44 +173,23 @@ CSV_WITH_GAPS = "a,b,y\n1,2,3\n4,,6\n7,8,NA\n10,11,12\n"
 def test_missing_error_names_the_cell(tmp_path):
     path = write(tmp_path, CSV_WITH_GAPS)
     with pytest.raises(SetupError) as info:
-        table_to_arrays(read_csv(path), data_config(missing="error"))
+        arrays(tmp_path, data_config(missing="error"))
     assert str(info.value).startswith(f"{path}:3: column 'b' (column 2) is empty")
     assert "missing: drop" in str(info.value)
 
 
 def test_missing_drop_drops_the_rows(tmp_path):
-    data = table_to_arrays(read_csv(write(tmp_path, CSV_WITH_GAPS)), data_config(missing="drop"))
+    write(tmp_path, CSV_WITH_GAPS)
+    data = arrays(tmp_path, data_config(missing="drop"))
     assert data.dropped_rows == 2
     assert data.num_rows == 2
     np.testing.assert_array_equal(data.labels[:, 0], [3, 12])
 
 
 def test_missing_drop_of_every_row(tmp_path):
+    write(tmp_path, "a,y\n,1\n2,\n")
     with pytest.raises(SetupError, match="every row has a missing value"):
-        table_to_arrays(read_csv(write(tmp_path, "a,y\n,1\n2,\n")), data_config(missing="drop"))
-
-
-# --------------------------------------------------------------------------- Standardizer
-
-
-def test_standardizer_round_trip(tmp_path):
-    write(tmp_path, "a,b,c,y\n1,10,5,0\n2,30,5,1\n3,50,5,0\n4,70,5,1\n")
-    data = load_training_data(data_config(), tmp_path)
-    fitted = Standardizer.fit(data)
-    assert fitted.feature_names == ["a", "b", "c"]
-    assert fitted.mean == pytest.approx([2.5, 40.0, 5.0])
-    assert fitted.std[2] == 1.0  # constant column: left unscaled instead of divided by zero
-
-    scaled = fitted.apply(data.features)
-    assert scaled.dtype == np.float32
-    np.testing.assert_allclose(scaled[:, :2].mean(axis=0), 0, atol=1e-6)
-    np.testing.assert_allclose(scaled[:, :2].std(axis=0), 1, atol=1e-6)
-    np.testing.assert_array_equal(scaled[:, 2], 0)
-
-    fitted.save(tmp_path / "preprocessing.json")
-    loaded = Standardizer.load(tmp_path / "preprocessing.json")
-    assert loaded == fitted
-    np.testing.assert_array_equal(loaded.apply(data.features), scaled)
+        arrays(tmp_path, data_config(missing="drop"))
 
 
 @pytest.mark.parametrize(("rows", "batch", "epochs"), [(64, 8, 10), (10, 4, 3), (5, 8, 1)])
@@ -178,7 +223,7 @@ def test_skip_continues_the_same_order(tmp_path, skip):
     lines = "".join(f"{i},{i * 10}\n" for i in range(rows))
     config = data_config(batch_size=batch_size, epochs=epochs, seed=7, standardize=False)
     write(tmp_path, "a,y\n" + lines)
-    data = load_training_data(config, tmp_path)
+    data = arrays(tmp_path, config)
 
     full = batches(data, config)
     assert len(full) == steps_per_run(rows, batch_size, epochs)

@@ -11,4 +11,16 @@ class TrainingError(HookrunError):
     exit_code = 1
 
 
-__all__ = ["HookrunError", "SetupError", "TrainingError"]
+class DataError(SetupError):
+    """The data does not fit the ``data:`` section (exit code 2), with the config key to blame.
+
+    Attributes:
+        loc: the YAML path the checks before training report it at, e.g. ``("data", "validation")``.
+    """
+
+    def __init__(self, message: str, loc: tuple[str | int, ...] = ("data", "train")) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+__all__ = ["DataError", "HookrunError", "SetupError", "TrainingError"]

@@ -1,18 +1,56 @@
-"""Assemble the training graph: input pipeline, the builder's model, the train op, named tensors."""
+"""Assemble the graph: input pipelines, the builder's model (for training and evaluation), the train op."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hookrun.config_schemas.run_config import RunConfig
-from hookrun.runner.data import TrainingData, make_dataset
+from hookrun.runner.data import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.device import DevicePlan
 from hookrun.runner.errors import SetupError
 from hookrun.runner.graph_builders.registry import get_builder
 from hookrun.runner.graph_builders.spec import GraphSpec
 from hookrun.runner.optimizers import make_train_op
+
+#: Name scope of the evaluation pipeline, model copy and metrics.
+EVAL_SCOPE = "evaluation"
+
+
+@dataclass
+class EvalGraph:
+    """The evaluation part of the graph: the builder's model on the validation set, sharing the weights.
+
+    Running ``reset_op`` then ``update_op`` ``num_batches`` times then fetching ``values`` evaluates
+    the current weights on every validation row once (as ``tf.estimator``'s evaluation loop does).
+    In the graph they are the ops ``evaluation/reset`` and ``evaluation/update`` and the tensors
+    ``evaluation/outputs/<name>:0`` for ``features``, ``labels``, ``predictions``, ``val_loss``
+    and each ``val_<metric>``.
+
+    Attributes:
+        reset_op: initializes the validation iterator and zeroes the streaming metrics' local variables.
+        update_op: consumes one validation batch and updates every streaming metric.
+        num_batches: batches in the validation set (count): ``ceil(rows / batch_size)``.
+        num_rows: validation rows (count).
+        values: ``val_loss`` and ``val_<metric>`` -> scalar tensors over the batches consumed since the reset
+            (``val_loss`` in training units; built-in metrics in the label's units).
+        features: the validation batch's features ``float32 [batch, n_features]`` (advances the iterator).
+        labels: the validation batch's labels ``float32 [batch, 1]`` (training units).
+        predictions: the builder's ``predictions`` on that batch (label units for the built-ins), or None.
+        spec: what the builder returned in ``eval`` mode.
+    """
+
+    reset_op: Any
+    update_op: Any
+    num_batches: int
+    num_rows: int
+    values: dict[str, Any]
+    features: Any
+    labels: Any
+    predictions: Any
+    spec: GraphSpec
 
 
 @dataclass
@@ -23,9 +61,10 @@ class BuiltGraph:
         graph: the ``tf.Graph``.
         global_step: the ``global_step`` variable.
         train_op: one training step.
-        spec: what the builder returned.
-        named: hook-visible names -> tensors (``loss``, ``global_step``,
-            ``predictions`` when given, and each metric).
+        spec: what the builder returned (``train`` mode).
+        named: hook-visible names -> tensors (``loss``, ``global_step``, ``predictions`` when given,
+            each metric, and ``learning_rate`` when the runner built the train op).
+        evaluation: the evaluation part, or None (no validation data or no ``evaluation`` hook).
     """
 
     graph: Any
@@ -33,15 +72,38 @@ class BuiltGraph:
     train_op: Any
     spec: GraphSpec
     named: dict[str, Any]
+    evaluation: EvalGraph | None = field(default=None)
+
+
+def _call_builder(tf: Any, builder: Any, name: str, features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:
+    """Call the builder and check it returned a scalar ``loss``."""
+    try:
+        spec = GraphSpec.coerce(builder(features, labels, params), name)
+    except SetupError:
+        raise
+    except Exception as err:
+        raise SetupError(f"graph.builder: {name} failed ({params['mode']} mode): {type(err).__name__}: {err}") from err
+    if spec.loss is None or getattr(spec.loss, "shape", None) is None or spec.loss.shape.rank != 0:
+        raise SetupError(f"graph.builder: {name} must return a scalar `loss` tensor")
+    return spec
 
 
 def build_graph(
-    tf: Any, config: RunConfig, data: TrainingData, base_dir: Path, plan: DevicePlan, initial_step: int = 0
+    tf: Any,
+    config: RunConfig,
+    data: TrainingData,
+    base_dir: Path,
+    plan: DevicePlan,
+    initial_step: int = 0,
+    validation: TrainingData | None = None,
+    label_scale: float = 1.0,
 ) -> BuiltGraph:
-    """Build the training graph in a fresh ``tf.Graph``.
+    """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
-    The input pipeline sits on the CPU; the builder's ops and the optimizer
-    go on ``plan.device``. The graph-level seed is ``data.seed``.
+    The input pipelines sit on the CPU; the builder's ops and the optimizer
+    go on ``plan.device``. The graph-level seed is ``data.seed``. The builder
+    is called with ``params`` = ``graph.params`` plus ``mode="train"`` and
+    ``label_scale``; with ``validation``, :func:`build_evaluation` calls it again.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -50,12 +112,15 @@ def build_graph(
         base_dir: the config's directory (custom builders import from there first).
         plan: the device plan.
         initial_step: restored ``global_step``; the pipeline skips that many batches.
+        validation: validation arrays, to build the evaluation part for an ``evaluation`` hook.
+        label_scale: ``data.label_scale`` (1.0 without), handed to the builder.
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
 
     Raises:
-        SetupError: the builder does not import, fails, or returns no scalar ``loss``.
+        SetupError: the builder does not import, fails, returns no scalar ``loss``, or creates new
+            variables when called for evaluation.
     """
     graph = tf.Graph()
     with graph.as_default():
@@ -69,18 +134,13 @@ def build_graph(
             labels = tf.identity(labels, name="labels")
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
+        params = {**config.graph.params, "label_scale": float(label_scale)}
+        learning_rate = None
         with tf.device(plan.device):
-            try:
-                spec = GraphSpec.coerce(builder(features, labels, dict(config.graph.params)), builder_name)
-            except SetupError:
-                raise
-            except Exception as err:
-                raise SetupError(f"graph.builder: {builder_name} failed: {type(err).__name__}: {err}") from err
-            if spec.loss is None or getattr(spec.loss, "shape", None) is None or spec.loss.shape.rank != 0:
-                raise SetupError(f"graph.builder: {builder_name} must return a scalar `loss` tensor")
+            spec = _call_builder(tf, builder, builder_name, features, labels, {**params, "mode": "train"})
             train_op = spec.train_op
             if train_op is None:
-                train_op = make_train_op(tf, config.graph.optimizer, spec.loss, global_step)
+                train_op, learning_rate = make_train_op(tf, config.graph.optimizer, spec.loss, global_step)
         named: dict[str, Any] = {"loss": spec.loss, "global_step": global_step}
         if spec.predictions is not None:
             named["predictions"] = spec.predictions
@@ -88,4 +148,111 @@ def build_graph(
             if name in named:
                 raise SetupError(f"graph.builder: metric name {name!r} clashes with a built-in tensor name")
             named[name] = tensor
-    return BuiltGraph(graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named)
+        if learning_rate is not None and "learning_rate" not in named:
+            named["learning_rate"] = learning_rate
+        evaluation = None
+        if validation is not None:
+            evaluation = build_evaluation(
+                tf, builder, builder_name, {**params, "mode": "eval"}, validation, config.data.batch_size, plan
+            )
+    return BuiltGraph(
+        graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation
+    )
+
+
+def build_evaluation(
+    tf: Any,
+    builder: Any,
+    builder_name: str,
+    params: dict[str, Any],
+    validation: TrainingData,
+    batch_size: int,
+    plan: DevicePlan,
+) -> EvalGraph:
+    """Build the evaluation part into the default graph: the builder again, on the validation set, same weights.
+
+    Mirrors what ``tf.estimator.experimental.InMemoryEvaluatorHook`` builds: an
+    initializable iterator over the validation arrays, the model called under
+    ``tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), reuse=True)``
+    (so ``get_variable`` returns the training weights), and streaming metrics
+    (``tf.compat.v1.metrics``, local variables) over every batch:
+
+    - ``val_loss``: ``tf.compat.v1.metrics.mean(loss, weights=batch rows)``: the mean of the
+      per-batch losses weighted by batch size, i.e. the loss over the whole set for a mean loss;
+    - ``val_<name>``: each of the spec's ``eval_metrics`` when it gives any, else each batch
+      metric averaged the same way (exact for mean-type metrics).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        builder: the builder function.
+        builder_name: its name, for messages.
+        params: the builder's params with ``mode="eval"``.
+        validation: the validation arrays.
+        batch_size: rows per evaluation batch.
+        plan: the device plan.
+
+    Returns:
+        The evaluation graph.
+
+    Raises:
+        SetupError: no validation rows, or the builder fails, returns no scalar loss, or creates
+            trainable variables (weights would not be shared).
+    """
+    if validation.num_rows == 0:
+        raise SetupError(
+            f"{validation.source}: no validation row is left after the missing-value policies; nothing to evaluate"
+        )
+    v1 = tf.compat.v1
+    trainable_before = {v.op.name for v in v1.trainable_variables()}
+    locals_before = set(v1.local_variables())
+    with tf.name_scope(EVAL_SCOPE):
+        with tf.device("/device:CPU:0"):
+            iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
+            features, labels = iterator.get_next()
+        with tf.device(plan.device):
+            try:
+                with v1.variable_scope(v1.get_variable_scope(), reuse=True):
+                    spec = _call_builder(tf, builder, builder_name, features, labels, params)
+            except SetupError as err:
+                if "does not exist" in str(err):
+                    raise SetupError(
+                        f"graph.builder: {builder_name} creates a variable when called for evaluation ({err}); "
+                        "create weights with tf.compat.v1.get_variable and the same names in both modes"
+                    ) from err
+                raise
+            created = sorted(v.op.name for v in v1.trainable_variables() if v.op.name not in trainable_before)
+            if created:
+                raise SetupError(
+                    f"graph.builder: {builder_name} created new variables when called for evaluation "
+                    f"({', '.join(created[:5])}); create weights with tf.compat.v1.get_variable so training and "
+                    "evaluation share them"
+                )
+            rows = tf.cast(tf.shape(labels)[0], tf.float32)
+            ordered: dict[str, tuple[Any, Any]] = {
+                "val_loss": v1.metrics.mean(spec.loss, weights=rows, name="loss_metric")
+            }
+            if spec.eval_metrics:
+                for name, (value, update) in spec.eval_metrics.items():
+                    ordered[f"val_{name}"] = (value, update)
+            else:
+                for name, tensor in spec.metrics.items():
+                    ordered[f"val_{name}"] = v1.metrics.mean(tensor, weights=rows, name=f"{name}_metric")
+        metric_locals = [v for v in v1.local_variables() if v not in locals_before]
+        reset_op = tf.group(iterator.initializer, v1.variables_initializer(metric_locals), name="reset")
+        update_op = tf.group(*(update for _, update in ordered.values()), name="update")
+        with tf.name_scope("outputs"):
+            features = tf.identity(features, name="features")
+            labels = tf.identity(labels, name="labels")
+            predictions = tf.identity(spec.predictions, name="predictions") if spec.predictions is not None else None
+            values = {name: tf.identity(value, name=name) for name, (value, _) in ordered.items()}
+    return EvalGraph(
+        reset_op=reset_op,
+        update_op=update_op,
+        num_batches=math.ceil(validation.num_rows / batch_size),
+        num_rows=validation.num_rows,
+        values=values,
+        features=features,
+        labels=labels,
+        predictions=predictions,
+        spec=spec,
+    )

@@ -7,30 +7,61 @@ from typing import Any
 from hookrun.config_schemas.graph import OPTIMIZERS, OptimizerConfig
 
 
-def make_optimizer(tf: Any, config: OptimizerConfig) -> Any:
+def learning_rate(tf: Any, config: OptimizerConfig, global_step: Any) -> Any:
+    """The learning rate: ``config.learning_rate``, or its exponential decay on ``global_step``.
+
+    With ``decay``: ``tf.compat.v1.train.exponential_decay(learning_rate, global_step, decay_steps,
+    decay_rate, staircase)``, i.e. ``learning_rate * decay_rate ** (global_step / decay_steps)``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        config: the optimizer section.
+        global_step: the ``global_step`` variable.
+
+    Returns:
+        A float (no decay) or a scalar ``float32`` tensor (per step).
+    """
+    if config.decay is None:
+        return config.learning_rate
+    return tf.compat.v1.train.exponential_decay(
+        config.learning_rate,
+        global_step,
+        config.decay.decay_steps,
+        config.decay.decay_rate,
+        staircase=config.decay.staircase,
+    )
+
+
+def make_optimizer(tf: Any, config: OptimizerConfig, rate: Any = None) -> Any:
     """Construct the ``tf.compat.v1.train`` optimizer named by ``config.name``.
 
     Args:
         tf: the ``tensorflow`` module.
         config: ``name`` (sgd, momentum, adam, adagrad, rmsprop), ``learning_rate``,
             ``momentum`` (used by momentum and rmsprop).
+        rate: the learning rate (a float or a tensor, see :func:`learning_rate`); default ``config.learning_rate``.
 
     Returns:
         A ``tf.compat.v1.train.Optimizer``.
     """
+    rate = config.learning_rate if rate is None else rate
     cls = getattr(tf.compat.v1.train, OPTIMIZERS[config.name])
-    if config.name == "momentum":
-        return cls(config.learning_rate, momentum=config.momentum)
-    if config.name == "rmsprop":
-        return cls(config.learning_rate, momentum=config.momentum)
-    return cls(config.learning_rate)
+    if config.name in ("momentum", "rmsprop"):
+        return cls(rate, momentum=config.momentum)
+    return cls(rate)
 
 
-def make_train_op(tf: Any, config: OptimizerConfig, loss: Any, global_step: Any) -> Any:
+def make_train_op(tf: Any, config: OptimizerConfig, loss: Any, global_step: Any) -> tuple[Any, Any]:
     """``optimizer.minimize(loss, global_step)`` after the graph's ``UPDATE_OPS``.
 
     Each run of the returned op takes one step and increments ``global_step`` by one.
+
+    Returns:
+        ``(train_op, learning_rate)``: the op, and the learning rate as a scalar tensor named
+        ``learning_rate`` (per step; the hook tensor name ``learning_rate``).
     """
-    optimizer = make_optimizer(tf, config)
+    rate = learning_rate(tf, config, global_step)
+    optimizer = make_optimizer(tf, config, rate)
     with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
-        return optimizer.minimize(loss, global_step=global_step)
+        train_op = optimizer.minimize(loss, global_step=global_step)
+    return train_op, tf.identity(tf.convert_to_tensor(rate, tf.float32), name="learning_rate")

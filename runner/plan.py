@@ -8,6 +8,18 @@ from hookrun.config_schemas.hooks import HookConfig
 
 #: Lifecycle phases in the order TensorFlow calls them.
 PHASES = ("begin", "after_create_session", "before_run / after_run", "end")
+#: When TensorFlow calls each phase.
+PHASE_WHEN = {
+    "begin": "once, before the graph is finalized",
+    "after_create_session": "after each session is created, again after a recovered one",
+    "before_run / after_run": "around every step",
+    "end": "once, when a stop is requested or the data ends",
+}
+#: How a run finishes, for each way it can end.
+FINISHING_RULES = (
+    "end of data (OutOfRangeError): end runs, that step's after_run does not",
+    "any other error (graph error, a hook raising): neither that step's after_run nor end runs; exit 1",
+)
 
 
 @dataclass(frozen=True)

@@ -7,28 +7,47 @@ are printed and the run goes on.
 
 from __future__ import annotations
 
+import difflib
+
+from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.errors import SetupError
+from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
-from hookrun.runner.data import read_csv, table_to_arrays
+from hookrun.runner.data import load_raw_data
+from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
 
 #: Data rows read by the quick check (rows); ``train`` reads the whole file anyway.
 PREVIEW_ROWS = 200
 
 
 def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
-    """Read the CSV's header and first rows and check they fit ``data:``.
+    """Read the CSVs' headers and first rows and check they fit ``data:`` and the builder.
+
+    The first :data:`PREVIEW_ROWS` rows of the training file (and of the
+    ``validation`` file) are parsed and preprocessed as training would, without
+    the validation split: missing-value policies, column kinds, fill values, the
+    label for a built-in regressor or classifier (its classes so far against
+    ``n_classes``).
 
     Returns:
-        One error issue (at ``data.train``) when the file is missing, empty,
-        header-only, ragged, lacks the label or a feature, or a first-row
-        cell is not a number; else nothing.
+        One error issue when a file is missing, empty, header-only, ragged,
+        lacks the label or a feature, has an empty cell under ``missing:
+        error``, a text cell in a column that is numeric in the training
+        file (validation file), a text label for a regressor, more classes
+        than ``n_classes``, ...; located at the config key to change
+        (``data.train``, ``data.validation``, ``data.missing_by_column.X``,
+        ``graph.params.n_classes``, ...). Else nothing.
     """
-    data = loaded.config.data
+    config = loaded.config
     try:
-        table = read_csv(loaded.base_dir / data.train, max_rows=PREVIEW_ROWS)
-        table_to_arrays(table, data)
+        raw = load_raw_data(config.data, loaded.base_dir, max_rows=PREVIEW_ROWS, split=False)
+        state = Preprocessor.fit(raw.train, config.data, raw.split)
+        state.transform(raw.train)
+        check_label_for_builder(config.graph, state, raw.train)
+        if raw.validation is not None:
+            state.transform(raw.validation, strict_labels=False)
     except SetupError as err:
-        return [loaded.issue(("data", "train"), str(err))]
+        return [loaded.issue(getattr(err, "loc", ("data", "train")), str(err))]
     return []
 
 
@@ -39,14 +58,32 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
     - warning: ``nan_tensor`` after a ``checkpoint_saver`` (a NaN step could
       be checkpointed before it is caught);
     - warning: no ``stop_at_step`` while the data repeats forever
-      (``epochs: null``): the run never ends by itself.
+      (``epochs: null``): the run never ends by itself;
+    - error: an ``evaluation`` hook without validation data, or a second one;
+    - error: an ``early_stopping`` hook with no ``evaluation`` hook before it,
+      or (built-in builders) a ``monitor`` the evaluation does not give.
     """
     issues: list[ConfigIssue] = []
     hooks = loaded.config.hooks
+    data = loaded.config.data
     checkpoint_dirs: dict[str, int] = {}
     first_saver: int | None = None
+    first_evaluation: int | None = None
     for index, hook in enumerate(hooks):
         kind = hook.type  # type: ignore[attr-defined]
+        if kind == "evaluation":
+            if data.validation is None and data.validation_split is None:
+                issues.append(loaded.issue(("hooks", index), NO_VALIDATION_DATA))
+            elif first_evaluation is not None:
+                issues.append(
+                    loaded.issue(
+                        ("hooks", index),
+                        f"a second evaluation hook (the first is hooks[{first_evaluation}]); keep one",
+                    )
+                )
+            first_evaluation = index if first_evaluation is None else first_evaluation
+        if kind == "early_stopping":
+            issues.extend(_check_early_stopping(loaded, index, first_evaluation))
         if kind == "checkpoint_saver":
             directory = hook.checkpoint_dir or "."  # type: ignore[attr-defined]
             if directory in checkpoint_dirs:
@@ -79,6 +116,34 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
             )
         )
     return issues
+
+
+def _check_early_stopping(loaded: LoadedConfig, index: int, first_evaluation: int | None) -> list[ConfigIssue]:
+    """An ``early_stopping`` hook needs an ``evaluation`` hook before it, and a monitor it gives."""
+    if first_evaluation is None:
+        return [
+            loaded.issue(
+                ("hooks", index),
+                "early_stopping reads the results of an `evaluation` hook: add `- type: evaluation` (with "
+                "`every_n_steps`) before it in `hooks:`",
+            )
+        ]
+    graph = loaded.config.graph
+    metrics = builtin_eval_metrics(graph.builder, graph.params)
+    monitor = loaded.config.hooks[index].monitor  # type: ignore[attr-defined]
+    if metrics is None:
+        return []
+    names = ["val_loss", *(f"val_{m}" for m in metrics)]
+    if monitor in names:
+        return []
+    close = difflib.get_close_matches(monitor, names, n=1)
+    hint = f"; did you mean `{close[0]}`?" if close else ""
+    return [
+        loaded.issue(
+            ("hooks", index, "monitor"),
+            f"{monitor!r} is not evaluated for {graph.builder}; the evaluation gives: {', '.join(names)}{hint}",
+        )
+    ]
 
 
 def preflight(loaded: LoadedConfig) -> list[ConfigIssue]:

@@ -66,12 +66,34 @@ class LoopResult:
         loop_seconds: wall time from the first step's start to the loop's end (seconds).
         end_of_data: the loop ended because the input ran out.
         signal: the signal (SIGINT 2, SIGTERM 15) that stopped the loop, or None.
+        final_global_step: ``global_step`` read when the loop ended, before ``end``; None if
+            unreadable. After a recovered session this differs from ``initial_step + steps``
+            (the steps since the restored checkpoint ran again).
     """
 
     steps: int
     loop_seconds: float
     end_of_data: bool
     signal: int | None = None
+    final_global_step: int | None = None
+
+
+def _where(finishing: bool, final_global_step: int | None, done: int) -> str:
+    """Where a failure happened, for its message: in a step (``done + 1``) or in ``end()`` after the last step."""
+    if finishing:
+        return f"in end() after step {final_global_step if final_global_step is not None else done}"
+    return f"at step {done + 1}"
+
+
+def _read_global_step(tf: Any, session: Any) -> int | None:
+    """``global_step`` of the default graph, read on the raw session (no hook sees it); None if unreadable."""
+    global_step = tf.compat.v1.train.get_global_step()
+    if global_step is None:
+        return None
+    try:
+        return int(session.run_step_fn(lambda step_context: step_context.session.run(global_step)))
+    except (tf.errors.OpError, RuntimeError, ValueError, TypeError):
+        return None
 
 
 def run_monitored(
@@ -113,6 +135,8 @@ def run_monitored(
     steps = 0
     started = time.perf_counter()
     end_of_data = False
+    final_global_step: int | None = None
+    finishing = False  # the loop is over: an error now comes from a hook's end() (or closing)
     stop = StopSignals()
     try:
         with stop, tf.compat.v1.train.MonitoredTrainingSession(
@@ -132,8 +156,11 @@ def run_monitored(
                     session.run(train_op)
                     steps += 1
             except (tf.errors.OutOfRangeError, StopIteration):
-                end_of_data = True
+                end_of_data = finishing = True
+                final_global_step = _read_global_step(tf, session)
                 raise  # the session's __exit__ swallows it and still calls every hook's end()
+            finishing = True
+            final_global_step = _read_global_step(tf, session)
     except tf.compat.v1.train.NanLossDuringTrainingError as err:
         latest = tf.train.latest_checkpoint(str(checkpoint_dir))
         raise TrainingError(
@@ -141,13 +168,17 @@ def run_monitored(
         ) from err
     except tf.errors.OpError as err:
         message = (err.message or str(err)).strip().splitlines()[0]
-        raise TrainingError(
-            f"TensorFlow error at step {initial_step + steps + 1}: {type(err).__name__}: {message}"
-        ) from err
+        where = _where(finishing, final_global_step, initial_step + steps)
+        raise TrainingError(f"TensorFlow error {where}: {type(err).__name__}: {message}") from err
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:
-        raise TrainingError(f"training failed at step {initial_step + steps + 1}: {type(err).__name__}: {err}") from err
+        where = _where(finishing, final_global_step, initial_step + steps)
+        raise TrainingError(f"training failed {where}: {type(err).__name__}: {err}") from err
     return LoopResult(
-        steps=steps, loop_seconds=time.perf_counter() - started, end_of_data=end_of_data, signal=stop.signum
+        steps=steps,
+        loop_seconds=time.perf_counter() - started,
+        end_of_data=end_of_data,
+        signal=stop.signum,
+        final_global_step=final_global_step,
     )

@@ -134,7 +134,7 @@ def captured() -> Captured:
 @pytest.fixture
 def run_train(tmp_path: Path, captured: Captured) -> Callable[..., Any]:
     """``run_train(loaded, run_dir=None)``: the real runner into ``tmp_path/run``, output into ``captured``."""
-    from hookrun.runner.train import train
+    from hookrun.runner.trainer import train
 
     def run(loaded: LoadedConfig, run_dir: Path | None = None) -> Any:
         return train(loaded, run_dir=run_dir or tmp_path / "run", console=captured.console)

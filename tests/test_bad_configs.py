@@ -149,10 +149,14 @@ def workdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 ALL_HOOKS_CONFIG = """\
 name: all-hooks
 graph: {builder: dnn_regressor, params: {hidden_units: [4]}}
-data: {train: DATA, label: y, epochs: 2}
+data: {train: DATA, label: y, epochs: 2, validation_split: 0.25}
 session: {run_dir: run}
 hooks:
   - type: nan_tensor
+  - type: evaluation
+    every_n_steps: 2
+  - type: early_stopping
+    monitor: val_rmse
   - type: stop_at_step
     last_step: 5
   - type: progress_bar
@@ -230,7 +234,7 @@ def test_validate_build_prints_the_graph(driver_results: dict[str, dict[str, obj
     result = driver_results["build:all_hooks"]
     output = str(result["out"])
     assert result["code"] == 0, output
-    assert "graph built on /device:CPU:0, 9 hook(s) ready (no session created)" in output
+    assert "graph built on /device:CPU:0, 11 hook(s) ready (no session created)" in output
     named = next(line for line in output.splitlines() if line.startswith("named tensors: "))
     assert {"global_step", "loss", "predictions", "rmse"} <= set(named.removeprefix("named tensors: ").split(", "))
     assert "trainable variables:" in output

@@ -52,7 +52,7 @@ def test_validate_reports_a_missing_data_file(tmp_path):
 def test_list_hooks_lists_every_type():
     result = runner.invoke(app, ["list-hooks"])
     assert result.exit_code == 0, result.output
-    assert len(HOOK_CONFIG_BY_TYPE) == 10
+    assert len(HOOK_CONFIG_BY_TYPE) == 12
     for kind in HOOK_CONFIG_BY_TYPE:
         assert kind in result.stdout
 
@@ -78,7 +78,7 @@ def test_train_a_tiny_config_prints_the_history_table(tmp_path, linear_csv):
     out = result.stdout
     assert "History" in out
     assert "mean_loss" in out and "total_loss" in out
-    table_steps = [line.split("│")[1].strip() for line in out.splitlines() if line.count("│") >= 4]
+    table_steps = [line.split("│")[0].strip() for line in out.splitlines() if line.count("│") >= 2]
     assert table_steps == [str(s) for s in range(every, last_step + 1, every)]
     assert f"trained {last_step} steps" in out
     assert (tmp_path / "run" / "history.csv").exists()

@@ -446,7 +446,10 @@ def test_value_errors_show_the_bad_value(tmp_path: Path) -> None:
     issues = errors_of(path).issues
     assert [i.format() for i in issues] == [
         f"{path}:6:15: error: data.batch_size: must be greater than 0 (got 0)",
-        f"{path}:7:12: error: data.missing: must be one of `error`, `drop` (got 'dorp'); did you mean `drop`?",
+        (
+            f"{path}:7:12: error: data.missing: must be one of `error`, `drop`, `mean`, `median` or a mapping "
+            "(got 'dorp'); did you mean `drop`?"
+        ),
         f"{path}:8:9: error: device: device 'tpu' is not one of cpu, gpu, gpu:N (N = 0, 1, ...) or auto",
     ]
     assert all("Value error" not in i.message for i in issues)

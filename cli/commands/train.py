@@ -24,6 +24,14 @@ def train_command(
             "--allow-config-change", help="Resume even if the graph or data shape differs from the saved config."
         ),
     ] = False,
+    trace: Annotated[
+        bool,
+        typer.Option(
+            "--trace",
+            help="Record every hook method call to <run_dir>/trace.jsonl and print a per-hook cost table "
+            "(as session.trace: true).",
+        ),
+    ] = False,
     debug: DebugOption = False,
 ) -> None:
     """Train: validate the config, build the graph, run the monitored session with the configured hooks.
@@ -36,7 +44,7 @@ def train_command(
     from rich.console import Console
 
     from hookrun.cli.errors import print_issues, reported_errors
-    from hookrun.cli.render import history_table
+    from hookrun.cli.render import history_table, trace_table
     from hookrun.config_schemas.loader import ConfigError, load_config
     from hookrun.runner.preflight import preflight
 
@@ -49,15 +57,22 @@ def train_command(
             raise ConfigError(issues)
         if issues:
             print_issues(err, ConfigError(issues))
-        from hookrun.runner.train import train
+        from hookrun.runner.trainer import train
 
         result = train(
-            loaded, run_dir=run_dir, console=out, verbose=verbose, allow_config_change=allow_config_change
+            loaded,
+            run_dir=run_dir,
+            console=out,
+            verbose=verbose,
+            allow_config_change=allow_config_change,
+            trace=trace,
         )
         for note in result.notes:
             out.print(f"note: {note}", highlight=False)
         if result.history:
             out.print(history_table(result.history, result.history_columns))
+        if result.trace_summary is not None:
+            out.print(trace_table(result.trace_summary))
         if result.signal is not None:
             saved = f", checkpoint saved: {result.checkpoint_path}" if result.checkpoint_path else ""
             err.print(f"interrupted at step {result.final_global_step}{saved}", style="yellow", highlight=False)

@@ -13,7 +13,7 @@ from hookrun.cli.options import DebugOption, SetOption
 def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool, out: Any, err: Any) -> None:
     """Check one config and print its plan; raise ``HookrunError`` subclasses on failure."""
     from hookrun.cli.errors import print_issues
-    from hookrun.cli.render import plan_table
+    from hookrun.cli.render import phase_plan, plan_table
     from hookrun.config_schemas.loader import ConfigError, load_config, resolved_yaml
     from hookrun.runner.plan import plan
     from hookrun.runner.preflight import preflight
@@ -26,7 +26,7 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
         print_issues(err, ConfigError(issues))
     built = None
     if build:
-        from hookrun.runner.train import check_graph
+        from hookrun.runner.trainer import check_graph
 
         built = check_graph(loaded)
     if print_:
@@ -34,7 +34,9 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
         return
     out.print(f"[green]ok[/]: {config} ({loaded.config.name}, builder {loaded.config.graph.builder})")
     if loaded.config.hooks:
-        out.print(plan_table(plan(loaded.config.hooks)))
+        planned = plan(loaded.config.hooks)
+        out.print(plan_table(planned))
+        out.print(phase_plan(planned), highlight=False)
     else:
         out.print("no hooks: the run stops only when the data ends")
     if built is not None:

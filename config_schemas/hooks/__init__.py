@@ -14,6 +14,8 @@ from pydantic import Field
 from hookrun.config_schemas.hooks._base import HookConfig
 from hookrun.config_schemas.hooks.checkpoint_saver import CheckpointSaverConfig
 from hookrun.config_schemas.hooks.custom import CustomHookConfig
+from hookrun.config_schemas.hooks.early_stopping import EarlyStoppingConfig
+from hookrun.config_schemas.hooks.evaluation import EvaluationConfig
 from hookrun.config_schemas.hooks.global_step_waiter import GlobalStepWaiterConfig
 from hookrun.config_schemas.hooks.history_saver import HistorySaverConfig
 from hookrun.config_schemas.hooks.logging_tensor import LoggingTensorConfig
@@ -23,7 +25,8 @@ from hookrun.config_schemas.hooks.step_counter import StepCounterConfig
 from hookrun.config_schemas.hooks.stop_at_step import StopAtStepConfig
 from hookrun.config_schemas.hooks.summary_saver import SummarySaverConfig
 
-#: Every hook config model, in catalogue order (TensorFlow's, then tfestimators', then custom).
+#: Every hook config model, in catalogue order (TensorFlow's, then tfestimators', then the estimator
+#: evaluation hooks, then custom).
 HOOK_CONFIGS: tuple[type[HookConfig], ...] = (
     StopAtStepConfig,
     CheckpointSaverConfig,
@@ -34,6 +37,8 @@ HOOK_CONFIGS: tuple[type[HookConfig], ...] = (
     GlobalStepWaiterConfig,
     ProgressBarConfig,
     HistorySaverConfig,
+    EvaluationConfig,
+    EarlyStoppingConfig,
     CustomHookConfig,
 )
 
@@ -52,6 +57,8 @@ __all__ = [
     "HookConfig",
     "CheckpointSaverConfig",
     "CustomHookConfig",
+    "EarlyStoppingConfig",
+    "EvaluationConfig",
     "GlobalStepWaiterConfig",
     "HistorySaverConfig",
     "LoggingTensorConfig",

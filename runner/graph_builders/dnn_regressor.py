@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookrun.runner.graph_builders.layers import dense, regression_head
+from hookrun.runner.graph_builders.layers import dense, hidden_layers, regression_head
 from hookrun.runner.graph_builders.spec import GraphSpec
 
 
@@ -15,17 +15,16 @@ def dnn_regressor(features: Any, labels: Any, params: dict[str, Any]) -> GraphSp
 
     Args:
         features: ``float32 [batch, n_features]``.
-        labels: ``float32 [batch, 1]``.
-        params: ``hidden_units`` (list of int, default [64, 32]), ``activation``
-            (default ``relu``), ``l2`` (float, default 0).
+        labels: ``float32 [batch, 1]`` (training units: divided by ``label_scale``).
+        params: ``hidden_units`` (list of int, default [64, 32]), ``activation`` (default ``relu``),
+            ``dropout`` (fraction, default 0; training only), ``l2`` (float, default 0); from the
+            runner: ``mode`` (``train``/``eval``) and ``label_scale``.
 
     Returns:
-        A spec with ``loss``, ``predictions`` ``[batch, 1]`` and metrics ``mse``, ``rmse``, ``mae``.
+        A spec with ``loss``, ``predictions`` ``[batch, 1]`` (label units), metrics ``mse``, ``rmse``,
+        ``mae`` (label units) and, for evaluation, streaming ``rmse`` and ``mae``.
     """
     import tensorflow as tf
 
-    net = features
-    for index, units in enumerate(params.get("hidden_units", [64, 32])):
-        net = dense(tf, net, int(units), f"hidden_{index}", params.get("activation", "relu"))
-    predictions = dense(tf, net, 1, "output")
-    return GraphSpec(**regression_head(tf, predictions, labels, float(params.get("l2", 0.0))))
+    output = dense(tf, hidden_layers(tf, features, params), 1, "output")
+    return GraphSpec(**regression_head(tf, output, labels, params))

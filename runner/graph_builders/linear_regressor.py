@@ -15,13 +15,14 @@ def linear_regressor(features: Any, labels: Any, params: dict[str, Any]) -> Grap
 
     Args:
         features: ``float32 [batch, n_features]``.
-        labels: ``float32 [batch, 1]``.
-        params: ``l2`` (float, default 0).
+        labels: ``float32 [batch, 1]`` (training units: divided by ``label_scale``).
+        params: ``l2`` (float, default 0); from the runner: ``mode`` and ``label_scale``.
 
     Returns:
-        A spec with ``loss``, ``predictions`` ``[batch, 1]`` and metrics ``mse``, ``rmse``, ``mae``.
+        A spec with ``loss``, ``predictions`` ``[batch, 1]`` (label units), metrics ``mse``, ``rmse``,
+        ``mae`` (label units) and, for evaluation, streaming ``rmse`` and ``mae``.
     """
     import tensorflow as tf
 
-    predictions = dense(tf, features, 1, "linear")
-    return GraphSpec(**regression_head(tf, predictions, labels, float(params.get("l2", 0.0))))
+    output = dense(tf, features, 1, "linear")
+    return GraphSpec(**regression_head(tf, output, labels, params))

@@ -13,6 +13,7 @@ from hookrun.config_schemas.imports import import_object
 BUILTINS: dict[str, str] = {
     "linear_regressor": "hookrun.runner.graph_builders.linear_regressor:linear_regressor",
     "dnn_regressor": "hookrun.runner.graph_builders.dnn_regressor:dnn_regressor",
+    "linear_classifier": "hookrun.runner.graph_builders.linear_classifier:linear_classifier",
     "dnn_classifier": "hookrun.runner.graph_builders.dnn_classifier:dnn_classifier",
 }
 

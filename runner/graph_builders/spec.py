@@ -5,31 +5,51 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: Keys a builder may return in a dict instead of a ``GraphSpec``.
+SPEC_KEYS = ("loss", "train_op", "predictions", "metrics", "eval_metrics")
+
 
 @dataclass
 class GraphSpec:
-    """The named tensors of a built graph.
+    """The named tensors of a built graph; mirrors ``tf.estimator.EstimatorSpec``.
 
     The builder contract: ``fn(features, labels, params) -> GraphSpec`` (or a
-    ``dict`` with the same keys), called inside a fresh ``tf.Graph`` with
+    ``dict`` with the same keys), called inside a ``tf.Graph`` with
 
-    - ``features``: ``float32 [batch, n_features]``,
-    - ``labels``: ``float32 [batch, 1]``,
-    - ``params``: ``dict`` from the config's ``graph.params``.
+    - ``features``: ``float32 [batch, n_features]`` (numeric columns z-scored,
+      categorical ones one-hot; names in ``preprocessing.json``),
+    - ``labels``: ``float32 [batch, 1]`` (a numeric label divided by
+      ``data.label_scale``; a text label as class ids),
+    - ``params``: ``dict`` of the config's ``graph.params``, plus two keys the runner sets:
+      ``mode`` (``"train"`` or ``"eval"``) and ``label_scale`` (float, 1.0 without
+      ``data.label_scale``).
+
+    The builder is called once with ``mode="train"`` on the training batches and, when
+    the config has an ``evaluation`` hook, once more with ``mode="eval"`` on the
+    validation batches, inside ``tf.compat.v1.variable_scope(..., reuse=True)``: create
+    weights with ``tf.compat.v1.get_variable`` so both calls share them (a builder that
+    creates new trainable variables in the second call is refused). Apply dropout and
+    other training-only behaviour only when ``params["mode"] == "train"``.
 
     Attributes:
         loss: scalar ``float32`` tensor to minimise. Required.
         train_op: the op that takes one step and increments ``global_step``;
             None lets the runner build it from ``graph.optimizer``.
         predictions: ``[batch, ...]`` model output, optional.
-        metrics: name -> scalar tensor (e.g. ``rmse``), optional. Names become
-            valid hook tensor names.
+        metrics: name -> scalar tensor of the current batch (e.g. ``rmse``), optional.
+            Names become valid hook tensor names.
+        eval_metrics: name -> ``(value, update_op)`` of a streaming metric over the
+            whole evaluation (``tf.compat.v1.metrics.*``, as ``EstimatorSpec.eval_metric_ops``),
+            optional, used in ``eval`` mode. Without it each batch metric is averaged over
+            the evaluation weighted by batch size (exact for means such as ``mae`` or
+            ``accuracy``, not for ``rmse``).
     """
 
     loss: Any
     train_op: Any = None
     predictions: Any = None
     metrics: dict[str, Any] = field(default_factory=dict)
+    eval_metrics: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @classmethod
     def coerce(cls, value: Any, builder: str) -> GraphSpec:
@@ -41,11 +61,11 @@ class GraphSpec:
         if isinstance(value, GraphSpec):
             return value
         if isinstance(value, dict):
-            unknown = set(value) - {"loss", "train_op", "predictions", "metrics"}
+            unknown = set(value) - set(SPEC_KEYS)
             if "loss" not in value or unknown:
                 raise TypeError(
                     f"builder {builder} returned a dict with keys {sorted(value)}; it needs `loss` and may have "
-                    "`train_op`, `predictions`, `metrics`"
+                    "`train_op`, `predictions`, `metrics`, `eval_metrics`"
                 )
             return cls(**value)
         raise TypeError(f"builder {builder} returned {type(value).__name__}; return a GraphSpec or a dict with `loss`")

@@ -1,4 +1,4 @@
-"""Tests of the Python API: ``hookrun.runner.train`` with a path or a loaded config."""
+"""Tests of the Python API: ``hookrun.runner.trainer`` with a path or a loaded config."""
 
 from __future__ import annotations
 
@@ -37,3 +37,11 @@ def test_train_path_with_bad_data_raises_config_error_and_writes_nothing(tmp_pat
         train(path, run_dir=tmp_path / "run")
     assert "bad.yaml:" in str(info.value) and "missing.csv" in str(info.value)
     assert not (tmp_path / "run").exists()
+
+
+def test_api_function_is_not_shadowed_by_the_module() -> None:
+    import hookrun.runner
+    import hookrun.runner.trainer  # noqa: F401 - importing the submodule must not replace the function
+
+    assert callable(hookrun.runner.train)
+    assert hookrun.runner.train.__module__ == "hookrun.runner"

@@ -12,13 +12,14 @@ from rich.console import Console
 
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
-from hookrun.hooks.context import HookContext, TensorNames, UnknownTensorError
+from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
 from hookrun.hooks.files import atomic_write_text
 from hookrun.hooks.registry import build_hook
 from hookrun.runner.config_change import compare_configs
-from hookrun.runner.data import Standardizer, load_training_data, steps_per_run
+from hookrun.runner.data import load_raw_data, steps_per_run
 from hookrun.runner.device import resolve_device, session_config
 from hookrun.runner.graph import build_graph
+from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.run_dir import RunDirLock, prepare_run_dir
 from hookrun.runner.session import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
@@ -34,14 +35,18 @@ class TrainResult:
         run_dir: the run directory (absolute).
         initial_step: ``global_step`` restored at the start (0 for a new run).
         final_global_step: ``global_step`` at the end.
-        steps: steps taken in this run (``final_global_step - initial_step``).
+        steps: ``train_op`` runs completed in this run (``final_global_step - initial_step``, unless a
+            recovered session re-ran the steps since its restored checkpoint).
         loop_seconds: wall time of the step loop (seconds).
         end_of_data: training ended because the data ran out.
         history: rows of the first ``history_saver`` (whole run, resumed rows included), else empty.
         history_columns: column names of ``history``.
+        evaluations: one dict per evaluation in this run: ``step``, ``val_loss``, ``val_<metric>``.
         checkpoint_path: the latest checkpoint prefix in the run directory, or None.
         notes: lines worth showing the user (device fallback, dropped rows).
         signal: the signal (SIGINT 2, SIGTERM 15) that stopped training early, or None.
+        trace_summary: per-hook cost of the lifecycle trace (``hookrun.runner.trace.TraceSummary``),
+            or None when tracing was off.
     """
 
     run_dir: Path
@@ -52,9 +57,11 @@ class TrainResult:
     end_of_data: bool
     history: list[dict[str, Any]] = field(default_factory=list)
     history_columns: list[str] = field(default_factory=list)
+    evaluations: list[dict[str, Any]] = field(default_factory=list)
     checkpoint_path: str | None = None
     notes: list[str] = field(default_factory=list)
     signal: int | None = None
+    trace_summary: Any = None
 
     @property
     def steps_per_sec(self) -> float:
@@ -109,9 +116,10 @@ class PreparedRun:
         scaffold: the session's ``Scaffold`` (saver with the checkpoint_saver's ``max_to_keep``).
         plan: the device plan.
         initial_step: ``global_step`` restored from the run directory (0 if none).
-        standardizer: the feature statistics used, or None without ``standardize``.
+        preprocessor: the fitted (or, when resuming, saved) preprocessing state.
         on_close: callables to run after the session, on success and failure.
         notes: lines for the user.
+        evaluations: the validation results shared by the hooks, or None without an evaluation.
     """
 
     tf: Any
@@ -120,9 +128,10 @@ class PreparedRun:
     scaffold: Any
     plan: Any
     initial_step: int
-    standardizer: Standardizer | None
+    preprocessor: Preprocessor
     on_close: list[Any]
     notes: list[str]
+    evaluations: Evaluations | None = None
 
 
 def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bool = False) -> PreparedRun:
@@ -130,6 +139,13 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
 
     ``directory`` need not exist: it is only read (for the latest checkpoint
     and saved preprocessing) and handed to hooks as the place they will write.
+
+    The data: the training file is read and the validation rows split off
+    (or the validation file read); the preprocessing is fitted on the
+    training rows, or, when the run resumes from a checkpoint, loaded from
+    ``preprocessing.json`` and checked against the config. With an
+    ``evaluation`` hook the graph gets its evaluation part and the hooks share
+    one :class:`~hookrun.hooks.context.Evaluations`.
 
     Args:
         loaded: the config.
@@ -145,10 +161,8 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
-    data = load_training_data(config.data, loaded.base_dir)
+    raw = load_raw_data(config.data, loaded.base_dir)
     notes: list[str] = []
-    if data.dropped_rows:
-        notes.append(f"dropped {data.dropped_rows} row(s) with missing values (data.missing: drop)")
 
     tf = import_tensorflow(verbose)
     plan = resolve_device(
@@ -158,21 +172,34 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
         notes.append(plan.note)
     initial_step = restored_step(tf, directory) if directory.exists() else 0
 
-    standardizer: Standardizer | None = None
-    if config.data.standardize:
-        stats_path = directory / PREPROCESSING_FILE
-        if initial_step > 0 and stats_path.exists():
-            standardizer = Standardizer.load(stats_path)
-            if standardizer.feature_names != data.feature_names:
-                raise SetupError(
-                    f"{stats_path}: saved features {standardizer.feature_names} differ from the config's "
-                    f"{data.feature_names}; use a new run directory"
-                )
-        else:
-            standardizer = Standardizer.fit(data)
-        data.features = standardizer.apply(data.features)
+    state_path = directory / PREPROCESSING_FILE
+    if initial_step > 0 and state_path.exists():
+        preprocessor = Preprocessor.load(state_path, config.data)
+        if raw.train.kinds != preprocessor.kinds:
+            raw = load_raw_data(config.data, loaded.base_dir, kinds=preprocessor.kinds)
+        preprocessor.check_resumable(config.data, raw.split, state_path)
+    else:
+        preprocessor = Preprocessor.fit(raw.train, config.data, raw.split)
+    check_label_for_builder(config.graph, preprocessor, raw.train)
+    data = preprocessor.transform(raw.train)
+    validation = preprocessor.transform(raw.validation) if raw.validation is not None else None
+    if data.dropped_rows:
+        notes.append(f"dropped {data.dropped_rows} training row(s) with missing values (missing: drop)")
+    if validation is not None and validation.dropped_rows:
+        notes.append(f"dropped {validation.dropped_rows} validation row(s) with missing values (missing: drop)")
 
-    built = build_graph(tf, config, data, loaded.base_dir, plan, initial_step)
+    wants_evaluation = any(h.type == "evaluation" for h in config.hooks)  # type: ignore[attr-defined]
+    built = build_graph(
+        tf,
+        config,
+        data,
+        loaded.base_dir,
+        plan,
+        initial_step,
+        validation=validation if wants_evaluation else None,
+        label_scale=preprocessor.label_scale,
+    )
+    evaluations = Evaluations(names=list(built.evaluation.values)) if built.evaluation is not None else None
     hooks: list[Any] = []
     on_close: list[Any] = []
     last_step = expected_last_step(loaded, data.num_rows, initial_step)
@@ -196,12 +223,14 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
                 expected_last_step=last_step,
                 where=f"hooks[{index}]",
                 on_close=on_close,
+                evaluation=built.evaluation,
+                evaluations=evaluations,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))
-            except UnknownTensorError as err:
+            except (UnknownTensorError, HookConfigError) as err:
                 raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
-    return PreparedRun(tf, built, hooks, scaffold, plan, initial_step, standardizer, on_close, notes)
+    return PreparedRun(tf, built, hooks, scaffold, plan, initial_step, preprocessor, on_close, notes, evaluations)
 
 
 def train(
@@ -211,6 +240,7 @@ def train(
     console: Console | None = None,
     verbose: bool = False,
     allow_config_change: bool = False,
+    trace: bool = False,
 ) -> TrainResult:
     """Train the model a config describes, running exactly its hooks in order.
 
@@ -228,9 +258,11 @@ def train(
         verbose: show TensorFlow's INFO logs.
         allow_config_change: resume even when the graph or data shape differs
             from the run directory's saved ``config.yaml``.
+        trace: record every hook call to ``<run_dir>/trace.jsonl`` (also on with
+            ``session.trace: true``); see :mod:`hookrun.runner.trace`.
 
     Returns:
-        The result, with the history rows.
+        The result, with the history rows (and ``trace_summary`` when tracing).
 
     Raises:
         ConfigError: a hook names an unknown tensor (exit 2; file:line given).
@@ -247,7 +279,7 @@ def train(
         locked = directory.is_dir()
         if locked:
             held.enter_context(RunDirLock(directory))
-        return _train_locked(loaded, directory, console, verbose, held, locked, allow_config_change)
+        return _train_locked(loaded, directory, console, verbose, held, locked, allow_config_change, trace=trace)
 
 
 def _train_locked(
@@ -258,6 +290,7 @@ def _train_locked(
     held: contextlib.ExitStack,
     locked: bool,
     allow_config_change: bool = False,
+    trace: bool = False,
 ) -> TrainResult:
     """The body of :func:`train`, run while ``held`` holds (or will hold) the run-directory lock."""
     prepared = prepare(loaded, directory, console, verbose)
@@ -283,15 +316,21 @@ def _train_locked(
         if change.other_keys:
             prepared.notes.append("resumed with changed " + ", ".join(change.other_keys))
     atomic_write_text(saved_config, config_text)
-    if prepared.standardizer is not None:
-        prepared.standardizer.save(directory / PREPROCESSING_FILE)
+    prepared.preprocessor.save(directory / PREPROCESSING_FILE)
 
+    hooks, tracer = prepared.hooks, None
+    if trace or config.session.trace:  # off: hooks are not wrapped at all
+        from hookrun.runner.plan import plan as hook_plan
+        from hookrun.runner.trace import TRACE_FILE, TraceRecorder
+
+        tracer = TraceRecorder(directory / TRACE_FILE, prepared.built.global_step)
+        hooks = tracer.wrap(hooks, [planned.name for planned in hook_plan(config.hooks)])
     try:
         with prepared.built.graph.as_default(), tf_logging_to(console, verbose):
             loop = run_monitored(
                 tf,
                 prepared.built.train_op,
-                prepared.hooks,
+                hooks,
                 prepared.scaffold,
                 directory,
                 session_config(
@@ -303,13 +342,17 @@ def _train_locked(
                 prepared.initial_step,
             )
     finally:
+        if tracer is not None:
+            tracer.close()
         for close in prepared.on_close:
             close()
         tf.compat.v1.summary.FileWriterCache.clear()
 
     initial_step = prepared.initial_step
     history_hook = next((h for h in prepared.hooks if type(h).__name__ == "HistorySaverHook"), None)
-    final_step = restored_step(tf, directory) if loop.steps == 0 else initial_step + loop.steps
+    final_step = loop.final_global_step
+    if final_step is None:
+        final_step = restored_step(tf, directory) if loop.steps == 0 else initial_step + loop.steps
     result = TrainResult(
         run_dir=directory,
         initial_step=initial_step,
@@ -319,9 +362,11 @@ def _train_locked(
         end_of_data=loop.end_of_data,
         history=list(history_hook.rows) if history_hook is not None else [],
         history_columns=list(history_hook.columns) if history_hook is not None else [],
+        evaluations=[{"step": step, **values} for step, values in (prepared.evaluations or Evaluations([])).records],
         checkpoint_path=tf.train.latest_checkpoint(str(directory)),
         notes=prepared.notes,
         signal=loop.signal,
+        trace_summary=tracer.summary(loop.loop_seconds) if tracer is not None else None,
     )
     summary = {
         "steps": result.steps,
@@ -331,6 +376,8 @@ def _train_locked(
         "final_global_step": result.final_global_step,
         "end_of_data": result.end_of_data,
     }
+    if result.evaluations:
+        summary["validation"] = result.evaluations[-1]
     atomic_write_text(directory / "summary.json", json.dumps(summary, indent=2) + "\n")
     return result
 

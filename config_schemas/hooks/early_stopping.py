@@ -1,0 +1,36 @@
+"""Config of the ``early_stopping`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field, PositiveInt
+
+from hookrun.config_schemas.hooks._base import HookConfig
+
+
+class EarlyStoppingConfig(HookConfig):
+    """Stop when a validation value stops improving; mirrors ``tf.estimator.experimental.stop_if_no_decrease_hook``."""
+
+    summary: ClassVar[str] = (
+        "Stop training when a validation value (from the evaluation hook before it) has not improved for "
+        "`patience` evaluations; optionally keep the best checkpoint."
+    )
+    mirrors: ClassVar[str] = "tf.estimator.experimental.stop_if_no_decrease_hook"
+
+    type: Literal["early_stopping"] = Field(description="Hook type.")
+    monitor: str = Field(default="val_loss", description="The evaluation value watched: `val_loss` or `val_<metric>`.")
+    mode: Literal["min", "max"] = Field(
+        default="min", description="`min`: lower is better (losses, errors); `max`: higher is better (accuracy)."
+    )
+    patience: PositiveInt = Field(
+        default=5, description="Stop after this many evaluations in a row without improvement (evaluations)."
+    )
+    min_delta: float = Field(
+        default=0.0, ge=0.0, description="Smallest change that counts as an improvement (the monitor's units)."
+    )
+    keep_best: bool = Field(
+        default=False,
+        description="Save a checkpoint of the best weights under `<run_dir>/best/` at each new best "
+        "(with best.json: step, monitor, value).",
+    )
