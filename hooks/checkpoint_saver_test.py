@@ -103,3 +103,32 @@ def test_no_extra_session_run_per_step(make_config, run_train, write_module):
     runs = user_module(counter).RUNS_PER_STEP
     assert sorted(runs) == list(range(1, last_step + 1))
     assert {step: runs[step] for step in range(1, last_step)} == dict.fromkeys(range(1, last_step), 1)
+
+
+def test_never_writes_non_finite_weights(make_config, run_train, tmp_path):
+    """A run that diverges on purpose, with the worst hook order: no checkpoint holds NaN or inf."""
+    import numpy as np
+    import pytest
+    import tensorflow as tf
+
+    from hookrun.runner.errors import TrainingError
+
+    loaded = make_config(
+        hooks=[
+            {"type": "stop_at_step", "last_step": 200},
+            {"type": "checkpoint_saver", "save_steps": 1, "max_to_keep": 1000},
+            {"type": "nan_tensor", "fail_on_nan_loss": False},  # only requests a stop: end() would save
+        ],
+        graph={"optimizer": {"name": "sgd", "learning_rate": 1.0e6}},
+        data={"epochs": None, "standardize": False},
+    )
+    with pytest.raises(TrainingError, match="weights are not finite at step") as info:
+        run_train(loaded)
+    run_dir = tmp_path / "run"
+    paths = tf.train.get_checkpoint_state(str(run_dir)).all_model_checkpoint_paths
+    assert paths and str(paths[-1]) in str(info.value)  # names the last good checkpoint
+    for path in paths:
+        reader = tf.train.load_checkpoint(path)
+        for name, dtype in reader.get_variable_to_dtype_map().items():
+            if dtype.is_floating:
+                assert np.all(np.isfinite(reader.get_tensor(name))), f"{path}: {name} is not finite"

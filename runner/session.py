@@ -173,6 +173,10 @@ def run_monitored(
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as err:
+        from hookrun.hooks.checkpoint_saver import NonFiniteWeightsError
+
+        if isinstance(err, NonFiniteWeightsError):
+            raise TrainingError(str(err)) from err
         where = _where(finishing, final_global_step, initial_step + steps)
         raise TrainingError(f"training failed {where}: {type(err).__name__}: {err}") from err
     return LoopResult(
