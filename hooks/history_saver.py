@@ -28,19 +28,23 @@ def read_history(path: Path) -> list[dict[str, float | int | None]]:
 
     Returns:
         Rows as dicts: ``step`` is an int, other columns floats (None where empty).
+        A last line without its newline is a row torn by a crash mid-write (each
+        row is written whole, newline included, in one flushed write) and is dropped.
     """
     if not path.exists():
         return []
+    text = path.read_text(encoding="utf-8")
+    if text and not text.endswith("\n"):
+        text = text[: text.rfind("\n") + 1]  # drop the torn last line
     rows: list[dict[str, float | int | None]] = []
-    with path.open(newline="", encoding="utf-8") as handle:
-        for record in csv.DictReader(handle):
-            row: dict[str, float | int | None] = {}
-            for key, text in record.items():
-                if key == "step":
-                    row[key] = int(text)
-                else:
-                    row[key] = float(text) if text not in ("", None) else None
-            rows.append(row)
+    for record in csv.DictReader(io.StringIO(text, newline="")):
+        row: dict[str, float | int | None] = {}
+        for key, cell in record.items():
+            if key == "step":
+                row[key] = int(cell)
+            else:
+                row[key] = float(cell) if cell not in ("", None) else None
+        rows.append(row)
     return rows
 
 

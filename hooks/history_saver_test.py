@@ -116,3 +116,13 @@ def test_rows_past_the_restored_checkpoint_are_dropped(make_config, run_train):
     assert [r["step"] for r in second.history] == expected == [3, 6, 9, 10, 12]
     assert [r["step"] for r in read_history(path)] == expected
     assert all(r["mean_loss"] not in (9.5, 8.5) for r in second.history)
+
+
+def test_read_history_drops_a_row_torn_by_a_crash(tmp_path):
+    from hookrun.hooks.history_saver import read_history
+
+    path = tmp_path / "history.csv"
+    path.write_text("step,mean_loss,total_loss\n2,1.5,3\n4,1.25,2.5\n6,1.2", encoding="utf-8")  # no final newline
+    assert [row["step"] for row in read_history(path)] == [2, 4]
+    path.write_text("step,mean_loss,total_loss\n2,1.5,3\n4,1.25,2.5\n", encoding="utf-8")
+    assert read_history(path)[-1] == {"step": 4, "mean_loss": 1.25, "total_loss": 2.5}
