@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, NonNegativeInt
 
 from hookrun.config_schemas.base import StrictModel
@@ -25,6 +27,12 @@ class SessionConfig(StrictModel):
     )
     inter_op_parallelism_threads: NonNegativeInt = Field(
         default=0, description="Ops run in parallel (count); 0 lets TensorFlow choose."
+    )
+    engine: Literal["hookrun", "tf"] = Field(
+        default="hookrun",
+        description="Session engine: `hookrun` (TensorFlow's session creation, restore and recovery, with "
+        "hookrun's per-step dispatch: one cached Session.make_callable per step shape) or `tf` "
+        "(tf.compat.v1.train.MonitoredTrainingSession). Both call the hooks identically.",
     )
     trace: bool = Field(
         default=False,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 import tensorflow as tf
 
 from tests.conftest import user_module
@@ -66,14 +67,26 @@ class RunCounter(tf.compat.v1.train.SessionRunHook):
         self.step = 0
 
     def after_create_session(self, session, coord):
-        original = session.run
+        # Count Session.run calls and calls of callables from Session.make_callable (hookrun's engine).
+        original_run, original_make_callable = session.run, session.make_callable
 
         def counted(*args, **kwargs):
             if self.step:
                 RUNS_PER_STEP[self.step] += 1
-            return original(*args, **kwargs)
+            return original_run(*args, **kwargs)
+
+        def make_counted_callable(*args, **kwargs):
+            step_callable = original_make_callable(*args, **kwargs)
+
+            def call(*feeds):
+                if self.step:
+                    RUNS_PER_STEP[self.step] += 1
+                return step_callable(*feeds)
+
+            return call
 
         session.run = counted
+        session.make_callable = make_counted_callable
 
     def before_run(self, run_context):
         self.step += 1
@@ -83,8 +96,9 @@ class RunCounter(tf.compat.v1.train.SessionRunHook):
 """
 
 
-def test_no_extra_session_run_per_step(make_config, run_train, write_module):
-    """One ``Session.run`` per step: TensorFlow's hook alone would re-read ``global_step`` after every step.
+@pytest.mark.parametrize("engine", ["hookrun", "tf"])
+def test_no_extra_session_run_per_step(make_config, run_train, write_module, engine):
+    """One session call per step: TensorFlow's hook alone would re-read ``global_step`` after every step.
 
     The last step is left out: ``StopAtStepHook`` re-reads ``global_step`` there, by design.
     """
@@ -97,7 +111,8 @@ def test_no_extra_session_run_per_step(make_config, run_train, write_module):
                 {"type": "custom", "class": f"{counter}:RunCounter"},
                 {"type": "stop_at_step", "last_step": last_step},
                 {"type": "checkpoint_saver", "save_steps": 1000},
-            ]
+            ],
+            session={"engine": engine},
         )
     )
     runs = user_module(counter).RUNS_PER_STEP

@@ -96,6 +96,30 @@ def _read_global_step(tf: Any, session: Any) -> int | None:
         return None
 
 
+def _open_session(tf: Any, engine: str, hooks: list[Any], scaffold: Any, checkpoint_dir: Path, config: Any) -> Any:
+    """The monitored session for ``engine``; it restores the latest checkpoint in ``checkpoint_dir``."""
+    if engine == "tf":
+        return tf.compat.v1.train.MonitoredTrainingSession(
+            checkpoint_dir=str(checkpoint_dir),
+            scaffold=scaffold,
+            hooks=hooks,
+            config=config,
+            save_checkpoint_secs=None,
+            save_checkpoint_steps=None,
+            save_summaries_steps=None,
+            save_summaries_secs=None,
+            log_step_count_steps=None,
+        )
+    if engine != "hookrun":
+        raise ValueError(f"unknown session engine {engine!r}")
+    from hookrun.runner.engine import HookedMonitoredSession
+
+    creator = tf.compat.v1.train.ChiefSessionCreator(
+        scaffold=scaffold, checkpoint_dir=str(checkpoint_dir), config=config
+    )
+    return HookedMonitoredSession(creator, hooks)
+
+
 def run_monitored(
     tf: Any,
     train_op: Any,
@@ -104,8 +128,13 @@ def run_monitored(
     checkpoint_dir: Path,
     session_config: Any,
     initial_step: int,
+    engine: str = "hookrun",
 ) -> LoopResult:
-    """Run ``train_op`` under ``tf.compat.v1.train.MonitoredTrainingSession`` until it should stop.
+    """Run ``train_op`` under a monitored session until it should stop.
+
+    ``engine`` picks the session: ``hookrun`` (:class:`hookrun.runner.engine.HookedMonitoredSession`
+    with a ``ChiefSessionCreator``: TensorFlow's creation, restore and recovery, hookrun's
+    per-step dispatch) or ``tf`` (``tf.compat.v1.train.MonitoredTrainingSession``).
 
     Only the given hooks run, in order: the session's own checkpoint,
     summary and step-counter hooks are switched off
@@ -123,6 +152,7 @@ def run_monitored(
         checkpoint_dir: the run directory.
         session_config: a ``tf.compat.v1.ConfigProto``.
         initial_step: ``global_step`` at the start, for error messages (steps).
+        engine: ``hookrun`` or ``tf`` (see above).
 
     Returns:
         The loop's result.
@@ -139,17 +169,7 @@ def run_monitored(
     finishing = False  # the loop is over: an error now comes from a hook's end() (or closing)
     stop = StopSignals()
     try:
-        with stop, tf.compat.v1.train.MonitoredTrainingSession(
-            checkpoint_dir=str(checkpoint_dir),
-            scaffold=scaffold,
-            hooks=hooks,
-            config=session_config,
-            save_checkpoint_secs=None,
-            save_checkpoint_steps=None,
-            save_summaries_steps=None,
-            save_summaries_secs=None,
-            log_step_count_steps=None,
-        ) as session:
+        with stop, _open_session(tf, engine, hooks, scaffold, checkpoint_dir, session_config) as session:
             started = time.perf_counter()
             try:
                 while not session.should_stop() and stop.signum is None:

@@ -340,6 +340,7 @@ def _train_locked(
                     config.session.inter_op_parallelism_threads,
                 ),
                 prepared.initial_step,
+                engine=config.session.engine,
             )
     finally:
         if tracer is not None:

@@ -122,6 +122,7 @@ class Harness:
     module: str
     make_config: Callable[..., LoadedConfig]
     run_train: Callable[..., Any]
+    engine: str = "hookrun"
 
     @property
     def calls(self) -> list[tuple[str, str, int | None]]:
@@ -139,6 +140,7 @@ class Harness:
     def hookrun(self, hooks: list[dict[str, Any]], **sections: Any) -> tuple[list[tuple[Any, ...]], Any]:
         """Train with hookrun's runner; return (calls, TrainResult or the exception raised)."""
         self.calls.clear()
+        sections["session"] = {**sections.get("session", {}), "engine": self.engine}
         loaded = self.make_config(hooks=hooks, filename="hookrun.yaml", **sections)
         try:
             outcome: Any = self.run_train(loaded, run_dir=self.tmp_path / "hookrun_run")
@@ -179,6 +181,13 @@ class Harness:
         return list(self.calls), outcome
 
 
-@pytest.fixture
-def harness(tmp_path: Path, write_module: Callable[[str, str], str], make_config: Any, run_train: Any) -> Harness:
-    return Harness(tmp_path, write_module("recorder", RECORDER), make_config, run_train)
+@pytest.fixture(params=["hookrun", "tf"])
+def harness(
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
+    write_module: Callable[[str, str], str],
+    make_config: Any,
+    run_train: Any,
+) -> Harness:
+    """The harness, once per session engine: hookrun's and TensorFlow's ``MonitoredTrainingSession``."""
+    return Harness(tmp_path, write_module("recorder", RECORDER), make_config, run_train, request.param)
