@@ -6,11 +6,12 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help install demo test lint clean
+.PHONY: help install demo test lint bench clean
 
 help:
 	@echo "make demo   - set up .venv and train configs/california_housing_dnn.yaml (the main job)"
 	@echo "make test   - set up .venv, run ruff and the test suite"
+	@echo "make bench  - measure training speed and start-up (benchmarks/RESULTS.md; see benchmarks/README.md)"
 	@echo "make clean  - remove .venv and runs/"
 
 $(STAMP): pyproject.toml
@@ -27,6 +28,9 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
