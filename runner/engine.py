@@ -82,6 +82,49 @@ def _shape_key(fetches: Any) -> Any:
     raise _Uncacheable(kind.__name__)
 
 
+class _FlatPlan:
+    """One step shape, flattened: unique graph elements to fetch, and how to repack each request.
+
+    Built once per shape; every later step with that shape runs one flat
+    ``make_callable`` (no nested fetch-handler walk) and repacks the values.
+    Only ``tf.Tensor``, ``tf.Operation`` and tensor/op names are handled
+    here; any other leaf raises :class:`_Uncacheable` so that the shape
+    takes the structured ``make_callable`` path instead.
+    """
+
+    def __init__(self, graph: Any, fetch_dict: dict[Any, Any]) -> None:
+        self.elements: list[Any] = []
+        self._index: dict[int, int] = {}
+        self._graph = graph
+        self.packers = {key: self._packer(value) for key, value in fetch_dict.items()}
+
+    def _leaf(self, fetch: Any) -> int:
+        element = fetch
+        if type(fetch) is str:
+            element = self._graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+        if not isinstance(element, (tf.Tensor, tf.Operation)):
+            raise _Uncacheable(type(fetch).__name__)
+        position = self._index.get(id(element))
+        if position is None:
+            position = self._index[id(element)] = len(self.elements)
+            self.elements.append(element)
+        return position
+
+    def _packer(self, fetches: Any) -> Any:
+        """A function ``values -> the structure of fetches``, as ``Session.run`` returns it."""
+        kind = type(fetches)
+        if kind is dict:
+            pairs = [(name, self._packer(item)) for name, item in fetches.items()]
+            return lambda values: {name: pack(values) for name, pack in pairs}
+        if kind is list or kind is tuple:
+            packs = [self._packer(item) for item in fetches]
+            return lambda values: kind(pack(values) for pack in packs)
+        if isinstance(fetches, (list, tuple, Mapping)):
+            raise _Uncacheable(kind.__name__)  # namedtuples, other mappings: the structured path
+        position = self._leaf(fetches)
+        return lambda values: values[position]
+
+
 class HookedMonitoredSession:
     """A ``MonitoredSession`` with hookrun's per-step dispatch; mirrors ``tf.compat.v1.train.MonitoredSession``.
 
@@ -332,12 +375,23 @@ class HookedMonitoredSession:
         if entry is None:
             if len(self._callables) >= MAX_CALLABLES:
                 return sess.run(fetch_dict, feed_dict=feeds)
-            # The entry keeps the structure alive, so the identities in its key are never reused.
-            entry = (sess.make_callable(fetch_dict, feed_list=list(feed_keys) or None), fetch_dict)
-            self._callables[key] = entry
-        if feeds:
-            return entry[0](*[feeds[k] for k in feed_keys])
-        return entry[0]()
+            entry = self._callables[key] = self._make_entry(sess, fetch_dict, list(feed_keys))
+        step_callable, plan, _ = entry
+        values = step_callable(*[feeds[k] for k in feed_keys]) if feeds else step_callable()
+        if plan is None:
+            return values
+        return {name: pack(values) for name, pack in plan.packers.items()}
+
+    def _make_entry(self, sess: Any, fetch_dict: dict[Any, Any], feed_keys: list[Any]) -> tuple[Any, Any, Any]:
+        """Build the cache entry ``(callable, plan or None, fetch_dict)`` for a new step shape.
+
+        The entry keeps ``fetch_dict`` alive, so the identities in its key are never reused.
+        """
+        try:
+            plan = _FlatPlan(sess.graph, fetch_dict)
+        except _Uncacheable:
+            return sess.make_callable(fetch_dict, feed_list=feed_keys or None), None, fetch_dict
+        return sess.make_callable(plan.elements, feed_list=feed_keys or None), plan, fetch_dict
 
     # -- closing (_MonitoredSession._close_internal) -------------------------------------------------
 
