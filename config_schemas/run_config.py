@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from pydantic import Field, field_validator
+from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
 from hookrun.config_schemas.hooks import AnyHookConfig
@@ -37,9 +39,22 @@ class RunConfig(StrictModel):
         json_schema_extra={"pattern": DEVICE_PATTERN.pattern},
     )
     session: SessionConfig = Field(default_factory=SessionConfig, description="Run directory and session settings.")
+    cluster: ClusterConfig | None = Field(
+        default=None,
+        description="Parameter-server training on TensorFlow's gRPC runtime: task addresses (or TF_CONFIG's) "
+        "and settings; `hookrun train --task worker:1` picks this process's task.",
+    )
     hooks: list[AnyHookConfig] = Field(  # type: ignore[valid-type]
         default_factory=list, description="SessionRunHooks, in the order they are called."
     )
+
+    @model_serializer(mode="wrap")
+    def _without_absent_cluster(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """Leave ``cluster`` out of the resolved config when there is none (single-process configs stay as before)."""
+        data = handler(self)
+        if self.cluster is None and isinstance(data, dict):
+            data.pop("cluster", None)
+        return data
 
     @field_validator("name")
     @classmethod

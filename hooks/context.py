@@ -121,6 +121,9 @@ class HookContext:
         evaluation: the graph's evaluation part (``hookrun.runner.graph.EvalGraph``), or None
             when the run has no validation data or no ``evaluation`` hook.
         evaluations: the shared validation results (:class:`Evaluations`), or None likewise.
+        task: on a cluster, this task's label (``worker1``; prefixes its output), else None. Other
+            workers move ``global_step`` too, so hooks that count steps read it on a cluster.
+        chief: this task writes the run's own files (always, without a cluster); see :meth:`task_file`.
     """
 
     tf: Any
@@ -136,6 +139,15 @@ class HookContext:
     on_close: list[Callable[[], None]] = field(default_factory=list)
     evaluation: Any = None
     evaluations: Evaluations | None = None
+    task: str | None = None
+    chief: bool = True
+
+    def task_file(self, name: str) -> str:
+        """A file name in the run directory for this task: ``name`` on the chief, ``history-worker1.csv`` elsewhere."""
+        if self.chief or self.task is None:
+            return name
+        stem, dot, suffix = name.rpartition(".")
+        return f"{stem}-{self.task}.{suffix}" if dot and stem else f"{name}-{self.task}"
 
     def resolve_dir(self, relative: str | None) -> Path:
         """``relative`` under the run directory (None -> the run directory itself)."""

@@ -32,12 +32,14 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
     When each method fires:
 
     - ``after_create_session``: reads ``global_step`` and starts the timer.
-    - ``before_run``: asks for nothing.
+    - ``before_run``: asks for nothing (on a cluster: for ``global_step``, which the other
+      workers move too).
     - ``after_run``: counts the step in Python (one ``train_op`` run is one
       global step; a ``global_step`` fetched alongside the train op may be
       read before or after its increment); evaluates at every multiple of
       ``every_n_steps`` global steps, or once ``every_n_secs`` seconds have
-      passed since the last evaluation.
+      passed since the last evaluation. On a cluster the step is the ``global_step`` read with
+      the step (it may lag by one), and an evaluation is due once a multiple has been reached.
     - ``end``: evaluates once more (``at_end``) unless this global step was just evaluated.
 
     Each evaluation is published to ``evaluations`` (read by ``history_saver``
@@ -54,6 +56,7 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
         at_end: evaluate at ``end`` too.
         output_dir: event file directory, or None for no summaries.
         console: a ``rich`` console for the log line, or None.
+        read_global_step: read ``global_step`` with every step (on a cluster) instead of counting.
 
     Raises:
         ValueError: not exactly one of ``every_n_steps`` and ``every_n_secs``, or a non-positive one.
@@ -75,6 +78,7 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
         at_end: bool = True,
         output_dir: Path | None = None,
         console: Any = None,
+        read_global_step: bool = False,
     ) -> None:
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("set exactly one of every_n_steps and every_n_secs")
@@ -95,6 +99,7 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
         self._last_time = 0.0
         self._last_step: int | None = None
         self._writer: Any = None
+        self._read_global_step = read_global_step
 
     def begin(self) -> None:
         """Open the event file writer (``FileWriterCache``, closed by the runner)."""
@@ -106,11 +111,21 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
         self.step = int(session.run(self._global_step))
         self._last_time = time.monotonic()
 
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for nothing; on a cluster, for ``global_step``."""
+        if self._read_global_step:
+            return tf.compat.v1.train.SessionRunArgs(self._global_step)
+        return None
+
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Count the step; evaluate when a multiple of ``every_n_steps`` is reached or ``every_n_secs`` have passed."""
-        self.step += 1
+        previous = self.step
+        if self._read_global_step:
+            self.step = max(self.step, int(run_values.results))
+        else:
+            self.step += 1
         if self.every_n_steps is not None:
-            due = self.step % self.every_n_steps == 0
+            due = self.step // self.every_n_steps > previous // self.every_n_steps
         else:
             due = time.monotonic() - self._last_time >= self.every_n_secs  # type: ignore[operator]
         if due:
@@ -120,6 +135,8 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
         """Evaluate the final weights (``at_end``), unless this step was just evaluated."""
         if not self.at_end:
             return
+        if self._read_global_step:
+            self.step = max(self.step, int(session.run(self._global_step)))
         if self.step != self._last_step:
             self.evaluate(session, self.step)
 
@@ -181,4 +198,5 @@ def build(config: EvaluationConfig, ctx: HookContext) -> EvaluationHook:
         at_end=config.at_end,
         output_dir=ctx.resolve_dir(config.output_dir),
         console=ctx.console if config.log else None,
+        read_global_step=ctx.task is not None,
     )

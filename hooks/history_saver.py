@@ -84,6 +84,11 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
       to ``history.csv``.
     - ``end``: records the partial window, rewrites ``history.csv`` atomically.
 
+    On a cluster (``read_global_step``) the other workers move ``global_step`` too: each step also
+    fetches it, and a row is recorded whenever a multiple of ``every_n_step`` has been reached
+    since the last step (the value may lag the step by one); ``end`` reads the final one. Each
+    task records the losses of its own steps.
+
     Args:
         loss: scalar loss tensor.
         global_step: the ``global_step`` tensor.
@@ -91,6 +96,7 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         metrics: column name -> scalar tensor (optional).
         path: the CSV file, or None to keep rows in memory only.
         evaluations: the run's shared validation results, or None (no val columns).
+        read_global_step: read ``global_step`` with every step (on a cluster) instead of counting.
 
     Raises:
         ValueError: ``every_n_step`` is not positive, or a metric name clashes
@@ -111,6 +117,7 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         metrics: dict[str, Any] | None = None,
         path: Path | None = None,
         evaluations: Evaluations | None = None,
+        read_global_step: bool = False,
     ) -> None:
         if every_n_step <= 0:
             raise ValueError(f"every_n_step must be positive, got {every_n_step}")
@@ -131,7 +138,9 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         self.step = 0
         self._global_step = global_step
         self._metric_names = list(metrics)
-        self._fetch = tf.compat.v1.train.SessionRunArgs([loss, *metrics.values()])
+        self._read_global_step = read_global_step
+        extra = [global_step] if read_global_step else []
+        self._fetch = tf.compat.v1.train.SessionRunArgs([loss, *metrics.values(), *extra])
         self._sums = [0.0] * (1 + len(metrics))
         self._count = 0
         self._file: TextIO | None = None
@@ -160,16 +169,27 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Add this step to the window; record a row at the window's end."""
-        self.step += 1
+        results = run_values.results
+        previous = self.step
+        if self._read_global_step:
+            *results, global_step = results
+            self.step = max(self.step, int(global_step))
+        else:
+            self.step += 1
         sums = self._sums
-        for index, value in enumerate(run_values.results):
+        for index, value in enumerate(results):
             sums[index] += float(value)
         self._count += 1
-        if self.step % self.every_n_step == 0:
+        if self.step // self.every_n_step > previous // self.every_n_step:
             self._record()
 
     def end(self, session: Any) -> None:
         """Record the partial last window and rewrite the file atomically."""
+        if self._read_global_step and self._count:
+            try:
+                self.step = max(self.step, int(session.run(self._global_step)))
+            except tf.errors.OpError:
+                pass
         if self._count:
             self._record()
         self._close_file()
@@ -228,6 +248,8 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
 def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
     """Build the ``history_saver`` hook from config; rows go to ``<run_dir>/<filename>``.
 
+    On a cluster, a worker other than the chief writes ``<stem>-<task>.csv`` (``history-worker1.csv``).
+
     With the run's shared evaluation results (``ctx.evaluations``), rows get ``val_*`` columns.
     """
     hook = HistorySaverHook(
@@ -235,8 +257,9 @@ def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
         global_step=ctx.global_step,
         every_n_step=config.every_n_step,
         metrics={name: ctx.tensors.resolve(name) for name in config.metrics},
-        path=ctx.run_dir / config.filename,
+        path=ctx.run_dir / ctx.task_file(config.filename),
         evaluations=ctx.evaluations,
+        read_global_step=ctx.task is not None,
     )
     ctx.on_close.append(hook.close)
     return hook

@@ -11,6 +11,7 @@ from typing import Any
 
 import tensorflow as tf
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from hookrun.config_schemas.hooks import ProgressBarConfig
@@ -18,17 +19,19 @@ from hookrun.hooks.context import HookContext
 from hookrun.hooks.progress_columns import LossColumn, StepColumn, StepsPerSecondColumn, format_loss
 
 
-def progress_columns(total_known: bool) -> list[Any]:
+def progress_columns(total_known: bool, label: str | None = None) -> list[Any]:
     """Columns of the live bar: ``Training 400/1000 [━━━━━━    ] 0:00:03 loss: 3136.10``.
 
     Args:
         total_known: with a total, a bar; without, a spinner and steps/s.
+        label: on a cluster, the task (``worker1``), shown first as ``[worker1]``.
     """
+    title = TextColumn(f"[{label}] Training" if label else "Training", markup=False)
     if total_known:
-        return [TextColumn("Training"), StepColumn(), BarColumn(), TimeElapsedColumn(), LossColumn()]
+        return [title, StepColumn(), BarColumn(), TimeElapsedColumn(), LossColumn()]
     return [
         SpinnerColumn(),
-        TextColumn("Training"),
+        title,
         StepColumn(),
         StepsPerSecondColumn(),
         TimeElapsedColumn(),
@@ -57,6 +60,10 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
     Without a terminal (``console.is_terminal`` false) it prints a plain line
     every ``plain_every_n_secs`` seconds, and one at the end.
 
+    On a cluster (``label`` given) every line starts with ``[label]``, and since the other
+    workers move ``global_step`` too, each loss read also reads ``global_step`` and ``end``
+    reads the final one.
+
     Args:
         loss: scalar loss tensor.
         global_step: the ``global_step`` tensor.
@@ -64,6 +71,7 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         total: global step at which the bar is full (steps), or None for a spinner.
         refresh_secs: least time between loss reads (seconds, > 0).
         plain_every_n_secs: interval between plain lines without a terminal (seconds, > 0).
+        label: on a cluster, this task's label (``worker1``), else None.
 
     Raises:
         ValueError: ``refresh_secs``, ``plain_every_n_secs`` or ``total`` is not positive.
@@ -80,6 +88,7 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         total: int | None = None,
         refresh_secs: float = 0.1,
         plain_every_n_secs: float = 10.0,
+        label: str | None = None,
     ) -> None:
         if refresh_secs <= 0 or plain_every_n_secs <= 0:
             raise ValueError("refresh_secs and plain_every_n_secs must be positive")
@@ -93,7 +102,8 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         self._console = console
         self._refresh_secs = refresh_secs
         self._plain_every = plain_every_n_secs
-        self._fetch = tf.compat.v1.train.SessionRunArgs(loss)
+        self.label = label
+        self._fetch = tf.compat.v1.train.SessionRunArgs([loss, global_step] if label else loss)
         self._next_read = 0.0
         self._reading = False
         self._progress: Progress | None = None
@@ -111,7 +121,7 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         self._next_plain = self._started + self._plain_every
         if self._console.is_terminal:
             self._progress = Progress(
-                *progress_columns(self.total is not None), console=self._console, refresh_per_second=10
+                *progress_columns(self.total is not None, self.label), console=self._console, refresh_per_second=10
             )
             self._task = self._progress.add_task("train", total=self.total, completed=self.step, loss=None)
             self._progress.start()
@@ -134,23 +144,34 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         self._reading = False
         now = time.perf_counter()
         self._next_read = now + self._refresh_secs
-        self.loss = float(run_values.results)
+        if self.label:
+            loss, global_step = run_values.results
+            self.step = int(global_step)  # may lag this step by one; the next read catches up
+            self.loss = float(loss)
+        else:
+            self.loss = float(run_values.results)
         if self._progress is not None:
             self._progress.update(self._task, completed=self.step, loss=self.loss)
         elif now >= self._next_plain:
             self._next_plain = now + self._plain_every
-            self._console.print(self.plain_line(now), highlight=False)
+            self._console.print(self.plain_line(now), markup=False, highlight=False)
 
     def end(self, session: Any) -> None:
         """Show the final step; warn if training ended before the total."""
+        if self.label:
+            try:
+                self.step = int(session.run(self._global_step))
+            except tf.errors.OpError:
+                pass
         if self._progress is not None:
             self._progress.update(self._task, completed=self.step, loss=self.loss)
         else:
-            self._console.print(self.plain_line(time.perf_counter()), highlight=False)
+            self._console.print(self.plain_line(time.perf_counter()), markup=False, highlight=False)
         self.close()
         if self.total is not None and self.step < self.total:
+            prefix = escape(f"[{self.label}] ") if self.label else ""
             self._console.print(
-                f"[yellow]warning:[/] training ended at step {self.step}, before the expected {self.total}",
+                f"{prefix}[yellow]warning:[/] training ended at step {self.step}, before the expected {self.total}",
                 highlight=False,
             )
 
@@ -169,7 +190,8 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         elapsed = max(0, int(now - self._started))
         clock = f"{elapsed // 3600}:{elapsed % 3600 // 60:02d}:{elapsed % 60:02d}"
         where = f"{self.step}/{self.total} ({100 * self.step // self.total}%)" if self.total else f"step {self.step}"
-        return f"Training {where} {clock} loss: {format_loss(self.loss)}"
+        prefix = f"[{self.label}] " if self.label else ""
+        return f"{prefix}Training {where} {clock} loss: {format_loss(self.loss)}"
 
 
 def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
@@ -185,6 +207,7 @@ def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
         total=config.total or ctx.expected_last_step,
         refresh_secs=config.refresh_secs,
         plain_every_n_secs=config.plain_every_n_secs,
+        label=ctx.task,
     )
     ctx.on_close.append(hook.close)
     return hook

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -97,6 +99,8 @@ def build_graph(
     initial_step: int = 0,
     validation: TrainingData | None = None,
     label_scale: float = 1.0,
+    device_function: Callable[[Any], str] | None = None,
+    wrap_optimizer: Callable[[Any], Any] | None = None,
 ) -> BuiltGraph:
     """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
@@ -114,16 +118,20 @@ def build_graph(
         initial_step: restored ``global_step``; the pipeline skips that many batches.
         validation: validation arrays, to build the evaluation part for an ``evaluation`` hook.
         label_scale: ``data.label_scale`` (1.0 without), handed to the builder.
+        device_function: on a cluster, the placement applied around the whole graph
+            (``replica_device_setter``: variables on the parameter servers, the rest on this worker).
+        wrap_optimizer: wraps the optimizer before ``minimize`` (``SyncReplicasOptimizer``).
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
 
     Raises:
         SetupError: the builder does not import, fails, returns no scalar ``loss``, or creates new
-            variables when called for evaluation.
+            variables when called for evaluation, or returns its own ``train_op`` with ``wrap_optimizer``.
     """
     graph = tf.Graph()
-    with graph.as_default():
+    placement = graph.device(device_function) if device_function is not None else contextlib.nullcontext()
+    with graph.as_default(), placement:
         if config.data.seed is not None:
             tf.compat.v1.set_random_seed(config.data.seed)
         global_step = tf.compat.v1.train.get_or_create_global_step()
@@ -140,7 +148,15 @@ def build_graph(
             spec = _call_builder(tf, builder, builder_name, features, labels, {**params, "mode": "train"})
             train_op = spec.train_op
             if train_op is None:
-                train_op, learning_rate = make_train_op(tf, config.graph.optimizer, spec.loss, global_step)
+                train_op, learning_rate = make_train_op(
+                    tf, config.graph.optimizer, spec.loss, global_step, wrap_optimizer=wrap_optimizer
+                )
+            elif wrap_optimizer is not None:
+                raise SetupError(
+                    f"cluster.sync_replicas: graph.builder {builder_name} returns its own train_op, so its optimizer "
+                    "cannot be wrapped in SyncReplicasOptimizer; return no train_op (hookrun builds it from "
+                    "graph.optimizer)"
+                )
         named: dict[str, Any] = {"loss": spec.loss, "global_step": global_step}
         if spec.predictions is not None:
             named["predictions"] = spec.predictions

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hookrun.config_schemas.graph import OPTIMIZERS, OptimizerConfig
@@ -51,10 +52,13 @@ def make_optimizer(tf: Any, config: OptimizerConfig, rate: Any = None) -> Any:
     return cls(rate)
 
 
-def make_train_op(tf: Any, config: OptimizerConfig, loss: Any, global_step: Any) -> tuple[Any, Any]:
+def make_train_op(
+    tf: Any, config: OptimizerConfig, loss: Any, global_step: Any, wrap_optimizer: Callable[[Any], Any] | None = None
+) -> tuple[Any, Any]:
     """``optimizer.minimize(loss, global_step)`` after the graph's ``UPDATE_OPS``.
 
-    Each run of the returned op takes one step and increments ``global_step`` by one.
+    Each run of the returned op takes one step and increments ``global_step`` by one (with
+    ``wrap_optimizer`` returning a ``SyncReplicasOptimizer``: once per aggregated update).
 
     Returns:
         ``(train_op, learning_rate)``: the op, and the learning rate as a scalar tensor named
@@ -62,6 +66,8 @@ def make_train_op(tf: Any, config: OptimizerConfig, loss: Any, global_step: Any)
     """
     rate = learning_rate(tf, config, global_step)
     optimizer = make_optimizer(tf, config, rate)
+    if wrap_optimizer is not None:
+        optimizer = wrap_optimizer(optimizer)
     with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
         train_op = optimizer.minimize(loss, global_step=global_step)
     return train_op, tf.identity(tf.convert_to_tensor(rate, tf.float32), name="learning_rate")

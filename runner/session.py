@@ -129,6 +129,7 @@ def run_monitored(
     session_config: Any,
     initial_step: int,
     engine: str = "hookrun",
+    session_factory: Any = None,
 ) -> LoopResult:
     """Run ``train_op`` under a monitored session until it should stop.
 
@@ -153,6 +154,9 @@ def run_monitored(
         session_config: a ``tf.compat.v1.ConfigProto``.
         initial_step: ``global_step`` at the start, for error messages (steps).
         engine: ``hookrun`` or ``tf`` (see above).
+        session_factory: a callable returning the monitored session to use instead (on a cluster:
+            TensorFlow's ``MonitoredSession`` with the chief's or a worker's session creator; see
+            :mod:`hookrun.runner.cluster_session`); ``engine`` is then ignored.
 
     Returns:
         The loop's result.
@@ -169,7 +173,10 @@ def run_monitored(
     finishing = False  # the loop is over: an error now comes from a hook's end() (or closing)
     stop = StopSignals()
     try:
-        with stop, _open_session(tf, engine, hooks, scaffold, checkpoint_dir, session_config) as session:
+        open_session = session_factory or (
+            lambda: _open_session(tf, engine, hooks, scaffold, checkpoint_dir, session_config)
+        )
+        with stop, open_session() as session:
             started = time.perf_counter()
             try:
                 while not session.should_stop() and stop.signum is None:

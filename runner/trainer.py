@@ -15,6 +15,7 @@ from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_ya
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
 from hookrun.hooks.files import atomic_write_text
 from hookrun.hooks.registry import build_hook
+from hookrun.runner.cluster import check_addresses, resolve_cluster
 from hookrun.runner.config_change import compare_configs
 from hookrun.runner.data import load_raw_data, steps_per_run
 from hookrun.runner.device import resolve_device, session_config
@@ -47,6 +48,7 @@ class TrainResult:
         signal: the signal (SIGINT 2, SIGTERM 15) that stopped training early, or None.
         trace_summary: per-hook cost of the lifecycle trace (``hookrun.runner.trace.TraceSummary``),
             or None when tracing was off.
+        task: on a cluster, this process's task (``worker:1``, ``ps:0``), else None.
     """
 
     run_dir: Path
@@ -62,6 +64,7 @@ class TrainResult:
     notes: list[str] = field(default_factory=list)
     signal: int | None = None
     trace_summary: Any = None
+    task: str | None = None
 
     @property
     def steps_per_sec(self) -> float:
@@ -120,6 +123,7 @@ class PreparedRun:
         on_close: callables to run after the session, on success and failure.
         notes: lines for the user.
         evaluations: the validation results shared by the hooks, or None without an evaluation.
+        cluster: on a cluster, this task's :class:`hookrun.runner.cluster_session.ClusterRun`, else None.
     """
 
     tf: Any
@@ -132,9 +136,12 @@ class PreparedRun:
     on_close: list[Any]
     notes: list[str]
     evaluations: Evaluations | None = None
+    cluster: Any = None
 
 
-def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bool = False) -> PreparedRun:
+def prepare(
+    loaded: LoadedConfig, directory: Path, console: Console, verbose: bool = False, cluster: Any = None
+) -> PreparedRun:
     """Read the data, resolve the device, build the graph and every hook; create no session, write nothing.
 
     ``directory`` need not exist: it is only read (for the latest checkpoint
@@ -152,6 +159,8 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
         directory: the run directory (absolute).
         console: where hooks will print.
         verbose: show TensorFlow's INFO logs.
+        cluster: on a cluster, this task's ``ClusterRun``: the graph is placed with
+            ``replica_device_setter``, the data sharded, ``chief_only`` hooks left out elsewhere.
 
     Returns:
         The prepared run.
@@ -188,21 +197,29 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
     if validation is not None and validation.dropped_rows:
         notes.append(f"dropped {validation.dropped_rows} validation row(s) with missing values (missing: drop)")
 
-    wants_evaluation = any(h.type == "evaluation" for h in config.hooks)  # type: ignore[attr-defined]
+    total_rows = data.num_rows
+    hook_configs = [h for h in config.hooks if cluster is None or cluster.plan.runs(h)]
+    if cluster is not None:
+        from hookrun.runner.cluster import shard
+
+        data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
+    wants_evaluation = any(h.type == "evaluation" for h in hook_configs)  # type: ignore[attr-defined]
     built = build_graph(
         tf,
         config,
         data,
         loaded.base_dir,
         plan,
-        initial_step,
+        initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
         validation=validation if wants_evaluation else None,
         label_scale=preprocessor.label_scale,
+        device_function=cluster.device_function() if cluster is not None else None,
+        wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
     )
     evaluations = Evaluations(names=list(built.evaluation.values)) if built.evaluation is not None else None
     hooks: list[Any] = []
     on_close: list[Any] = []
-    last_step = expected_last_step(loaded, data.num_rows, initial_step)
+    last_step = expected_last_step(loaded, total_rows, initial_step)
     with built.graph.as_default():
         max_to_keep = max(
             (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
@@ -211,6 +228,8 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
         scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
         names = TensorNames(named=built.named, graph=built.graph)
         for index, hook_config in enumerate(config.hooks):
+            if cluster is not None and not cluster.plan.runs(hook_config):
+                continue  # chief_only, and this task is not the chief
             ctx = HookContext(
                 tf=tf,
                 run_dir=directory,
@@ -225,12 +244,16 @@ def prepare(loaded: LoadedConfig, directory: Path, console: Console, verbose: bo
                 on_close=on_close,
                 evaluation=built.evaluation,
                 evaluations=evaluations,
+                task=cluster.label if cluster is not None else None,
+                chief=cluster is None or cluster.plan.is_chief,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))
             except (UnknownTensorError, HookConfigError) as err:
                 raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
-    return PreparedRun(tf, built, hooks, scaffold, plan, initial_step, preprocessor, on_close, notes, evaluations)
+    return PreparedRun(
+        tf, built, hooks, scaffold, plan, initial_step, preprocessor, on_close, notes, evaluations, cluster
+    )
 
 
 def train(
@@ -241,6 +264,7 @@ def train(
     verbose: bool = False,
     allow_config_change: bool = False,
     trace: bool = False,
+    task: str | None = None,
 ) -> TrainResult:
     """Train the model a config describes, running exactly its hooks in order.
 
@@ -260,6 +284,10 @@ def train(
             from the run directory's saved ``config.yaml``.
         trace: record every hook call to ``<run_dir>/trace.jsonl`` (also on with
             ``session.trace: true``); see :mod:`hookrun.runner.trace`.
+        task: on a cluster (``cluster:`` or ``TF_CONFIG``), this process's task, e.g. ``worker:1``
+            (default: ``TF_CONFIG``'s); see :mod:`hookrun.runner.cluster`. A ``ps`` task serves
+            until the chief finishes; a worker other than the chief neither locks the run
+            directory nor writes the run's own files (its own carry the task: ``summary-worker1.json``).
 
     Returns:
         The result, with the history rows (and ``trace_summary`` when tracing).
@@ -273,13 +301,25 @@ def train(
     """
     console = console or Console()
     directory = run_dir_for(loaded, run_dir).resolve()
+    cluster_plan = resolve_cluster(loaded.config.cluster, task)  # TF_CONFIG or `cluster:`; None: one process
+    if cluster_plan is not None:
+        check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
+        if cluster_plan.is_ps:
+            from hookrun.runner.cluster import serve_ps
+
+            served = serve_ps(cluster_plan, console, verbose)
+            return TrainResult(directory, 0, 0, 0, served, False, notes=cluster_plan.notes, task=str(cluster_plan.task))
     with contextlib.ExitStack() as held:
         # An existing run directory is locked before TensorFlow is even imported, so a second
         # `hookrun train` on it fails at once; a new one is locked as soon as it is created.
-        locked = directory.is_dir()
-        if locked:
+        # On a cluster only the chief locks it (the other workers write only their own files).
+        locked = directory.is_dir() or (cluster_plan is not None and not cluster_plan.is_chief)
+        if locked and (cluster_plan is None or cluster_plan.is_chief):
             held.enter_context(RunDirLock(directory))
-        return _train_locked(loaded, directory, console, verbose, held, locked, allow_config_change, trace=trace)
+        return _train_locked(
+            loaded, directory, console, verbose, held, locked, allow_config_change, trace=trace,
+            cluster_plan=cluster_plan,
+        )
 
 
 def _train_locked(
@@ -291,11 +331,21 @@ def _train_locked(
     locked: bool,
     allow_config_change: bool = False,
     trace: bool = False,
+    cluster_plan: Any = None,
 ) -> TrainResult:
     """The body of :func:`train`, run while ``held`` holds (or will hold) the run-directory lock."""
-    prepared = prepare(loaded, directory, console, verbose)
+    cluster = None
+    if cluster_plan is not None:
+        import_tensorflow(verbose)  # quietly, before cluster_session imports it
+        from hookrun.runner.cluster_session import ClusterRun
+
+        cluster = ClusterRun(cluster_plan)
+    prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
     tf = prepared.tf
     config = loaded.config
+    chief = cluster is None or cluster.plan.is_chief
+    if cluster is not None:
+        prepared.notes.extend(cluster.plan.notes)
 
     # Written only now that everything is checked: a failed validation leaves nothing behind.
     prepare_run_dir(directory)
@@ -303,7 +353,7 @@ def _train_locked(
         held.enter_context(RunDirLock(directory))
     config_text = resolved_yaml(loaded)
     saved_config = directory / "config.yaml"
-    if prepared.initial_step > 0 and saved_config.exists():
+    if chief and prepared.initial_step > 0 and saved_config.exists():
         change = compare_configs(saved_config.read_text(encoding="utf-8"), config_text)
         if change.shape_diff and not allow_config_change:
             raise SetupError(
@@ -315,16 +365,32 @@ def _train_locked(
             prepared.notes.append("resumed despite a graph/data-shape change (--allow-config-change)")
         if change.other_keys:
             prepared.notes.append("resumed with changed " + ", ".join(change.other_keys))
-    atomic_write_text(saved_config, config_text)
-    prepared.preprocessor.save(directory / PREPROCESSING_FILE)
+    if chief:  # on a cluster the other workers leave the run's own files to the chief
+        atomic_write_text(saved_config, config_text)
+        prepared.preprocessor.save(directory / PREPROCESSING_FILE)
 
     hooks, tracer = prepared.hooks, None
     if trace or config.session.trace:  # off: hooks are not wrapped at all
         from hookrun.runner.plan import plan as hook_plan
         from hookrun.runner.trace import TRACE_FILE, TraceRecorder
 
-        tracer = TraceRecorder(directory / TRACE_FILE, prepared.built.global_step)
-        hooks = tracer.wrap(hooks, [planned.name for planned in hook_plan(config.hooks)])
+        trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
+        tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
+        running = [h for h in config.hooks if cluster is None or cluster.plan.runs(h)]
+        hooks = tracer.wrap(hooks, [planned.name for planned in hook_plan(running)])
+    config_proto = session_config(
+        tf,
+        prepared.plan,
+        config.session.intra_op_parallelism_threads,
+        config.session.inter_op_parallelism_threads,
+    )
+    session_factory = None
+    if cluster is not None:  # TensorFlow's MonitoredSession on the cluster, whatever session.engine says
+        config_proto = cluster.configure(config_proto)
+        cluster.start(config_proto, console)
+        with prepared.built.graph.as_default():
+            session_factory = cluster.session_factory(hooks, prepared.scaffold, directory, config_proto)
+    completed = False
     try:
         with prepared.built.graph.as_default(), tf_logging_to(console, verbose):
             loop = run_monitored(
@@ -333,21 +399,20 @@ def _train_locked(
                 hooks,
                 prepared.scaffold,
                 directory,
-                session_config(
-                    tf,
-                    prepared.plan,
-                    config.session.intra_op_parallelism_threads,
-                    config.session.inter_op_parallelism_threads,
-                ),
+                config_proto,
                 prepared.initial_step,
                 engine=config.session.engine,
+                session_factory=session_factory,
             )
+        completed = True
     finally:
         if tracer is not None:
             tracer.close()
         for close in prepared.on_close:
             close()
         tf.compat.v1.summary.FileWriterCache.clear()
+        if cluster is not None:  # the chief stops the other tasks; a worker tells the chief it stopped
+            prepared.notes.extend(cluster.finish(completed))
 
     initial_step = prepared.initial_step
     history_hook = next((h for h in prepared.hooks if type(h).__name__ == "HistorySaverHook"), None)
@@ -368,6 +433,7 @@ def _train_locked(
         notes=prepared.notes,
         signal=loop.signal,
         trace_summary=tracer.summary(loop.loop_seconds) if tracer is not None else None,
+        task=str(cluster.plan.task) if cluster is not None else None,
     )
     summary = {
         "steps": result.steps,
@@ -379,7 +445,11 @@ def _train_locked(
     }
     if result.evaluations:
         summary["validation"] = result.evaluations[-1]
-    atomic_write_text(directory / "summary.json", json.dumps(summary, indent=2) + "\n")
+    summary_file = "summary.json"
+    if cluster is not None:
+        summary["task"] = result.task
+        summary_file = cluster.plan.task_file(summary_file)
+    atomic_write_text(directory / summary_file, json.dumps(summary, indent=2) + "\n")
     return result
 
 

@@ -368,7 +368,7 @@ def test_unknown_hook_key_exact_message(tmp_path: Path) -> None:
     issue = only_issue(path)
     assert issue.format() == (
         f"{path}:9:5: error: hooks[1].every_n_iters: unknown key `every_n_iters` for a `logging_tensor` hook "
-        "(allowed: type, tensors, every_n_iter, every_n_secs, at_end); did you mean `every_n_iter`?"
+        "(allowed: type, tensors, every_n_iter, every_n_secs, at_end, chief_only); did you mean `every_n_iter`?"
     )
 
 
@@ -573,7 +573,7 @@ def test_override_unknown_key_did_you_mean(tmp_path: Path) -> None:
     issue = only_issue(write(tmp_path, HOOKS_FILE), ("hooks.0.save_step=5",))
     assert issue.format() == (
         "--set: error: hooks[0].save_step: `hooks.0.save_step=5`: unknown key `save_step` for a `checkpoint_saver` "
-        "hook (allowed: type, save_steps, save_secs, checkpoint_dir, checkpoint_basename, max_to_keep); "
+        "hook (allowed: type, save_steps, save_secs, checkpoint_dir, checkpoint_basename, max_to_keep, chief_only); "
         "did you mean `save_steps`?"
     )
 

@@ -32,6 +32,24 @@ def train_command(
             "(as session.trace: true).",
         ),
     ] = False,
+    task: Annotated[
+        str | None,
+        typer.Option(
+            "--task",
+            help="On a cluster (`cluster:` or TF_CONFIG): this process's task, JOB:INDEX, e.g. worker:1, ps:0 "
+            "(default: TF_CONFIG's task).",
+            show_default=False,
+        ),
+    ] = None,
+    local_cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--local-cluster",
+            help="Run the whole cluster here, each task a child process on 127.0.0.1 with free ports, "
+            "e.g. ps=1,worker=2 (chief=1 optional).",
+            show_default=False,
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Train: validate the config, build the graph, run the monitored session with the configured hooks.
@@ -40,6 +58,10 @@ def train_command(
     Ctrl-C (or SIGTERM) finishes the current step, runs every hook's end()
     (so checkpoint_saver saves), and exits 130 (143 for SIGTERM); a second
     Ctrl-C exits at once.
+
+    On a cluster each process is one task (--task worker:1, or TF_CONFIG); --local-cluster
+    ps=1,worker=2 starts them all here and stops them all when the chief finishes, on Ctrl-C, or
+    when one fails.
     """
     from rich.console import Console
 
@@ -57,6 +79,11 @@ def train_command(
             raise ConfigError(issues)
         if issues:
             print_issues(err, ConfigError(issues))
+        if local_cluster is not None:
+            code = _run_local_cluster(
+                config, local_cluster, task, run_dir, set_, verbose, allow_config_change, trace, debug
+            )
+            raise typer.Exit(code)
         from hookrun.runner.trainer import train
 
         result = train(
@@ -66,7 +93,15 @@ def train_command(
             verbose=verbose,
             allow_config_change=allow_config_change,
             trace=trace,
+            task=task,
         )
+        if result.task is not None and result.task.startswith("ps:"):
+            for note in result.notes:
+                out.print(f"note: {note}", highlight=False)
+            out.print(
+                f"{result.task}: served for {result.loop_seconds:.1f} s, until the chief finished", highlight=False
+            )
+            return
         for note in result.notes:
             out.print(f"note: {note}", highlight=False)
         if result.history:
@@ -86,3 +121,30 @@ def train_command(
         out.print(f"run directory: {result.run_dir}", highlight=False)
         if result.checkpoint_path:
             out.print(f"checkpoint: {result.checkpoint_path}", highlight=False)
+
+
+def _run_local_cluster(
+    config: Path,
+    spec: str,
+    task: str | None,
+    run_dir: Path | None,
+    set_: list[str] | None,
+    verbose: bool,
+    allow_config_change: bool,
+    trace: bool,
+    debug: bool,
+) -> int:
+    """Run every task of ``spec`` as a child ``hookrun train --task ...``, passing the other flags on."""
+    from hookrun.config_schemas.errors import SetupError
+    from hookrun.runner.local_cluster import run_local_cluster
+
+    if task is not None:
+        raise SetupError("--task and --local-cluster exclude each other: --local-cluster starts every task itself")
+    args: list[str] = []
+    for item in set_ or []:
+        args += ["--set", item]
+    if run_dir is not None:
+        args += ["--run-dir", str(run_dir)]
+    flags = {"--verbose": verbose, "--allow-config-change": allow_config_change, "--trace": trace, "--debug": debug}
+    args += [flag for flag, on in flags.items() if on]
+    return run_local_cluster(config, spec, args)

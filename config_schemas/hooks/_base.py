@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+import copy
+from typing import Any, ClassVar
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 from hookrun.config_schemas.base import StrictModel
 
@@ -23,6 +24,24 @@ class HookConfig(StrictModel):
     mirrors: ClassVar[str] = ""
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = ()
     reads_tensors: ClassVar[tuple[str, ...]] = ()
+    #: The hook type's default for ``chief_only`` (True for the hooks that write the run's own artefacts).
+    chief_only_default: ClassVar[bool] = False
+
+    chief_only: bool = Field(
+        default=False,
+        description="On a cluster (`cluster:` or TF_CONFIG), run this hook on the chief only; without a "
+        "cluster every hook runs.",
+    )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Give ``chief_only`` the type's default (``chief_only_default``) and list it after the type's own keys."""
+        super().__pydantic_init_subclass__(**kwargs)
+        fields = cls.__pydantic_fields__
+        field = copy.copy(fields.pop("chief_only"))
+        field.default = cls.chief_only_default
+        fields["chief_only"] = field
+        cls.model_rebuild(force=True)
 
     @model_validator(mode="after")
     def _exactly_one_of_each_pair(self) -> HookConfig:

@@ -14,6 +14,7 @@ class CheckpointSaverConfig(HookConfig):
 
     summary: ClassVar[str] = "Save a TensorFlow checkpoint every N steps or seconds, and at the end."
     mirrors: ClassVar[str] = "tf.compat.v1.train.CheckpointSaverHook"
+    chief_only_default: ClassVar[bool] = True
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("save_steps", "save_secs"),)
 
     type: Literal["checkpoint_saver"] = Field(description="Hook type.")

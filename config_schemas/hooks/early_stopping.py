@@ -17,6 +17,7 @@ class EarlyStoppingConfig(HookConfig):
         "`patience` evaluations; optionally keep the best checkpoint."
     )
     mirrors: ClassVar[str] = "tf.estimator.experimental.stop_if_no_decrease_hook"
+    chief_only_default: ClassVar[bool] = True
 
     type: Literal["early_stopping"] = Field(description="Hook type.")
     monitor: str = Field(default="val_loss", description="The evaluation value watched: `val_loss` or `val_<metric>`.")

@@ -22,6 +22,7 @@ class EvaluationConfig(HookConfig):
         "adds val_* to the history."
     )
     mirrors: ClassVar[str] = "tf.estimator.experimental.InMemoryEvaluatorHook"
+    chief_only_default: ClassVar[bool] = True
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("every_n_steps", "every_n_secs"),)
 
     type: Literal["evaluation"] = Field(description="Hook type.")

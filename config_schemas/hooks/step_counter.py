@@ -14,6 +14,7 @@ class StepCounterConfig(HookConfig):
 
     summary: ClassVar[str] = "Log and summarise global steps per second (`global_step/sec`)."
     mirrors: ClassVar[str] = "tf.compat.v1.train.StepCounterHook"
+    chief_only_default: ClassVar[bool] = True
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("every_n_steps", "every_n_secs"),)
 
     type: Literal["step_counter"] = Field(description="Hook type.")

@@ -14,6 +14,7 @@ class SummarySaverConfig(HookConfig):
 
     summary: ClassVar[str] = "Write TensorBoard scalar summaries of named tensors every N steps or seconds."
     mirrors: ClassVar[str] = "tf.compat.v1.train.SummarySaverHook"
+    chief_only_default: ClassVar[bool] = True
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("save_steps", "save_secs"),)
     reads_tensors: ClassVar[tuple[str, ...]] = ("tensors",)
 
