@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from hookrun.config_schemas.data import DataConfig
 from hookrun.runner.data import (
     CATEGORICAL,
     NUMERIC,
@@ -23,16 +22,7 @@ from hookrun.runner.data import (
 )
 from hookrun.runner.errors import DataError, SetupError
 from hookrun.runner.preprocessing import Preprocessor
-
-
-def write(tmp_path, text, name="data.csv"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def data_config(**kwargs):
-    return DataConfig(**{"train": "data.csv", "label": "y", **kwargs})
+from tests.conftest import data_config, write_data_file
 
 
 def arrays(tmp_path, config):
@@ -58,17 +48,17 @@ def test_directory(tmp_path):
 @pytest.mark.parametrize("text", ["", "\n", " , \n"])
 def test_empty_file(tmp_path, text):
     with pytest.raises(SetupError, match="the file is empty"):
-        read_csv(write(tmp_path, text))
+        read_csv(write_data_file(tmp_path, text))
 
 
 def test_header_only(tmp_path):
     with pytest.raises(SetupError, match="has a header but no data rows"):
-        read_csv(write(tmp_path, "a,b,y\n\n"))
+        read_csv(write_data_file(tmp_path, "a,b,y\n\n"))
 
 
 def test_ragged_row_names_its_line(tmp_path):
     # Line 3 is blank; the short row is on line 4.
-    path = write(tmp_path, "a,b,y\n1,2,3\n\n4,5\n")
+    path = write_data_file(tmp_path, "a,b,y\n1,2,3\n\n4,5\n")
     with pytest.raises(SetupError) as info:
         read_csv(path)
     assert str(info.value) == f"{path}:4: row has 2 cells but the header has 3 columns"
@@ -76,13 +66,13 @@ def test_ragged_row_names_its_line(tmp_path):
 
 def test_duplicate_and_empty_header_names(tmp_path):
     with pytest.raises(SetupError, match=r":1: column 'a' appears twice"):
-        read_csv(write(tmp_path, "a,b,a\n1,2,3\n"))
+        read_csv(write_data_file(tmp_path, "a,b,a\n1,2,3\n"))
     with pytest.raises(SetupError, match=r":1: column 2 has no name"):
-        read_csv(write(tmp_path, "a,,y\n1,2,3\n"))
+        read_csv(write_data_file(tmp_path, "a,,y\n1,2,3\n"))
 
 
 def test_rows_keep_their_line_numbers_and_max_rows(tmp_path):
-    table = read_csv(write(tmp_path, "a,b,y\n1,2,3\n\n4,5,6\n7,8,9\n"), max_rows=2)
+    table = read_csv(write_data_file(tmp_path, "a,b,y\n1,2,3\n\n4,5,6\n7,8,9\n"), max_rows=2)
     assert table.header == ["a", "b", "y"]
     assert [line for line, _ in table.rows] == [2, 4]
 
@@ -91,7 +81,7 @@ def test_rows_keep_their_line_numbers_and_max_rows(tmp_path):
 
 
 def test_a_text_column_is_categorical_and_remembers_its_first_text(tmp_path):
-    write(tmp_path, "a,b,y\n1,2,3\n4,x,6\n7,,9\n")
+    write_data_file(tmp_path, "a,b,y\n1,2,3\n4,x,6\n7,,9\n")
     raw = load_raw_data(data_config(), tmp_path).train
     assert raw.kinds == {"a": NUMERIC, "b": CATEGORICAL, "y": NUMERIC}
     assert list(raw.values["b"]) == ["2", "x", None]
@@ -100,14 +90,14 @@ def test_a_text_column_is_categorical_and_remembers_its_first_text(tmp_path):
 
 
 def test_a_declared_categorical_column_keeps_its_numbers_as_text(tmp_path):
-    write(tmp_path, "zip,y\n10115,1\n80331,2\n")
+    write_data_file(tmp_path, "zip,y\n10115,1\n80331,2\n")
     raw = load_raw_data(data_config(categorical=["zip"]), tmp_path).train
     assert raw.kinds["zip"] == CATEGORICAL and list(raw.values["zip"]) == ["10115", "80331"]
 
 
 def test_text_in_a_column_that_is_numeric_in_training_names_the_validation_line(tmp_path):
-    write(tmp_path, "a,b,y\n1,2,3\n4,5,6\n")
-    path = write(tmp_path, "a,b,y\n1,2,3\n4,x,6\n", name="val.csv")
+    write_data_file(tmp_path, "a,b,y\n1,2,3\n4,5,6\n")
+    path = write_data_file(tmp_path, "a,b,y\n1,2,3\n4,x,6\n", name="val.csv")
     with pytest.raises(DataError) as info:
         load_raw_data(data_config(validation="val.csv"), tmp_path)
     assert str(info.value).startswith(f"{path}:3: column 'b' (column 2) has 'x', not a number")
@@ -115,7 +105,7 @@ def test_text_in_a_column_that_is_numeric_in_training_names_the_validation_line(
 
 
 def test_unknown_column_lists_the_columns(tmp_path):
-    write(tmp_path, "a,b,y\n1,2,3\n")
+    write_data_file(tmp_path, "a,b,y\n1,2,3\n")
     with pytest.raises(SetupError, match=r"no column 'c'; the columns are: a, b, y"):
         load_raw_data(data_config(features=["a", "c"]), tmp_path)
 
@@ -128,7 +118,7 @@ def test_unknown_column_lists_the_columns(tmp_path):
     ],
 )
 def test_unknown_column_in_categorical_or_missing_by_column(tmp_path, key, value, loc):
-    write(tmp_path, "a,b,y\n1,2,3\n")
+    write_data_file(tmp_path, "a,b,y\n1,2,3\n")
     message = r"'bb' in `data\.\w+` is neither a feature nor the label.*did you mean 'b'"
     with pytest.raises(DataError, match=message) as info:
         load_raw_data(data_config(**{key: value}), tmp_path)
@@ -136,7 +126,7 @@ def test_unknown_column_in_categorical_or_missing_by_column(tmp_path, key, value
 
 
 def test_features_default_to_every_column_but_the_label(tmp_path):
-    write(tmp_path, "a,y,b\n1,2,3\n4,5,6\n")
+    write_data_file(tmp_path, "a,y,b\n1,2,3\n4,5,6\n")
     data = arrays(tmp_path, data_config(standardize=False))
     assert data.feature_names == ["a", "b"]
     np.testing.assert_array_equal(data.features, [[1, 3], [4, 6]])
@@ -160,7 +150,7 @@ def test_split_rows_refuses_an_empty_part():
 
 
 def test_validation_split_in_load_raw_data(tmp_path):
-    write(tmp_path, "a,y\n" + "".join(f"{i},{i}\n" for i in range(10)))
+    write_data_file(tmp_path, "a,y\n" + "".join(f"{i},{i}\n" for i in range(10)))
     raw = load_raw_data(data_config(validation_split=0.3), tmp_path)
     assert raw.train.num_rows == 7 and raw.validation.num_rows == 3
     assert sorted([*raw.train.lines, *raw.validation.lines]) == list(range(2, 12))
@@ -171,7 +161,7 @@ CSV_WITH_GAPS = "a,b,y\n1,2,3\n4,,6\n7,8,NA\n10,11,12\n"
 
 
 def test_missing_error_names_the_cell(tmp_path):
-    path = write(tmp_path, CSV_WITH_GAPS)
+    path = write_data_file(tmp_path, CSV_WITH_GAPS)
     with pytest.raises(SetupError) as info:
         arrays(tmp_path, data_config(missing="error"))
     assert str(info.value).startswith(f"{path}:3: column 'b' (column 2) is empty")
@@ -179,7 +169,7 @@ def test_missing_error_names_the_cell(tmp_path):
 
 
 def test_missing_drop_drops_the_rows(tmp_path):
-    write(tmp_path, CSV_WITH_GAPS)
+    write_data_file(tmp_path, CSV_WITH_GAPS)
     data = arrays(tmp_path, data_config(missing="drop"))
     assert data.dropped_rows == 2
     assert data.num_rows == 2
@@ -187,7 +177,7 @@ def test_missing_drop_drops_the_rows(tmp_path):
 
 
 def test_missing_drop_of_every_row(tmp_path):
-    write(tmp_path, "a,y\n,1\n2,\n")
+    write_data_file(tmp_path, "a,y\n,1\n2,\n")
     with pytest.raises(SetupError, match="every row has a missing value"):
         arrays(tmp_path, data_config(missing="drop"))
 
@@ -222,7 +212,7 @@ def test_skip_continues_the_same_order(tmp_path, skip):
     rows, batch_size, epochs = 10, 4, 3
     lines = "".join(f"{i},{i * 10}\n" for i in range(rows))
     config = data_config(batch_size=batch_size, epochs=epochs, seed=7, standardize=False)
-    write(tmp_path, "a,y\n" + lines)
+    write_data_file(tmp_path, "a,y\n" + lines)
     data = arrays(tmp_path, config)
 
     full = batches(data, config)

@@ -7,21 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
 from hookrun.runner.data import CATEGORICAL, NUMERIC, load_raw_data, split_rows
 from hookrun.runner.errors import DataError, SetupError
 from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
-
-
-def write(tmp_path, text, name="data.csv"):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def data_config(**kwargs):
-    return DataConfig(**{"train": "data.csv", "label": "y", **kwargs})
+from tests.conftest import data_config, write_data_file
 
 
 def fitted(tmp_path, config):
@@ -46,7 +36,7 @@ def test_statistics_fill_values_and_vocabularies_come_from_the_training_split_on
     b_cells = [f"{v:.6f}" for v in b]
     b_cells[int(val_idx[0])] = ""  # a gap in validation: filled with the training median
     lines = [f"{a[i]:.6f},{b_cells[i]},{colour[i]},{i}" for i in range(n)]
-    write(tmp_path, "a,b,colour,y\n" + "\n".join(lines) + "\n")
+    write_data_file(tmp_path, "a,b,colour,y\n" + "\n".join(lines) + "\n")
 
     config = data_config(validation_split=fraction, seed=seed, missing="median")
     raw, state = fitted(tmp_path, config)
@@ -73,14 +63,14 @@ def test_statistics_fill_values_and_vocabularies_come_from_the_training_split_on
 
 
 def test_a_constant_column_keeps_std_one(tmp_path):
-    write(tmp_path, "a,c,y\n1,5,0\n2,5,1\n3,5,0\n")
+    write_data_file(tmp_path, "a,c,y\n1,5,0\n2,5,1\n3,5,0\n")
     raw, state = fitted(tmp_path, data_config())
     assert state.columns[1].std == 1.0
     np.testing.assert_array_equal(state.transform(raw.train).features[:, 1], 0)
 
 
 def test_standardize_false_leaves_numbers_as_they_are(tmp_path):
-    write(tmp_path, "a,y\n1,0\n3,1\n")
+    write_data_file(tmp_path, "a,y\n1,0\n3,1\n")
     raw, state = fitted(tmp_path, data_config(standardize=False))
     assert state.columns[0].mean is None
     np.testing.assert_array_equal(state.transform(raw.train).features[:, 0], [1, 3])
@@ -90,8 +80,8 @@ def test_standardize_false_leaves_numbers_as_they_are(tmp_path):
 
 
 def test_one_hot_names_order_and_unseen_category(tmp_path):
-    write(tmp_path, "x,where,y\n1,NEAR BAY,1\n2,INLAND,2\n3,NEAR BAY,3\n")
-    write(tmp_path, "x,where,y\n4,ISLAND,4\n5,INLAND,5\n", name="val.csv")
+    write_data_file(tmp_path, "x,where,y\n1,NEAR BAY,1\n2,INLAND,2\n3,NEAR BAY,3\n")
+    write_data_file(tmp_path, "x,where,y\n4,ISLAND,4\n5,INLAND,5\n", name="val.csv")
     raw, state = fitted(tmp_path, data_config(validation="val.csv"))
     assert state.feature_names == ["x", "where=INLAND", "where=NEAR BAY"]
     assert state.kinds == {"x": NUMERIC, "where": CATEGORICAL, "y": NUMERIC}
@@ -106,14 +96,14 @@ GAPS = "a,b,y\n1,10,1\n,20,2\n3,,3\n5,40,4\n"
 
 
 def test_missing_error_names_file_line_and_column(tmp_path):
-    path = write(tmp_path, GAPS)
+    path = write_data_file(tmp_path, GAPS)
     with pytest.raises(DataError) as info:
         fitted(tmp_path, data_config())
     assert str(info.value).startswith(f"{path}:3: column 'a' (column 1) is empty; fill it, or set `data.missing: drop`")
 
 
 def test_missing_drop(tmp_path):
-    write(tmp_path, GAPS)
+    write_data_file(tmp_path, GAPS)
     raw, state = fitted(tmp_path, data_config(missing="drop", standardize=False))
     data = state.transform(raw.train)
     assert data.dropped_rows == 2
@@ -126,7 +116,7 @@ def test_missing_drop(tmp_path):
     ids=["mean", "median", "constant"],
 )
 def test_missing_fill_policies(tmp_path, policy, fill_a, fill_b):
-    write(tmp_path, GAPS)
+    write_data_file(tmp_path, GAPS)
     raw, state = fitted(tmp_path, data_config(missing=policy, standardize=False))
     assert [c.fill for c in state.columns] == pytest.approx([fill_a, fill_b])
     data = state.transform(raw.train)
@@ -135,7 +125,7 @@ def test_missing_fill_policies(tmp_path, policy, fill_a, fill_b):
 
 
 def test_missing_by_column_overrides_the_global_policy(tmp_path):
-    write(tmp_path, GAPS)
+    write_data_file(tmp_path, GAPS)
     raw, state = fitted(tmp_path, data_config(missing="drop", missing_by_column={"b": "median"}, standardize=False))
     data = state.transform(raw.train)
     assert data.dropped_rows == 1  # the row without `a`; b's median comes from the rows kept (10, 40)
@@ -144,7 +134,7 @@ def test_missing_by_column_overrides_the_global_policy(tmp_path):
 
 
 def test_missing_statistics_are_computed_after_filling(tmp_path):
-    write(tmp_path, "a,y\n0,1\n,2\n4,3\n")
+    write_data_file(tmp_path, "a,y\n0,1\n,2\n4,3\n")
     _, state = fitted(tmp_path, data_config(missing="mean"))
     assert state.columns[0].fill == 2.0
     assert state.columns[0].mean == pytest.approx(2.0)
@@ -152,20 +142,20 @@ def test_missing_statistics_are_computed_after_filling(tmp_path):
 
 
 def test_categorical_constant_fill_is_a_category(tmp_path):
-    write(tmp_path, "c,y\nred,1\n,2\nblue,3\n")
+    write_data_file(tmp_path, "c,y\nred,1\n,2\nblue,3\n")
     raw, state = fitted(tmp_path, data_config(missing={"constant": "unknown"}))
     assert state.columns[0].vocabulary == ["blue", "red", "unknown"]
     np.testing.assert_array_equal(state.transform(raw.train).features, [[0, 1, 0], [0, 0, 1], [1, 0, 0]])
 
 
 def test_categorical_gap_under_median_is_an_error(tmp_path):
-    path = write(tmp_path, "c,y\nred,1\n,2\n")
+    path = write_data_file(tmp_path, "c,y\nred,1\n,2\n")
     with pytest.raises(DataError, match=rf"{path}:3: column 'c' \(column 1\) is empty, and the column is categorical"):
         fitted(tmp_path, data_config(missing="median"))
 
 
 def test_a_missing_label_is_never_filled(tmp_path):
-    path = write(tmp_path, "a,y\n1,1\n2,\n")
+    path = write_data_file(tmp_path, "a,y\n1,1\n2,\n")
     with pytest.raises(DataError, match=rf"{path}:3: column 'y' \(column 2\) is empty; a label is never filled"):
         fitted(tmp_path, data_config(missing="median"))
     raw, state = fitted(tmp_path, data_config(missing="median", missing_by_column={"y": "drop"}))
@@ -173,7 +163,7 @@ def test_a_missing_label_is_never_filled(tmp_path):
 
 
 def test_text_constant_for_a_numeric_column(tmp_path):
-    write(tmp_path, GAPS)
+    write_data_file(tmp_path, GAPS)
     with pytest.raises(DataError, match="column 'a' is numeric; its fill `constant: 'n/a'` is not a number") as info:
         fitted(tmp_path, data_config(missing_by_column={"a": {"constant": "n/a"}, "b": "drop"}))
     assert info.value.loc == ("data", "missing_by_column", "a")
@@ -183,15 +173,15 @@ def test_text_constant_for_a_numeric_column(tmp_path):
 
 
 def test_label_scale_divides_the_label(tmp_path):
-    write(tmp_path, "a,y\n1,100000\n2,250000\n")
+    write_data_file(tmp_path, "a,y\n1,100000\n2,250000\n")
     raw, state = fitted(tmp_path, data_config(label_scale=100000))
     assert state.label_scale == 100000
     np.testing.assert_allclose(state.transform(raw.train).labels[:, 0], [1.0, 2.5])
 
 
 def test_a_text_label_becomes_class_ids_from_the_training_vocabulary(tmp_path):
-    write(tmp_path, "a,kind\n1,cat\n2,dog\n3,cat\n4,emu\n")
-    write(tmp_path, "a,kind\n1,dog\n2,yak\n", name="val.csv")
+    write_data_file(tmp_path, "a,kind\n1,cat\n2,dog\n3,cat\n4,emu\n")
+    write_data_file(tmp_path, "a,kind\n1,dog\n2,yak\n", name="val.csv")
     config = data_config(label="kind", validation="val.csv")
     raw, state = fitted(tmp_path, config)
     assert state.label.vocabulary == ["cat", "dog", "emu"]
@@ -206,7 +196,7 @@ def test_a_text_label_becomes_class_ids_from_the_training_vocabulary(tmp_path):
 
 
 def test_numeric_class_ids_are_checked(tmp_path):
-    path = write(tmp_path, "a,y\n1,0\n2,1\n3,2\n")
+    path = write_data_file(tmp_path, "a,y\n1,0\n2,1\n3,2\n")
     raw, state = fitted(tmp_path, data_config())
     check_label_for_builder(GraphConfig(builder="linear_classifier", params={"n_classes": 3}), state, raw.train)
     with pytest.raises(DataError, match=rf"{path}:4: column 'y' \(column 2\) has 2, not a class id 0..1"):
@@ -217,7 +207,7 @@ def test_numeric_class_ids_are_checked(tmp_path):
 
 
 def test_save_and_load_round_trip(tmp_path):
-    write(tmp_path, "a,c,y\n1,red,1\n,blue,2\n3,red,3\n")
+    write_data_file(tmp_path, "a,c,y\n1,red,1\n,blue,2\n3,red,3\n")
     raw, state = fitted(tmp_path, data_config(missing_by_column={"a": "median"}, label_scale=2))
     state.save(tmp_path / "preprocessing.json")
     saved = json.loads((tmp_path / "preprocessing.json").read_text())
@@ -228,7 +218,7 @@ def test_save_and_load_round_trip(tmp_path):
 
 
 def test_loads_the_old_standardizer_file(tmp_path):
-    write(tmp_path, "a,b,y\n1,2,3\n")
+    write_data_file(tmp_path, "a,b,y\n1,2,3\n")
     old = {"standardize": {"feature_names": ["a", "b"], "mean": [1.0, 2.0], "std": [2.0, 4.0]}}
     (tmp_path / "preprocessing.json").write_text(json.dumps(old))
     state = Preprocessor.load(tmp_path / "preprocessing.json", data_config())
@@ -238,7 +228,7 @@ def test_loads_the_old_standardizer_file(tmp_path):
 
 
 def test_a_resumed_run_refuses_a_state_that_no_longer_fits(tmp_path):
-    write(tmp_path, GAPS)
+    write_data_file(tmp_path, GAPS)
     config = data_config(missing="median")
     raw, state = fitted(tmp_path, config)
     state.check_resumable(config, raw.split, tmp_path / "p.json")

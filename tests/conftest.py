@@ -24,6 +24,7 @@ import pytest  # noqa: E402
 import yaml  # noqa: E402
 from rich.console import Console  # noqa: E402
 
+from hookrun.config_schemas.data import DataConfig  # noqa: E402
 from hookrun.config_schemas.loader import LoadedConfig, load_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +43,18 @@ def linear_rows(num_rows: int = NUM_ROWS, seed: int = 0) -> np.ndarray:
     b = rng.normal(size=num_rows)
     y = 2 * a - 3 * b + 1 + rng.normal(scale=0.1, size=num_rows)
     return np.stack([a, b, y], axis=1)
+
+
+def write_data_file(tmp_path: Path, text: str, name: str = "data.csv") -> Path:
+    """Write ``text`` (a CSV, as given) to ``tmp_path/name``; for data-parsing tests."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def data_config(**kwargs: Any) -> DataConfig:
+    """A ``data:`` section for ``data.csv`` with label ``y``; ``kwargs`` add or replace fields."""
+    return DataConfig(**{"train": "data.csv", "label": "y", **kwargs})
 
 
 def write_csv(path: Path, rows: np.ndarray, header: tuple[str, ...] = ("a", "b", "y")) -> Path:
