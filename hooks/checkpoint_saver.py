@@ -1,6 +1,7 @@
 """``checkpoint_saver``: TensorFlow's ``CheckpointSaverHook``, guarded against non-finite weights.
 
-Built without its per-step extra ``Session.run``; it never writes NaN or inf weights.
+It follows the run's step clock (no per-step ``global_step`` fetch, no extra
+``Session.run``), and it never writes NaN or inf weights.
 
 This module imports TensorFlow; the registry imports it only when needed.
 """
@@ -13,6 +14,7 @@ import tensorflow as tf
 
 from hookrun.config_schemas.hooks import CheckpointSaverConfig
 from hookrun.hooks.context import HookContext
+from hookrun.hooks.step_clock import StepClock
 
 
 class NonFiniteWeightsError(RuntimeError):
@@ -58,19 +60,74 @@ class FiniteWeightsGuard(tf.compat.v1.train.CheckpointSaverListener):
             )
 
 
-def build(config: CheckpointSaverConfig, ctx: HookContext) -> Any:
-    """Build ``tf.compat.v1.train.CheckpointSaverHook`` using the session's scaffold saver.
+class CheckpointSaverHook(tf.compat.v1.train.CheckpointSaverHook):
+    """Save checkpoints every N steps or seconds; mirrors ``tf.compat.v1.train.CheckpointSaverHook``.
 
-    When it fires (TensorFlow's behaviour): ``after_create_session`` writes
-    ``graph.pbtxt`` and a checkpoint at the current step; ``after_run`` saves
-    every ``save_steps`` global steps or ``save_secs`` seconds; ``end``
-    saves at the final step. Before every save a :class:`FiniteWeightsGuard`
-    checks the weights: training fails (exit 1) rather than write NaN or inf.
+    TensorFlow's hook, with its saving, listeners, ``graph.pbtxt`` and
+    ``end`` unchanged, but following the run's
+    :class:`~hookrun.hooks.step_clock.StepClock` instead of asking for
+    ``global_step`` on every step (TensorFlow's hook also issues a second
+    ``Session.run`` per step unless ``_set_steps_per_run(1)`` is called).
 
-    ``_set_steps_per_run(1)`` is called, as ``MonitoredTrainingSession``
-    does for its own saver: without it the hook issues an extra
-    ``Session.run`` for ``global_step`` on every step (measured: halves
-    throughput on a small graph).
+    When each method fires:
+
+    - ``begin``: TensorFlow's (summary writer, listeners' ``begin``), and the clock's read.
+    - ``after_create_session``: writes ``graph.pbtxt`` and the meta graph, saves a
+      checkpoint at the current step (TensorFlow's), and syncs the clock.
+    - ``before_run``: asks for nothing (on a cluster: ``global_step``).
+    - ``after_run``: when the counted step is due (``save_steps`` global steps,
+      or ``save_secs`` seconds, after the last save), reads ``global_step``
+      exactly and saves if it is still due; a listener's ``after_save`` may
+      request a stop.
+    - ``end``: saves at the final step unless that step was just saved (TensorFlow's).
+
+    Args:
+        clock: the run's shared step clock.
+        checkpoint_dir: where checkpoints go.
+        save_secs: save every this many seconds, or None.
+        save_steps: save every this many global steps, or None. Exactly one of the two.
+        saver, checkpoint_basename, scaffold, listeners, save_graph_def: as TensorFlow's hook.
+
+    Raises:
+        ValueError: neither or both of ``save_secs`` and ``save_steps`` (TensorFlow's check).
+    """
+
+    def __init__(self, clock: StepClock, checkpoint_dir: str, **kwargs: Any) -> None:
+        super().__init__(checkpoint_dir, **kwargs)
+        self._clock = clock
+        self._steps_per_run = 1
+
+    def begin(self) -> None:
+        """TensorFlow's ``begin``, and the clock's read of ``global_step``."""
+        super().begin()
+        self._clock.begin()
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        """TensorFlow's (graph files, the checkpoint at the current step); then sync the clock."""
+        super().after_create_session(session, coord)
+        self._clock.sync(session)
+
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for nothing while the clock counts."""
+        return self._clock.request()
+
+    def after_run(self, run_context: Any, run_values: Any) -> None:
+        """Save when due, at the exact ``global_step`` (TensorFlow's decision, on the counted step)."""
+        timer = self._timer
+        if timer.should_trigger_for_step(self._clock.advance(run_context, run_values.results)):
+            global_step = self._clock.confirm(run_context)
+            if timer.should_trigger_for_step(global_step):
+                timer.update_last_triggered_step(global_step)
+                if self._save(run_context.session, global_step):
+                    run_context.request_stop()
+
+
+def build(config: CheckpointSaverConfig, ctx: HookContext) -> CheckpointSaverHook:
+    """Build :class:`CheckpointSaverHook` using the session's scaffold saver, guarded by :class:`FiniteWeightsGuard`.
+
+    When it fires: see :class:`CheckpointSaverHook`. Before every save a
+    :class:`FiniteWeightsGuard` checks the weights: training fails (exit 1)
+    rather than write NaN or inf.
 
     Args:
         config: ``save_steps`` xor ``save_secs``; ``checkpoint_dir`` (relative to the
@@ -79,13 +136,12 @@ def build(config: CheckpointSaverConfig, ctx: HookContext) -> Any:
         ctx: the runner's context.
     """
     checkpoint_dir = str(ctx.resolve_dir(config.checkpoint_dir))
-    hook = ctx.tf.compat.v1.train.CheckpointSaverHook(
-        checkpoint_dir=checkpoint_dir,
+    return CheckpointSaverHook(
+        ctx.clock,
+        checkpoint_dir,
         save_secs=config.save_secs,
         save_steps=config.save_steps,
         checkpoint_basename=config.checkpoint_basename,
         scaffold=ctx.scaffold,
         listeners=[FiniteWeightsGuard(checkpoint_dir)],
     )
-    hook._set_steps_per_run(1)
-    return hook

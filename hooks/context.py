@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hookrun.hooks.step_clock import StepClock
+
 
 class UnknownTensorError(LookupError):
     """A hook names a tensor the graph does not have."""
@@ -124,6 +126,8 @@ class HookContext:
         task: on a cluster, this task's label (``worker1``; prefixes its output), else None. Other
             workers move ``global_step`` too, so hooks that count steps read it on a cluster.
         chief: this task writes the run's own files (always, without a cluster); see :meth:`task_file`.
+        clock: the ``global_step`` clock the run's step-driven hooks share (one per run; see
+            :class:`~hookrun.hooks.step_clock.StepClock`).
     """
 
     tf: Any
@@ -141,6 +145,7 @@ class HookContext:
     evaluations: Evaluations | None = None
     task: str | None = None
     chief: bool = True
+    clock: StepClock = field(default_factory=StepClock)
 
     def task_file(self, name: str) -> str:
         """A file name in the run directory for this task: ``name`` on the chief, ``history-worker1.csv`` elsewhere."""

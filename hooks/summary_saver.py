@@ -1,29 +1,108 @@
-"""``summary_saver``: TensorFlow's ``SummarySaverHook`` over scalar summaries of named tensors."""
+"""``summary_saver``: scalar summaries of named tensors; mirrors ``tf.compat.v1.train.SummarySaverHook``.
+
+This module imports TensorFlow; the registry imports it only when needed.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+import tensorflow as tf
+from tensorflow.core.util.event_pb2 import SessionLog
+
 from hookrun.config_schemas.hooks import SummarySaverConfig
 from hookrun.hooks.context import HookContext
+from hookrun.hooks.step_clock import StepClock
 
 
-def build(config: SummarySaverConfig, ctx: HookContext) -> Any:
-    """Build ``tf.compat.v1.train.SummarySaverHook`` writing one scalar per named tensor.
+class SummarySaverHook(tf.compat.v1.train.SummarySaverHook):
+    """Write summaries every N steps or seconds; mirrors ``tf.compat.v1.train.SummarySaverHook``.
+
+    TensorFlow's hook asks for ``global_step`` on every step; this one
+    follows the run's :class:`~hookrun.hooks.step_clock.StepClock` and, on a
+    step where it will not write, asks for nothing. The event files are the
+    same: a ``SessionLog.START`` at the first step, the summaries at the
+    first step and then every ``save_steps`` global steps (or ``save_secs``
+    seconds), each at the exact ``global_step``.
+
+    When each method fires:
+
+    - ``begin``: TensorFlow's (the summary writer), and the clock's read.
+    - ``after_create_session``: syncs the clock.
+    - ``before_run``: asks for the summary op on the first step and when due; else nothing.
+    - ``after_run``: on those steps, reads ``global_step`` exactly and writes the summaries at it.
+    - ``end``: flushes the writer (TensorFlow's).
+
+    Args:
+        clock: the run's shared step clock.
+        save_steps: write every this many global steps, or None.
+        save_secs: write every this many seconds, or None. Exactly one of the two.
+        output_dir, summary_writer, scaffold, summary_op: as TensorFlow's hook.
+
+    Raises:
+        ValueError: neither or both of ``scaffold`` and ``summary_op``, or of ``save_steps`` and ``save_secs``.
+    """
+
+    def __init__(self, clock: StepClock, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._clock = clock
+        self._request: Any = None
+        self._request_summary = False
+
+    def begin(self) -> None:
+        """TensorFlow's ``begin``, and the clock's read of ``global_step``."""
+        super().begin()
+        self._clock.begin()
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        """Sync the clock (TensorFlow's hook has no ``after_create_session``)."""
+        self._clock.sync(session)
+
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for the summaries on the first step and when due, else nothing (TensorFlow's decision)."""
+        clock = self._clock
+        self._request_summary = self._next_step is None or self._timer.should_trigger_for_step(clock.next_step)
+        if not self._request_summary or self._get_summary_op() is None:
+            return clock.request()
+        requests = {"summary": self._get_summary_op()}
+        if clock.reading:
+            requests["global_step"] = clock.tensor
+        return tf.compat.v1.train.SessionRunArgs(requests)
+
+    def after_run(self, run_context: Any, run_values: Any) -> None:
+        """On a requested step, write the summaries at the exact ``global_step``."""
+        if not self._summary_writer:
+            return
+        results = run_values.results
+        read = results.get("global_step") if type(results) is dict else results
+        global_step = self._clock.advance(run_context, read)
+        if self._next_step is None or self._request_summary:
+            global_step = self._clock.confirm(run_context)
+        if self._next_step is None:
+            self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), global_step)
+        if self._request_summary:
+            self._timer.update_last_triggered_step(global_step)
+            if type(results) is dict and "summary" in results:
+                for summary in results["summary"]:
+                    self._summary_writer.add_summary(summary, global_step)
+        self._next_step = global_step + 1
+
+
+def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
+    """Build :class:`SummarySaverHook` writing one scalar per named tensor.
 
     Each name in ``tensors`` becomes a scalar summary tagged exactly ``name``
     (``:`` replaced by ``_``; kept out of the global ``SUMMARIES``
-    collection); they are merged into the hook's ``summary_op``.
-
-    When it fires (TensorFlow's behaviour): ``before_run`` asks for the
-    summaries on the first step and every ``save_steps`` global steps or
-    ``save_secs`` seconds; ``after_run`` writes them to an event file in
-    ``output_dir``; ``end`` flushes the writer.
+    collection); they are merged into the hook's ``summary_op``. When it
+    fires: see :class:`SummarySaverHook`.
 
     Args:
         config: ``save_steps`` xor ``save_secs``, ``tensors`` (names), ``output_dir``
             (relative to the run directory).
         ctx: the runner's context.
+
+    Raises:
+        UnknownTensorError: a name in ``tensors`` is not a tensor of the graph.
     """
     v1 = ctx.tf.compat.v1
     # The raw op, so the tag is exactly the name: ``v1.summary.scalar`` tags with its op's unique name,
@@ -32,7 +111,8 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> Any:
         ctx.tf.raw_ops.ScalarSummary(tags=name.replace(":", "_"), values=ctx.tensors.resolve(name))
         for name in config.tensors
     ]
-    return v1.train.SummarySaverHook(
+    return SummarySaverHook(
+        ctx.clock,
         save_steps=config.save_steps,
         save_secs=config.save_secs,
         output_dir=str(ctx.resolve_dir(config.output_dir)),

@@ -1,4 +1,4 @@
-"""hookrun's session engine: TensorFlow's lifecycle, with a cached ``make_callable`` per step shape.
+"""hookrun's session engine: TensorFlow's lifecycle, with one cached session call per step shape.
 
 ``tf.compat.v1.train.MonitoredSession`` spends most of a small step in
 Python: ``Session.run`` rebuilds its fetch handler for the merged fetch
@@ -10,13 +10,16 @@ creation, restore and recovery pieces (a ``SessionCreator`` such as
 
 - the hooks' ``SessionRunArgs`` are merged as ``_HookedSession`` merges them
   (same feed-conflict errors, same ``RunOptions`` merging);
-- the merged request's *shape* (the fetch structure, the feed keys) keys a
-  cache of ``Session.make_callable`` callables, so a step whose hooks ask
-  for the same things as an earlier one skips the fetch-handler rebuild;
+- the step's *shape* (the caller's fetches and each hook's request) keys a
+  cache of :class:`_StepPlan`: the unique tensors and ops of the step,
+  flattened once, and run with the single call ``Session.make_callable``
+  makes, so a step whose hooks ask for the same things as an earlier one
+  skips the fetch-handler rebuild and the per-hook merge;
 - each hook gets exactly the result structure TensorFlow would give it.
 
-Steps that ask for ``RunOptions`` or ``RunMetadata``, or whose shape is not
-cacheable, take ``Session.run`` as TensorFlow does. The lifecycle is
+Steps that feed tensors or ask for ``RunOptions`` or ``RunMetadata``, or
+whose shape is not cacheable, merge the requests and take ``Session.run``
+as TensorFlow's ``_HookedSession`` does. The lifecycle is
 TensorFlow's, call for call; ``tests/conformance`` runs the same recording
 hooks under this engine, under ``MonitoredTrainingSession`` and under a plain
 ``MonitoredSession`` loop and asserts identical sequences:
@@ -36,6 +39,7 @@ the session and create a new one, restoring the latest checkpoint;
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -44,7 +48,7 @@ from tensorflow.python.platform import tf_logging as logging
 
 _PREEMPTION_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 
-#: Most distinct step shapes cached per session; further shapes run through ``Session.run``.
+#: Most distinct step shapes cached per session; further shapes take ``Session.run``.
 MAX_CALLABLES = 64
 
 _SessionRunArgs = tf.compat.v1.train.SessionRunArgs
@@ -52,8 +56,18 @@ _SessionRunContext = tf.compat.v1.train.SessionRunContext
 _SessionRunValues = tf.compat.v1.train.SessionRunValues
 
 
+try:  # the call ``Session.make_callable`` makes on every step, without its Python wrappers
+    from tensorflow.python.client.pywrap_tf_session import TF_SessionRun_wrapper as _session_run
+except ImportError:  # pragma: no cover - a TensorFlow without it: the plans use make_callable
+    _session_run = None
+
+
 class _Uncacheable(Exception):
-    """A fetch structure this engine does not key (falls back to ``Session.run``)."""
+    """A fetch structure this engine does not key (that step takes ``Session.run``)."""
+
+
+#: Types keyed by identity: graph elements (the graph is finalized, so they live as long as the session).
+_LEAF_TYPES: set[type] = set()
 
 
 def _shape_key(fetches: Any) -> Any:
@@ -67,62 +81,101 @@ def _shape_key(fetches: Any) -> Any:
         _Uncacheable: a structure type this function does not know.
     """
     kind = type(fetches)
+    if kind in _LEAF_TYPES:
+        return id(fetches)
     if kind is str:
         return fetches
     if kind is list or kind is tuple:
         return (kind, tuple(_shape_key(item) for item in fetches))
     if kind is dict:
         return (dict, tuple((name, _shape_key(item)) for name, item in fetches.items()))
+    if isinstance(fetches, (tf.Tensor, tf.Operation)):
+        _LEAF_TYPES.add(kind)
+        return id(fetches)
     if isinstance(fetches, (list, tuple)):  # namedtuples and other sequences
         return (kind, tuple(_shape_key(item) for item in fetches))
     if isinstance(fetches, Mapping):
         return (kind, tuple((name, _shape_key(item)) for name, item in fetches.items()))
-    if hasattr(fetches, "graph") or hasattr(fetches, "op"):  # tf.Tensor, tf.Operation, tf.Variable
+    if hasattr(fetches, "graph") or hasattr(fetches, "op"):  # tf.Variable and other graph-element-likes
         return id(fetches)
     raise _Uncacheable(kind.__name__)
 
 
-class _FlatPlan:
-    """One step shape, flattened: unique graph elements to fetch, and how to repack each request.
+class _StepPlan:
+    """One step shape, flattened: the unique tensors to fetch, the ops to run, and how to repack.
 
-    Built once per shape; every later step with that shape runs one flat
-    ``make_callable`` (no nested fetch-handler walk) and repacks the values.
-    Only ``tf.Tensor``, ``tf.Operation`` and tensor/op names are handled
-    here; any other leaf raises :class:`_Uncacheable` so that the shape
-    takes the structured ``make_callable`` path instead.
+    Built once per shape (the caller's fetches and each hook's request);
+    every later step with that shape makes the single call
+    ``Session.make_callable`` makes (``TF_SessionRun_wrapper`` on a fixed
+    fetch and target list, no fetch-handler walk) and hands each hook its
+    part. ``tf.Tensor``, ``tf.Operation``, variables and tensor or op names are
+    handled as leaves, in lists, tuples and dicts; anything else raises
+    :class:`_Uncacheable` and that shape takes ``Session.run``.
+
+    Attributes:
+        caller: how to build the caller's result from the fetched values.
+        hooks: per hook, in order: None (asked for nothing, or only ops), an ``int`` (the
+            position of its one tensor) or a function ``values -> its results``.
+        run: ``() -> list of values`` (one per unique tensor).
     """
 
-    def __init__(self, graph: Any, fetch_dict: dict[Any, Any]) -> None:
-        self.elements: list[Any] = []
+    def __init__(self, sess: Any, caller: Any, requests: list[Any]) -> None:
+        self._graph = sess.graph
+        self._tensors: list[Any] = []
+        self._ops: list[Any] = []
         self._index: dict[int, int] = {}
-        self._graph = graph
-        self.packers = {key: self._packer(value) for key, value in fetch_dict.items()}
+        self._alive = (caller, [None if r is None else r.fetches for r in requests])  # keeps the keyed ids alive
+        self.caller = self._packer(caller)
+        self.hooks = [None if r is None or r.fetches is None else self._packer(r.fetches) for r in requests]
+        if _session_run is not None and getattr(sess, "_session", None) is not None:
+            fetch_list = [t._as_tf_output() for t in self._tensors]
+            target_list = [op._c_op for op in self._ops]
+            self.run = functools.partial(_session_run, sess._session, None, {}, fetch_list, target_list, None)
+        else:  # pragma: no cover - the same through the public API; tensors come first, so positions hold
+            callable_ = sess.make_callable([*self._tensors, *self._ops])
+            self.run = callable_
 
-    def _leaf(self, fetch: Any) -> int:
+    def _leaf(self, fetch: Any) -> Any:
         element = fetch
-        if type(fetch) is str:
-            element = self._graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
-        if not isinstance(element, (tf.Tensor, tf.Operation)):
+        if not isinstance(fetch, (tf.Tensor, tf.Operation)):  # names, variables: as Session.run resolves them
+            try:
+                element = self._graph.as_graph_element(fetch, allow_tensor=True, allow_operation=True)
+            except (TypeError, ValueError, KeyError) as err:
+                raise _Uncacheable(type(fetch).__name__) from err
+        if isinstance(element, tf.Operation):
+            if id(element) not in self._index:
+                self._index[id(element)] = -1
+                self._ops.append(element)
+            return None
+        if not isinstance(element, tf.Tensor):
             raise _Uncacheable(type(fetch).__name__)
         position = self._index.get(id(element))
         if position is None:
-            position = self._index[id(element)] = len(self.elements)
-            self.elements.append(element)
+            position = self._index[id(element)] = len(self._tensors)
+            self._tensors.append(element)
         return position
 
     def _packer(self, fetches: Any) -> Any:
-        """A function ``values -> the structure of fetches``, as ``Session.run`` returns it."""
+        """None, a value position, or a function ``values -> the structure of fetches`` (as ``Session.run``)."""
         kind = type(fetches)
         if kind is dict:
-            pairs = [(name, self._packer(item)) for name, item in fetches.items()]
+            pairs = [(name, _as_function(self._packer(item))) for name, item in fetches.items()]
             return lambda values: {name: pack(values) for name, pack in pairs}
         if kind is list or kind is tuple:
-            packs = [self._packer(item) for item in fetches]
+            packs = [_as_function(self._packer(item)) for item in fetches]
             return lambda values: kind(pack(values) for pack in packs)
         if isinstance(fetches, (list, tuple, Mapping)):
-            raise _Uncacheable(kind.__name__)  # namedtuples, other mappings: the structured path
-        position = self._leaf(fetches)
-        return lambda values: values[position]
+            raise _Uncacheable(kind.__name__)  # namedtuples, other mappings: Session.run
+        return self._leaf(fetches)
+
+
+def _as_function(packer: Any) -> Any:
+    """A packer as a function of the values (``None``: an op's result; ``int``: a position)."""
+    if packer is None:
+        return lambda values: None
+    if type(packer) is int:
+        return lambda values: values[packer]
+    return packer
 
 
 class HookedMonitoredSession:
@@ -165,9 +218,10 @@ class HookedMonitoredSession:
         self._coord: Any = None
         self._should_stop = False
         self._closed = False
-        self._callables: dict[Any, Any] = {}
+        self._plans: dict[Any, _StepPlan] = {}
         self._no_options = tf.compat.v1.RunOptions()
         self._no_metadata = tf.compat.v1.RunMetadata()
+        self._none_values = _SessionRunValues(results=None, options=self._no_options, run_metadata=self._no_metadata)
         self._create_session()
 
     # -- session creation and recovery (_RecoverableSession, _CoordinatedSessionCreator) ------------
@@ -189,7 +243,7 @@ class HookedMonitoredSession:
         self._coord = tf.compat.v1.train.Coordinator(clean_stop_exception_types=[])
         if tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.QUEUE_RUNNERS):
             tf.compat.v1.train.start_queue_runners(sess=self._tf_sess, coord=self._coord)
-        self._callables = {}
+        self._plans = {}
         self._should_stop = False  # a new session starts a new _HookedSession
         for hook in self._hooks:
             hook.after_create_session(self._tf_sess, self._coord)
@@ -198,7 +252,7 @@ class HookedMonitoredSession:
         """Close the current session as ``_CoordinatedSession.close`` does (no hook ``end``)."""
         sess, coord = self._tf_sess, self._coord
         self._tf_sess = None
-        self._callables = {}
+        self._plans = {}
         if sess is None:
             return
         try:
@@ -315,17 +369,80 @@ class HookedMonitoredSession:
             raise
 
     def _run_hooked(self, fetches: Any, feed_dict: Any, options: Any, run_metadata: Any) -> Any:
-        """``_HookedSession.run`` with the cached-callable fast path."""
+        """``_HookedSession.run``: every ``before_run``, one session call, every ``after_run``.
+
+        A step whose caller and hooks ask for no feeds, ``RunOptions`` or
+        ``RunMetadata`` runs through the :class:`_StepPlan` cached for its
+        shape; any other step merges the requests exactly as
+        ``_HookedSession`` does and calls ``Session.run``.
+        """
         if self._should_stop:
             raise RuntimeError("Run called even after should_stop requested.")
         sess = self._tf_sess
         run_context = _SessionRunContext(original_args=_SessionRunArgs(fetches, feed_dict), session=sess)
         hooks = self._hooks
+        requests = [hook.before_run(run_context) for hook in hooks]
+        plan = None
+        if feed_dict is None and options is None and run_metadata is None:
+            plan = self._plan_for(sess, fetches, requests)
+        if plan is not None:
+            values = plan.run()
+            none_values = self._none_values
+            no_options, no_metadata = self._no_options, self._no_metadata
+            for hook, pack in zip(hooks, plan.hooks, strict=True):
+                if pack is None:
+                    hook.after_run(run_context, none_values)
+                else:
+                    results = values[pack] if type(pack) is int else pack(values)
+                    hook.after_run(run_context, _SessionRunValues(results, no_options, no_metadata))
+            caller = plan.caller
+            result = None if caller is None else values[caller] if type(caller) is int else caller(values)
+        else:
+            result = self._run_merged(sess, run_context, requests, fetches, feed_dict, options, run_metadata)
+        self._should_stop = self._should_stop or run_context.stop_requested
+        return result
+
+    def _plan_for(self, sess: Any, fetches: Any, requests: list[Any]) -> _StepPlan | None:
+        """The cached plan for this step's shape, built on first sight; None if the step needs ``Session.run``."""
+        try:
+            key: list[Any] = [id(fetches) if type(fetches) in _LEAF_TYPES else _shape_key(fetches)]
+            for request in requests:
+                if request is None:
+                    key.append(None)
+                    continue
+                if request.feed_dict or request.options:
+                    return None
+                request_fetches = request.fetches
+                key.append(id(request_fetches) if type(request_fetches) in _LEAF_TYPES else _shape_key(request_fetches))
+        except _Uncacheable:
+            return None
+        shape = tuple(key)
+        plan = self._plans.get(shape)
+        if plan is None:
+            if len(self._plans) >= MAX_CALLABLES:
+                return None
+            try:
+                plan = _StepPlan(sess, fetches, requests)
+            except _Uncacheable:
+                return None
+            self._plans[shape] = plan
+        return plan
+
+    def _run_merged(
+        self,
+        sess: Any,
+        run_context: Any,
+        requests: list[Any],
+        fetches: Any,
+        feed_dict: Any,
+        options: Any,
+        run_metadata: Any,
+    ) -> Any:
+        """Merge the hooks' requests as ``_HookedSession`` does, call ``Session.run``, call every ``after_run``."""
         fetch_dict: dict[Any, Any] = {"caller": fetches}
         hook_feeds: dict[Any, Any] = {}
         merged_options = options
-        for index, hook in enumerate(hooks):
-            request = hook.before_run(run_context)
+        for index, request in enumerate(requests):
             if request is None:
                 continue
             if request.fetches is not None:
@@ -343,16 +460,10 @@ class HookedMonitoredSession:
             feeds = hook_feeds
         else:
             feeds = hook_feeds or feed_dict
-
-        if merged_options is None and run_metadata is None:
-            outputs = self._run_cached(sess, fetch_dict, feeds)
-            values_options, values_metadata = self._no_options, self._no_metadata
-        else:
-            values_options = merged_options if merged_options is not None else tf.compat.v1.RunOptions()
-            values_metadata = run_metadata if run_metadata is not None else tf.compat.v1.RunMetadata()
-            outputs = sess.run(fetch_dict, feed_dict=feeds, options=values_options, run_metadata=values_metadata)
-
-        for index, hook in enumerate(hooks):
+        values_options = merged_options if merged_options is not None else tf.compat.v1.RunOptions()
+        values_metadata = run_metadata if run_metadata is not None else tf.compat.v1.RunMetadata()
+        outputs = sess.run(fetch_dict, feed_dict=feeds, options=values_options, run_metadata=values_metadata)
+        for index, hook in enumerate(self._hooks):
             hook.after_run(
                 run_context,
                 _SessionRunValues(
@@ -361,37 +472,7 @@ class HookedMonitoredSession:
                     run_metadata=values_metadata,
                 ),
             )
-        self._should_stop = self._should_stop or run_context.stop_requested
         return outputs["caller"]
-
-    def _run_cached(self, sess: Any, fetch_dict: dict[Any, Any], feeds: Any) -> Any:
-        """Run through a ``make_callable`` cached for this step's shape (``Session.run`` if uncacheable)."""
-        try:
-            feed_keys = tuple(feeds) if feeds else ()
-            key = (_shape_key(fetch_dict), tuple(_shape_key(k) for k in feed_keys))
-        except _Uncacheable:
-            return sess.run(fetch_dict, feed_dict=feeds)
-        entry = self._callables.get(key)
-        if entry is None:
-            if len(self._callables) >= MAX_CALLABLES:
-                return sess.run(fetch_dict, feed_dict=feeds)
-            entry = self._callables[key] = self._make_entry(sess, fetch_dict, list(feed_keys))
-        step_callable, plan, _ = entry
-        values = step_callable(*[feeds[k] for k in feed_keys]) if feeds else step_callable()
-        if plan is None:
-            return values
-        return {name: pack(values) for name, pack in plan.packers.items()}
-
-    def _make_entry(self, sess: Any, fetch_dict: dict[Any, Any], feed_keys: list[Any]) -> tuple[Any, Any, Any]:
-        """Build the cache entry ``(callable, plan or None, fetch_dict)`` for a new step shape.
-
-        The entry keeps ``fetch_dict`` alive, so the identities in its key are never reused.
-        """
-        try:
-            plan = _FlatPlan(sess.graph, fetch_dict)
-        except _Uncacheable:
-            return sess.make_callable(fetch_dict, feed_list=feed_keys or None), None, fetch_dict
-        return sess.make_callable(plan.elements, feed_list=feed_keys or None), plan, fetch_dict
 
     # -- closing (_MonitoredSession._close_internal) -------------------------------------------------
 

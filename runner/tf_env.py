@@ -17,7 +17,8 @@ from typing import Any
 #: Functions in ``basic_session_run_hooks.py`` whose INFO lines users asked for:
 #: ``LoggingTensorHook._log_tensors`` and ``StepCounterHook._log_and_record``.
 _HOOK_LOG_FUNCS = frozenset({"_log_tensors", "_log_and_record"})
-#: Module of TensorFlow's hooks: its warnings explain why a run stopped, so they always get through.
+#: TensorFlow's hooks module: its warnings explain why a run stopped, so they always get through; as do
+#: the warnings of hookrun's own hooks (``nan_tensor`` stopping on a NaN loss, the step clock switching to reads).
 _HOOKS_MODULE = "basic_session_run_hooks"
 
 
@@ -54,7 +55,9 @@ class _ConsoleHandler(logging.Handler):
             return True
         if record.funcName in _HOOK_LOG_FUNCS:
             return True
-        if record.module == _HOOKS_MODULE and record.levelno >= logging.WARNING:
+        if record.levelno >= logging.WARNING and (
+            record.module == _HOOKS_MODULE or _is_hookrun_hook(record.pathname)
+        ):
             return True  # e.g. NanTensorHook's "Model diverged with loss = NaN." before it stops the run
         # Deprecation notices and TensorFlow's own INFO chatter are noise unless --verbose.
         return record.levelno >= logging.ERROR
@@ -65,6 +68,13 @@ class _ConsoleHandler(logging.Handler):
             self._console.print(prefix + record.getMessage(), markup=False, highlight=False, soft_wrap=True)
         except Exception:  # pragma: no cover - logging must never break training
             self.handleError(record)
+
+
+def _is_hookrun_hook(path: str) -> bool:
+    """True when ``path`` is a module of ``hookrun.hooks``."""
+    import hookrun.hooks
+
+    return os.path.dirname(os.path.abspath(path)) == os.path.dirname(os.path.abspath(hookrun.hooks.__file__))
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_ya
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
 from hookrun.hooks.files import atomic_write_text
 from hookrun.hooks.registry import build_hook
+from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.cluster import check_addresses, resolve_cluster
 from hookrun.runner.config_change import compare_configs
 from hookrun.runner.data import load_raw_data, steps_per_run
@@ -227,6 +228,8 @@ def prepare(
         )
         scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
         names = TensorNames(named=built.named, graph=built.graph)
+        # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
+        clock = StepClock(initial_step, reading=cluster is not None)
         for index, hook_config in enumerate(config.hooks):
             if cluster is not None and not cluster.plan.runs(hook_config):
                 continue  # chief_only, and this task is not the chief
@@ -246,6 +249,7 @@ def prepare(
                 evaluations=evaluations,
                 task=cluster.label if cluster is not None else None,
                 chief=cluster is None or cluster.plan.is_chief,
+                clock=clock,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))

@@ -1,0 +1,183 @@
+"""``StepClock``: the ``global_step`` that hookrun's step-driven hooks share, counted in Python.
+
+TensorFlow's timer hooks (``StopAtStepHook``, ``CheckpointSaverHook``,
+``SummarySaverHook``, ``StepCounterHook``) each ask for ``global_step`` in
+``before_run`` on every step, only to find out, almost always, that they
+will not fire. On a small graph that per-step fetch and its Python cost
+are most of a step. hookrun's versions of those hooks share one clock
+instead:
+
+- ``after_create_session``: one exact read of ``global_step`` per session
+  (:meth:`StepClock.sync`; the hooks of one run share it);
+- every run: the clock adds one, once per run however many hooks ask
+  (:meth:`StepClock.advance`), and no hook asks for anything; after the
+  first run of each session it checks the count with one exact read;
+- when a hook is about to fire: one exact read after the run
+  (:meth:`StepClock.confirm`, shared by every hook firing on that run),
+  as TensorFlow's hooks re-read ``global_step`` before they fire.
+
+Counting is right when every run of the train op adds exactly one to
+``global_step``, which is what hookrun's runner builds. When a checking or
+confirming read disagrees with the count (a custom train op that moves
+``global_step`` differently, another process training the same
+variables), the clock logs one warning and switches to *reading*: from
+then on each hook asks for ``global_step`` with every step and takes it
+as TensorFlow's hooks do (the value read during the step, plus one). On a
+cluster the clock reads from the start, since other workers move
+``global_step`` too.
+
+This module imports TensorFlow only inside :meth:`StepClock.begin`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class StepClock:
+    """``global_step`` as the hooks of one run see it: read once per session, then counted.
+
+    One clock is shared by every hook of a run (the runner puts it in
+    :attr:`hookrun.hooks.context.HookContext.clock`). A hook calls, from
+    its own lifecycle methods:
+
+    - :meth:`begin` from ``begin`` (builds the read tensor, once per graph);
+    - :meth:`sync` from ``after_create_session`` (one read per session);
+    - :meth:`request` from ``before_run``: None while counting (or its ``tensor``, merged into the hook's own request);
+    - :meth:`advance` first thing in ``after_run``: the step just run;
+    - :meth:`confirm` before it acts: the exact value, read after the run.
+
+    Attributes:
+        step: ``global_step`` after the last completed run (steps); before the
+            first session, the step the runner restored (``initial_step``).
+        reading: read ``global_step`` with every step instead of counting.
+        switched: a confirming read disagreed with the count, so the clock reads now.
+
+    Args:
+        initial_step: ``global_step`` the run starts from (steps).
+        reading: start in reading mode (on a cluster).
+
+    Example:
+        >>> clock = StepClock()
+        >>> class Every100(tf.compat.v1.train.SessionRunHook):
+        ...     def begin(self): clock.begin()
+        ...     def after_create_session(self, session, coord): clock.sync(session)
+        ...     def before_run(self, run_context): return clock.request()
+        ...     def after_run(self, run_context, run_values):
+        ...         if clock.advance(run_context, run_values.results) % 100 == 0:
+        ...             print(clock.confirm(run_context))
+    """
+
+    __slots__ = (
+        "step", "reading", "switched", "tensor", "_request", "_session", "_advanced", "_confirmed", "_check_next"
+    )
+
+    def __init__(self, initial_step: int = 0, reading: bool = False) -> None:
+        self.step = initial_step
+        self.reading = reading
+        self.switched = False
+        self.tensor: Any = None
+        self._request: Any = None
+        self._session: Any = None
+        self._advanced: Any = None  # the run_context the clock last advanced for
+        self._confirmed: Any = None  # the run_context the clock last confirmed for
+        self._check_next = False  # confirm after the next run (the first of a session)
+
+    def begin(self) -> None:
+        """Build the read of ``global_step`` in the default graph (before it is finalized); idempotent.
+
+        Raises:
+            RuntimeError: the graph has no ``global_step`` (as TensorFlow's timer hooks raise).
+        """
+        import tensorflow as tf
+
+        graph = tf.compat.v1.get_default_graph()
+        if self.tensor is not None and self.tensor.graph is graph:
+            return
+        global_step = tf.compat.v1.train.get_global_step(graph)
+        if global_step is None:
+            raise RuntimeError("Global step should be created to use this hook.")
+        # A plain read: TensorFlow's ``_get_or_create_global_step_read`` wraps the value in a
+        # ``cond`` on whether the variable is initialized, which costs more than the read.
+        self.tensor = tf.identity(global_step, name="hookrun_global_step_read")
+        self._request = tf.compat.v1.train.SessionRunArgs(self.tensor)
+
+    def sync(self, session: Any) -> int:
+        """Read ``global_step`` exactly, once per session (later calls with the same session return the count).
+
+        Args:
+            session: the raw ``tf.compat.v1.Session`` (``after_create_session``'s argument).
+
+        Returns:
+            The global step (steps).
+        """
+        if session is not self._session:
+            self._session = session
+            self.step = int(session.run(self.tensor))
+            self._advanced = self._confirmed = None
+            self._check_next = not self.reading
+        return self.step
+
+    def request(self) -> Any:
+        """What a hook asks for in ``before_run`` to follow the clock: None while counting.
+
+        Returns:
+            None, or (reading) ``SessionRunArgs(global_step read)``; the same object every step.
+        """
+        return self._request if self.reading else None
+
+    @property
+    def next_step(self) -> int:
+        """The global step the coming run is expected to reach (``step + 1``), for ``before_run`` decisions."""
+        return self.step + 1
+
+    def advance(self, run_context: Any, read: Any = None) -> int:
+        """Move the clock past the run that just finished; the first hook to call it for a run moves it.
+
+        After the first run of a session the count is checked with :meth:`confirm` (one read).
+
+        Args:
+            run_context: ``after_run``'s ``run_context`` (identifies the run).
+            read: while reading, the ``global_step`` value this hook's request fetched during the
+                run; None while counting.
+
+        Returns:
+            The global step after the run: counted, or, while reading, the value read plus one,
+            as TensorFlow's hooks take it.
+        """
+        if run_context is not self._advanced:
+            self._advanced = run_context
+            self.step = int(read) + 1 if read is not None else self.step + 1
+            if self._check_next:  # the first run of a session: check that counting holds
+                self._check_next = False
+                self.confirm(run_context)
+        return self.step
+
+    def confirm(self, run_context: Any) -> int:
+        """Read ``global_step`` exactly after this run, once per run; correct the clock.
+
+        Called when a hook is about to fire. A count that disagrees with the
+        read switches the clock to reading mode (one warning).
+
+        Args:
+            run_context: ``after_run``'s ``run_context`` (its ``session`` is the raw session).
+
+        Returns:
+            The exact global step (steps).
+        """
+        if run_context is self._confirmed:
+            return self.step
+        exact = int(run_context.session.run(self.tensor))
+        if not self.reading and exact != self.step:
+            from tensorflow.python.platform import tf_logging as logging
+
+            logging.warning(
+                "global_step is %d where counting one per step gives %d: the train op does not add exactly one "
+                "to global_step per run. hookrun's hooks now read global_step with every step.",
+                exact,
+                self.step,
+            )
+            self.reading = self.switched = True
+        self._confirmed = run_context
+        self.step = exact
+        return exact
