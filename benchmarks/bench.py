@@ -300,12 +300,13 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
         f"(d): `fit` of W+N batches, timed from the end of batch {meta['warmup']} (tracing excluded) "
         "to `on_train_end`.",
         "- (c), (c') and every (e) are timed alike, as hookrun reports `steps_per_sec` (`summary.json`): N steps over "
-        "session ready → session closed, so the first steps, every hook's `end()` and the session's close (where "
-        "TensorFlow sometimes stalls up to ~1 s shutting down the tf.data threads) are included. "
+        "the step loop, session ready → the last step's end, so the first steps are included; every hook's `end()` "
+        "and the session's close (where TensorFlow sometimes stalls up to ~1 s shutting down the tf.data threads) "
+        "come after and are not (hookrun reports them as `end_seconds`). "
         "¹ The *steady* column is the same run's rate from its `step_counter`/`StepCounterHook` `global_step/sec` "
         "summaries (every 100 steps, first step and end excluded): comparable to (a)'s warm-up-excluded rate.",
-        "² *Fixed*: the timed seconds minus N / steady rate: what the first steps, the hooks' `end()` and the "
-        "close cost on top of N steady steps (median over the repeats).",
+        "² *Fixed*: the timed seconds minus N / steady rate: what the first steps cost on top of N steady steps "
+        "(median over the repeats).",
         "- (c) hooks: StopAtStepHook, NanTensorHook, CheckpointSaverHook(save_steps=1000), "
         "LoggingTensorHook({loss, global_step}, every_n_iter=100), SummarySaverHook(save_steps=100, scalar loss), "
         "StepCounterHook(every_n_steps=100); the session's own checkpoint/summary/step-counter hooks off. Without "
@@ -382,10 +383,11 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
             )
         out += [
             "",
-            '"Measured" uses hookrun\'s reported steps/s (session ready → closed); the cost of progress_bar + '
+            '"Measured" uses hookrun\'s reported steps/s (the step loop: session ready → last step); '
+            "the cost of progress_bar + "
             "history_saver is (e-np)/(e) − 1, the extra time per step. The steady-rate ratio uses the "
-            "step_counter rates (for (a), its warm-up-excluded rate): the per-step cost without the fixed "
-            "start and close costs.",
+            "step_counter rates (for (a), its warm-up-excluded rate): the per-step cost without the first "
+            "steps' fixed cost.",
         ]
     if errors:
         out += ["", "## Errors", "", *[f"- {error}" for error in errors]]

@@ -15,8 +15,9 @@ Loops (all on the same preprocessed arrays and the same graph as hookrun builds 
   ``stop_at_step`` alone, and the standard set without ``progress_bar``/``history_saver``.
 
 ``c``, ``c1`` and every ``e`` are timed the way hookrun reports ``summary.json``'s ``steps_per_sec``: N steps
-over the time from "session ready" (after ``after_create_session``) to "session closed" (every hook's
-``end()`` included), so they compare like for like; ``c``/``c1`` also record their steady rate (steps W+1..N).
+over the step loop, from "session ready" (after ``after_create_session``) to the last step's end (every
+hook's ``end()`` and the session's close come after, and are recorded apart as ``close_seconds``), so they
+compare like for like; ``c``/``c1`` also record their steady rate (steps W+1..N).
 """
 
 from __future__ import annotations
@@ -164,9 +165,9 @@ def loop_monitored(prep: Prepared, steps: int, warmup: int, steps_per_run_fix: b
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return {
-        "rate": done / (closed - ready),
+        "rate": done / (loop_end - ready),
         "steps": done,
-        "seconds": closed - ready,
+        "seconds": loop_end - ready,
         "steady_rate": counted,
         "after_warmup_rate": (done - warmup) / (loop_end - warmed) if done > warmup else None,
         "close_seconds": closed - loop_end,
@@ -261,6 +262,7 @@ def loop_hookrun(config_path: Path) -> dict[str, Any]:
         rate = getattr(result, "steps_per_sec", None) or summary.get("steps_per_sec", 0.0)
         steps = getattr(result, "steps", None) or summary.get("steps", 0)
         seconds = getattr(result, "loop_seconds", None) or summary.get("loop_seconds", 0.0)
+        close_seconds = getattr(result, "end_seconds", None) or summary.get("end_seconds")
         # plain progress lines: the bar prints at most one every 10 s without a terminal
         progress_lines = sum(1 for line in output.getvalue().splitlines() if "Training" in line)
         counted = step_counter_rate(directory / "run")
@@ -272,6 +274,7 @@ def loop_hookrun(config_path: Path) -> dict[str, Any]:
         "seconds": float(seconds),
         "steady_rate": counted,
         "progress_lines": progress_lines,
+        "close_seconds": close_seconds,
     }
 
 

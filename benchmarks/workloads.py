@@ -84,7 +84,7 @@ WORKLOADS: dict[str, Workload] = {
         title="California housing DNN 64-32 relu on the 8 numeric columns (total_bedrooms median-filled, "
         "standardized, label / 100000), batch 256, Adam lr 0.001",
         kind="compute-bound",
-        steps=400,
+        steps=1500,
         quick_steps=60,
         data={
             "train": str(DATA_DIR / "california_housing.csv"),

@@ -63,9 +63,12 @@ class LoopResult:
 
     Attributes:
         steps: ``train_op`` runs that completed in this process (steps).
-        loop_seconds: wall time from the first step's start to the loop's end (seconds).
+        loop_seconds: wall time of the step loop, from the session being ready to the last step's
+            end; the hooks' ``end`` and the session's close are not in it (seconds).
         end_of_data: the loop ended because the input ran out.
         signal: the signal (SIGINT 2, SIGTERM 15) that stopped the loop, or None.
+        end_seconds: wall time from the loop's end to the session closed: every hook's ``end``
+            (e.g. the final checkpoint) and the session's close (seconds).
         final_global_step: ``global_step`` read when the loop ended, before ``end``; None if
             unreadable. After a recovered session this differs from ``initial_step + steps``
             (the steps since the restored checkpoint ran again).
@@ -76,6 +79,7 @@ class LoopResult:
     end_of_data: bool
     signal: int | None = None
     final_global_step: int | None = None
+    end_seconds: float = 0.0
 
 
 def _where(finishing: bool, final_global_step: int | None, done: int) -> str:
@@ -167,7 +171,7 @@ def run_monitored(
             The original exception is chained (``__cause__``) for ``--debug``.
     """
     steps = 0
-    started = time.perf_counter()
+    started = loop_ended = time.perf_counter()
     end_of_data = False
     final_global_step: int | None = None
     finishing = False  # the loop is over: an error now comes from a hook's end() (or closing)
@@ -183,9 +187,11 @@ def run_monitored(
                     session.run(train_op)
                     steps += 1
             except (tf.errors.OutOfRangeError, StopIteration):
+                loop_ended = time.perf_counter()
                 end_of_data = finishing = True
                 final_global_step = _read_global_step(tf, session)
                 raise  # the session's __exit__ swallows it and still calls every hook's end()
+            loop_ended = time.perf_counter()
             finishing = True
             final_global_step = _read_global_step(tf, session)
     except tf.compat.v1.train.NanLossDuringTrainingError as err:
@@ -206,9 +212,11 @@ def run_monitored(
             raise TrainingError(str(err)) from err
         where = _where(finishing, final_global_step, initial_step + steps)
         raise TrainingError(f"training failed {where}: {type(err).__name__}: {err}") from err
+    closed = time.perf_counter()
     return LoopResult(
         steps=steps,
-        loop_seconds=time.perf_counter() - started,
+        loop_seconds=loop_ended - started,
+        end_seconds=closed - loop_ended,
         end_of_data=end_of_data,
         signal=stop.signum,
         final_global_step=final_global_step,

@@ -39,7 +39,9 @@ class TrainResult:
         final_global_step: ``global_step`` at the end.
         steps: ``train_op`` runs completed in this run (``final_global_step - initial_step``, unless a
             recovered session re-ran the steps since its restored checkpoint).
-        loop_seconds: wall time of the step loop (seconds).
+        loop_seconds: wall time of the step loop, from the session being ready to the last step's
+            end (seconds); ``steps_per_sec`` is ``steps / loop_seconds``.
+        end_seconds: wall time after the loop: every hook's ``end`` and the session's close (seconds).
         end_of_data: training ended because the data ran out.
         history: rows of the first ``history_saver`` (whole run, resumed rows included), else empty.
         history_columns: column names of ``history``.
@@ -66,6 +68,7 @@ class TrainResult:
     signal: int | None = None
     trace_summary: Any = None
     task: str | None = None
+    end_seconds: float = 0.0
 
     @property
     def steps_per_sec(self) -> float:
@@ -438,11 +441,13 @@ def _train_locked(
         signal=loop.signal,
         trace_summary=tracer.summary(loop.loop_seconds) if tracer is not None else None,
         task=str(cluster.plan.task) if cluster is not None else None,
+        end_seconds=loop.end_seconds,
     )
     summary = {
         "steps": result.steps,
         "loop_seconds": round(result.loop_seconds, 6),
         "steps_per_sec": round(result.steps_per_sec, 3),
+        "end_seconds": round(result.end_seconds, 6),
         "initial_step": result.initial_step,
         "final_global_step": result.final_global_step,
         "end_of_data": result.end_of_data,

@@ -51,6 +51,8 @@ def test_train_then_resume(tmp_path):
     summary = json.loads((run_dir / "summary.json").read_text())
     assert summary["initial_step"] == 0 and summary["final_global_step"] == last_step
     assert summary["end_of_data"] is True
+    assert summary["steps_per_sec"] == pytest.approx(summary["steps"] / summary["loop_seconds"], rel=1e-3)
+    assert summary["end_seconds"] > 0  # the final checkpoint is written after the loop, outside loop_seconds
     assert (run_dir / "config.yaml").exists()
     assert yaml.safe_load((run_dir / "config.yaml").read_text())["name"] == yaml.safe_load(CONFIG.read_text())["name"]
     checkpoint = tf.train.latest_checkpoint(str(run_dir))
