@@ -140,7 +140,8 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         self._metric_names = list(metrics)
         self._read_global_step = read_global_step
         extra = [global_step] if read_global_step else []
-        self._fetch = tf.compat.v1.train.SessionRunArgs([loss, *metrics.values(), *extra])
+        # A tuple, built once: hookrun's engine reuses the step's plan without re-keying it.
+        self._fetch = tf.compat.v1.train.SessionRunArgs((loss, *metrics.values(), *extra))
         self._sums = [0.0] * (1 + len(metrics))
         self._count = 0
         self._file: TextIO | None = None

@@ -103,7 +103,7 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         self._refresh_secs = refresh_secs
         self._plain_every = plain_every_n_secs
         self.label = label
-        self._fetch = tf.compat.v1.train.SessionRunArgs([loss, global_step] if label else loss)
+        self._fetch = tf.compat.v1.train.SessionRunArgs((loss, global_step) if label else loss)
         self._next_read = 0.0
         self._reading = False
         self._progress: Progress | None = None

@@ -169,6 +169,27 @@ class _StepPlan:
         return self._leaf(fetches)
 
 
+def _frozen(fetches: Any) -> bool:
+    """True if ``fetches`` cannot change after the fact: a graph element, a name, or a tuple of those."""
+    kind = type(fetches)
+    if kind in _LEAF_TYPES or kind is str:
+        return True
+    return kind is tuple and all(map(_frozen, fetches))
+
+
+def _frozen_request(request: Any) -> bool:
+    """True for None, or a ``SessionRunArgs`` of frozen fetches with no feeds or options (a namedtuple itself)."""
+    return request is None or (not request.feed_dict and not request.options and _frozen(request.fetches))
+
+
+def _same_objects(previous: list[Any], current: list[Any]) -> bool:
+    """True if the two request lists hold the very same objects, position by position."""
+    for a, b in zip(previous, current, strict=True):
+        if a is not b:
+            return False
+    return True
+
+
 def _as_function(packer: Any) -> Any:
     """A packer as a function of the values (``None``: an op's result; ``int``: a position)."""
     if packer is None:
@@ -219,6 +240,8 @@ class HookedMonitoredSession:
         self._should_stop = False
         self._closed = False
         self._plans: dict[Any, _StepPlan] = {}
+        self._last: tuple[Any, list[Any], _StepPlan] | None = None  # the last step's caller, requests and plan
+        self._original_args: Any = None  # the last SessionRunArgs(fetches, None) for run contexts
         self._no_options = tf.compat.v1.RunOptions()
         self._no_metadata = tf.compat.v1.RunMetadata()
         self._none_values = _SessionRunValues(results=None, options=self._no_options, run_metadata=self._no_metadata)
@@ -244,6 +267,7 @@ class HookedMonitoredSession:
         if tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.QUEUE_RUNNERS):
             tf.compat.v1.train.start_queue_runners(sess=self._tf_sess, coord=self._coord)
         self._plans = {}
+        self._last = None
         self._should_stop = False  # a new session starts a new _HookedSession
         for hook in self._hooks:
             hook.after_create_session(self._tf_sess, self._coord)
@@ -253,6 +277,7 @@ class HookedMonitoredSession:
         sess, coord = self._tf_sess, self._coord
         self._tf_sess = None
         self._plans = {}
+        self._last = None
         if sess is None:
             return
         try:
@@ -282,7 +307,9 @@ class HookedMonitoredSession:
         """True once a hook requested a stop, the coordinator stopped, or the session closed."""
         if self._tf_sess is None:
             return True
-        try:  # _RecoverableSession._check_stop
+        # _RecoverableSession._check_stop, then _CoordinatedSession.should_stop: both ask the same
+        # coordinator, with nothing in between, so one check answers both.
+        try:
             if self._check_coordinator():
                 return True
         except _PREEMPTION_ERRORS as err:
@@ -291,8 +318,6 @@ class HookedMonitoredSession:
             self._create_session()
             return False
         except Exception:  # noqa: BLE001 - as _RecoverableSession._check_stop
-            return True
-        if self._check_coordinator():  # _CoordinatedSession.should_stop
             return True
         return self._should_stop  # _HookedSession
 
@@ -379,12 +404,20 @@ class HookedMonitoredSession:
         if self._should_stop:
             raise RuntimeError("Run called even after should_stop requested.")
         sess = self._tf_sess
-        run_context = _SessionRunContext(original_args=_SessionRunArgs(fetches, feed_dict), session=sess)
+        original_args = self._original_args
+        if original_args is None or original_args.fetches is not fetches or feed_dict is not None:
+            original_args = _SessionRunArgs(fetches, feed_dict)  # an immutable namedtuple: shared across steps
+            self._original_args = original_args if feed_dict is None else None
+        run_context = _SessionRunContext(original_args=original_args, session=sess)
         hooks = self._hooks
         requests = [hook.before_run(run_context) for hook in hooks]
         plan = None
         if feed_dict is None and options is None and run_metadata is None:
-            plan = self._plan_for(sess, fetches, requests)
+            last = self._last
+            if last is not None and last[0] is fetches and _same_objects(last[1], requests):
+                plan = last[2]
+            else:
+                plan = self._plan_for(sess, fetches, requests)
         if plan is not None:
             values = plan.run()
             none_values = self._none_values
@@ -426,6 +459,9 @@ class HookedMonitoredSession:
             except _Uncacheable:
                 return None
             self._plans[shape] = plan
+        # The next step may skip the keying if its caller and every request are these same objects, and
+        # none of them can change (graph elements, names, tuples of them): see _frozen.
+        self._last = (fetches, requests, plan) if _frozen(fetches) and all(map(_frozen_request, requests)) else None
         return plan
 
     def _run_merged(

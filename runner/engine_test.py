@@ -149,3 +149,52 @@ def test_more_shapes_than_the_cache_holds_still_run_right():
     got = _run("hookrun", ["many_shapes"], CALLERS["op"], steps=steps)
     assert got[3] == engine.MAX_CALLABLES
     assert got[1] == [[step % 70 for step in range(1, steps + 1)]]
+
+
+def test_a_request_list_changed_in_place_is_seen():
+    """The same SessionRunArgs object each step, its list edited between steps: each step fetches what it holds.
+
+    (The engine skips re-keying a step only when the caller and every request are the same objects as the
+    last step's and none of them can change: graph elements, names, tuples of them.)
+    """
+
+    class Growing(v1.train.SessionRunHook):
+        def __init__(self):
+            self.names = []
+            self.request = None
+            self.seen = []
+
+        def before_run(self, run_context):
+            graph = v1.get_default_graph()
+            if self.request is None:
+                self.request = v1.train.SessionRunArgs(self.names)
+            self.names.append(graph.get_tensor_by_name(f"c{len(self.names)}:0"))
+            return self.request
+
+        def after_run(self, run_context, run_values):
+            self.seen.append(list(run_values.results))
+
+    class Frozen(v1.train.SessionRunHook):
+        def begin(self):
+            graph = v1.get_default_graph()
+            self.request = v1.train.SessionRunArgs((graph.get_tensor_by_name("c7:0"), "c8:0"))
+            self.seen = []
+
+        def before_run(self, run_context):
+            return self.request
+
+        def after_run(self, run_context, run_values):
+            self.seen.append(run_values.results)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        global_step = v1.train.get_or_create_global_step()
+        for index in range(10):
+            tf.constant(index, name=f"c{index}")
+        train_op = v1.assign_add(global_step, 1)
+        growing, frozen = Growing(), Frozen()
+        with HookedMonitoredSession(v1.train.ChiefSessionCreator(), [growing, frozen]) as session:
+            for _ in range(4):
+                session.run(train_op)
+    assert growing.seen == [[0], [0, 1], [0, 1, 2], [0, 1, 2, 3]]
+    assert frozen.seen == [(7, 8)] * 4
