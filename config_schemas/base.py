@@ -12,6 +12,10 @@ class StrictModel(BaseModel):
     assignment, and fields may be given by name or alias (``class`` for
     ``class_``). Every field carries a ``description``; ``hookrun list-hooks``
     and the JSON Schema are generated from it.
+
+    Models are built (validator, serializer) on first use, not at import
+    (``defer_build``): a command builds only the models it touches, and
+    validating a ``RunConfig`` builds its nested models as part of it.
     """
 
     model_config = ConfigDict(
@@ -20,4 +24,5 @@ class StrictModel(BaseModel):
         populate_by_name=True,
         validate_default=True,
         allow_inf_nan=False,
+        defer_build=True,
     )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
@@ -12,6 +11,8 @@ def list_hooks_command(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue as JSON.")] = False,
 ) -> None:
     """List every hook type with a one-line description and its parameters (types, defaults)."""
+    import json
+
     from rich.console import Console
 
     from hookrun.cli.catalogue import hook_catalogue

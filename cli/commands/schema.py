@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,6 +39,8 @@ def schema_command(
     ] = None,
 ) -> None:
     """Print the JSON Schema (draft 2020-12) of a config file, for editor completion and checks."""
+    import json
+
     text = json.dumps(run_config_schema(), indent=2, ensure_ascii=False) + "\n"
     if output is None:
         typer.echo(text, nl=False)

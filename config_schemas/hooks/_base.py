@@ -41,7 +41,10 @@ class HookConfig(StrictModel):
         field = copy.copy(fields.pop("chief_only"))
         field.default = cls.chief_only_default
         fields["chief_only"] = field
-        cls.model_rebuild(force=True)
+        if cls.__pydantic_complete__:
+            # Built already (``defer_build`` turned off): rebuild with the edited field. Deferred models
+            # (the default, see ``StrictModel``) are built once, on first use, from the edited fields.
+            cls.model_rebuild(force=True)
 
     @model_validator(mode="after")
     def _exactly_one_of_each_pair(self) -> HookConfig:

@@ -1,0 +1,491 @@
+"""Follow YAML paths through the config models: locate pydantic's errors, apply ``--set`` overrides.
+
+Used by :func:`hookrun.config_schemas.loader.load_config` only when a config
+fails validation or ``--set`` is given, so that loading a valid config does
+not compile or import this code. Never imports TensorFlow.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Union
+
+from pydantic import BaseModel, ValidationError
+
+from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
+from hookrun.config_schemas.loader import (
+    OVERRIDE_FILE,
+    ConfigError,
+    ConfigIssue,
+    Loc,
+    _compose,
+    _locate,
+    _LocationIndex,
+    _Override,
+    _short_repr,
+    _to_data,
+    format_yaml_path,
+)
+from hookrun.config_schemas.run_config import RunConfig
+
+# --------------------------------------------------------------------------- models at locations
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    match = difflib.get_close_matches(word, list(choices), n=1)
+    return f"; did you mean `{match[0]}`?" if match else ""
+
+
+def _strip(annotation: Any) -> Any:
+    """Remove ``Annotated`` and ``Optional`` wrappers."""
+    while True:
+        origin = typing.get_origin(annotation)
+        if origin is typing.Annotated:
+            annotation = typing.get_args(annotation)[0]
+            continue
+        if origin in (Union, types.UnionType):
+            args = [a for a in typing.get_args(annotation) if a is not type(None)]
+            if len(args) == 1:
+                annotation = args[0]
+                continue
+        return annotation
+
+
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _union_models(annotation: Any) -> dict[str, type[BaseModel]]:
+    """Members of a union of models discriminated on ``type``, by tag ({} when not one)."""
+    annotation = _strip(annotation)
+    if typing.get_origin(annotation) not in (Union, types.UnionType):
+        return {}
+    members = typing.get_args(annotation)
+    if not all(_is_model(m) for m in members):
+        return {}
+    tags: dict[str, type[BaseModel]] = {}
+    for member in members:
+        info = member.model_fields.get("type")
+        if info is None:
+            return {}
+        for tag in typing.get_args(info.annotation):
+            tags[tag] = member
+    return tags
+
+
+def _model_of(annotation: Any, value: Any) -> type[BaseModel] | None:
+    """The model class for a value of this annotation (choosing a hook model by ``type``)."""
+    annotation = _strip(annotation)
+    if _is_model(annotation):
+        return annotation
+    tags = _union_models(annotation)
+    if tags and isinstance(value, dict):
+        tag = value.get("type")
+        if isinstance(tag, str):
+            return tags.get(tag)
+    return None
+
+
+def _field_key(model: type[BaseModel], key: str) -> str | None:
+    """The field name for a key given by name or alias, or None."""
+    if key in model.model_fields:
+        return key
+    for name, info in model.model_fields.items():
+        if info.alias == key:
+            return name
+    return None
+
+
+def _allowed_keys(model: type[BaseModel]) -> list[str]:
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _element_annotation(annotation: Any) -> Any:
+    """The annotation of a list item or mapping value (None when unknown)."""
+    annotation = _strip(annotation)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is list and args:
+        return args[0]
+    if origin is dict and len(args) == 2:
+        return args[1]
+    return None
+
+
+def _describe(model: type[BaseModel] | None, loc: Loc) -> str:
+    """``for a `x` hook`` / ``in `data``` / ``at the top level``."""
+    if model is not None and model in HOOK_CONFIG_BY_TYPE.values():
+        tag = next(t for t, m in HOOK_CONFIG_BY_TYPE.items() if m is model)
+        return f"for a `{tag}` hook"
+    if not loc:
+        return "at the top level"
+    return f"in `{format_yaml_path(loc)}`"
+
+
+@dataclass
+class _Resolved:
+    """A pydantic error location turned into a YAML path, with context."""
+
+    path: Loc
+    parent_model: type[BaseModel] | None
+    union_label: bool
+
+
+def _resolve_loc(raw: Sequence[str | int], data: Any) -> _Resolved:
+    """Strip union tags and member labels from a pydantic ``loc``, following the data."""
+    annotation: Any = RunConfig
+    value: Any = data
+    path: list[str | int] = []
+    parent_model: type[BaseModel] | None = None
+    union_label = False
+    for element in raw:
+        if isinstance(element, int):
+            path.append(element)
+            value = value[element] if isinstance(value, list) and 0 <= element < len(value) else None
+            annotation = _element_annotation(annotation)
+            continue
+        tags = _union_models(annotation) if annotation is not None else {}
+        if element in tags:
+            annotation = tags[element]
+            continue
+        model = _model_of(annotation, value) if annotation is not None else None
+        if model is not None:
+            name = _field_key(model, element)
+            present = isinstance(value, dict) and element in value
+            if name is not None:
+                info = model.model_fields[name]
+                key = element
+                if not present and isinstance(value, dict):
+                    other = info.alias if element == name else name
+                    if other and other in value:
+                        key = other
+                parent_model = model
+                path.append(key)
+                value = value.get(key) if isinstance(value, dict) else None
+                annotation = info.annotation
+                continue
+            if present:
+                parent_model = model
+                path.append(element)
+                value = value[element]
+                annotation = None
+                continue
+            union_label = True
+            continue
+        if isinstance(value, dict) and element in value:
+            parent_model = None
+            path.append(element)
+            value = value[element]
+            annotation = _element_annotation(annotation) if annotation is not None else None
+            continue
+        union_label = True
+    return _Resolved(tuple(path), parent_model, union_label)
+
+
+# --------------------------------------------------------------------------- pydantic errors -> issues
+
+_SIMPLE_MESSAGES = {
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "string_type": "must be a string",
+    "list_type": "must be a list",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "model_attributes_type": "must be a mapping",
+    "finite_number": "must be a finite number",
+}
+_BOUND_MESSAGES = {
+    "greater_than": ("gt", "must be greater than {}"),
+    "greater_than_equal": ("ge", "must be at least {}"),
+    "less_than": ("lt", "must be less than {}"),
+    "less_than_equal": ("le", "must be at most {}"),
+}
+
+
+def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
+    """What is wrong with a value: (message, `` (got ...)`` suffix, suggestion suffix)."""
+    kind = error["type"]
+    ctx = error.get("ctx") or {}
+    bad = error.get("input")
+    hint = ""
+    if kind in _SIMPLE_MESSAGES:
+        message = _SIMPLE_MESSAGES[kind]
+        if kind == "string_type" and isinstance(bad, int | float | bool):
+            reads_as = "a boolean" if isinstance(bad, bool) else "a number"
+            hint = f"; YAML reads this value as {reads_as}, quote it to make it a string"
+    elif kind in _BOUND_MESSAGES and _BOUND_MESSAGES[kind][0] in ctx:
+        bound, template = _BOUND_MESSAGES[kind]
+        message = template.format(ctx[bound])
+    elif kind == "literal_error":
+        allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        message = "must be one of " + ", ".join(f"`{a}`" for a in allowed) if allowed else str(error["msg"])
+        if isinstance(bad, str):
+            hint = _did_you_mean(bad, allowed)
+    elif kind == "string_pattern_mismatch":
+        message = f"does not match the pattern {ctx.get('pattern', '')!s}"
+    else:
+        message = str(error["msg"])
+        message = message.removeprefix("Value error, ").removeprefix("Assertion failed, ")
+    got = ""
+    if not isinstance(bad, dict) and not (isinstance(bad, str) and repr(bad) in message):
+        got = f" (got {_short_repr(bad)})"
+    return message, got, hint
+
+
+@dataclass
+class _Pending:
+    """One located error before formatting; union alternatives at one path are merged."""
+
+    path: Loc
+    at_value: bool | None
+    messages: list[str]
+    got: str = ""
+    hint: str = ""
+
+    def text(self) -> str:
+        first, *rest = dict.fromkeys(self.messages)
+        if first.startswith("must be "):
+            rest = [m.removeprefix("must be ") for m in rest]
+        return " or ".join([first, *rest]) + self.got + self.hint
+
+
+def _error_to_pending(error: dict[str, Any], resolved: _Resolved, data: dict[str, Any]) -> _Pending:
+    """Describe one pydantic error at its YAML path."""
+    path = resolved.path
+    kind = error["type"]
+    model = resolved.parent_model
+    if kind == "extra_forbidden":
+        key = str(path[-1]) if path else ""
+        allowed = _allowed_keys(model) if model is not None else []
+        message = f"unknown key `{key}` {_describe(model, path[:-1])}"
+        hint = ""
+        if model is not None:
+            message += f" (allowed: {', '.join(allowed)})"
+            candidates = allowed + [n for n in model.model_fields if n not in allowed]
+            suggestion = difflib.get_close_matches(key, candidates, n=1)
+            if suggestion:
+                name = _field_key(model, suggestion[0]) or suggestion[0]
+                hint = f"; did you mean `{model.model_fields[name].alias or name}`?"
+        return _Pending(path, False, [message], hint=hint)
+    if kind == "union_tag_invalid":
+        known = list(HOOK_CONFIG_BY_TYPE)
+        tag = str((error.get("ctx") or {}).get("tag", ""))
+        item = error.get("input")
+        if isinstance(item, dict) and "type" in item:
+            path = (*path, "type")
+        message = f"unknown hook type `{tag}`; known types: {', '.join(known)}"
+        return _Pending(path, True, [message], hint=_did_you_mean(tag, known))
+    if kind == "union_tag_not_found":
+        return _Pending(path, False, [f"each hook needs `type: <one of {', '.join(HOOK_CONFIG_BY_TYPE)}>`"])
+    if kind == "missing":
+        key = str(path[-1]) if path else ""
+        message = f"missing required key `{key}`"
+        if model is not None and model in HOOK_CONFIG_BY_TYPE.values():
+            message += f" {_describe(model, path[:-1])}"
+        return _Pending(path[:-1], False, [message])
+    message, got, hint = _value_message(error)
+    inner = _inner_location(path, message, data)
+    if inner is not None:
+        inner_path, inner_message = inner
+        bad = _value_at(inner_path, data)
+        inner_got = ""
+        if not isinstance(bad, dict | list) and not (isinstance(bad, str) and repr(bad) in inner_message):
+            inner_got = f" (got {_short_repr(bad)})"
+        return _Pending(inner_path, None, [inner_message], inner_got)
+    if isinstance(error.get("input"), dict):
+        value = _value_at(path, data)
+        item_model = _model_of(_annotation_at(path, data), value)
+        if item_model is not None and item_model in HOOK_CONFIG_BY_TYPE.values():
+            message = f"`{value['type']}` hook: {message}"
+        return _Pending(path, False, [message], got, hint)
+    bad = error.get("input")
+    if isinstance(bad, str) and message == "must be a mapping" and _union_models(_annotation_at(path, data)):
+        example = bad if bad in HOOK_CONFIG_BY_TYPE else "progress_bar"
+        hint = f"; a hook is a mapping: write `- type: {example}`"
+    return _Pending(path, True, [message], got, hint)
+
+
+_INNER_PREFIX = re.compile(r"^([A-Za-z_]\w*(?:\.\w+)*): (.+)$", re.DOTALL)
+
+
+def _inner_location(path: Loc, message: str, data: Any) -> tuple[Loc, str] | None:
+    """Relocate a model-level message ``"params.hidden_units.0: ..."`` to the value it names.
+
+    A model validator can only fail at its model's location; by convention it
+    may start its message with a dotted path below that model. The path is
+    followed when its first key is present in the data at ``path``.
+    """
+    match = _INNER_PREFIX.match(message)
+    if match is None:
+        return None
+    container = _value_at(path, data)
+    parts: list[str | int] = [int(p) if p.isdigit() else p for p in match.group(1).split(".")]
+    if not isinstance(container, dict) or parts[0] not in container:
+        return None
+    inner = (*path, *parts)
+    while len(inner) > len(path) + 1 and _value_at(inner, data) is None:
+        inner = inner[:-1]
+    return inner, match.group(2)
+
+
+def _validation_issues(
+    exc: ValidationError,
+    data: dict[str, Any],
+    source: str,
+    index: _LocationIndex,
+    overrides: Sequence[_Override],
+) -> list[ConfigIssue]:
+    """Turn every pydantic error into a located issue."""
+    pending: list[_Pending] = []
+    alternatives: dict[Loc, _Pending] = {}
+    for error in exc.errors(include_url=False):
+        resolved = _resolve_loc(error["loc"], data)
+        item = _error_to_pending(error, resolved, data)
+        if resolved.union_label:
+            previous = alternatives.get(item.path)
+            if previous is not None:
+                previous.messages.extend(item.messages)
+                previous.hint = previous.hint or item.hint
+                continue
+            alternatives[item.path] = item
+        pending.append(item)
+    return [_locate(source, index, overrides, p.path, p.text(), at_value=p.at_value) for p in pending]
+
+
+def _value_at(loc: Loc, data: Any) -> Any:
+    value = data
+    for part in loc:
+        if isinstance(part, int) and isinstance(value, list) and 0 <= part < len(value):
+            value = value[part]
+        elif isinstance(part, str) and isinstance(value, dict) and part in value:
+            value = value[part]
+        else:
+            return None
+    return value
+
+
+def _annotation_at(loc: Loc, data: Any) -> Any:
+    """The annotation the models give the value at ``loc`` (None when unknown)."""
+    annotation: Any = RunConfig
+    value = data
+    for part in loc:
+        if annotation is None:
+            return None
+        if isinstance(part, int):
+            annotation = _element_annotation(annotation)
+        else:
+            model = _model_of(annotation, value)
+            if model is not None:
+                name = _field_key(model, part)
+                annotation = model.model_fields[name].annotation if name is not None else None
+            else:
+                annotation = _element_annotation(annotation)
+        value = _value_at((part,), value)
+    return annotation
+
+
+# --------------------------------------------------------------------------- overrides
+
+_OVERRIDE_INDEX = re.compile(r"\[(\d+)\]")
+
+
+def _override_error(text: str, path: Loc, message: str) -> ConfigError:
+    return ConfigError([ConfigIssue(OVERRIDE_FILE, None, None, format_yaml_path(path), f"`{text}`: {message}")])
+
+
+def _parse_override(text: str) -> tuple[list[str], Any]:
+    """Split ``PATH=VALUE`` into path parts and the YAML-parsed value."""
+    if "=" not in text:
+        raise ConfigError(
+            [
+                ConfigIssue(
+                    OVERRIDE_FILE,
+                    None,
+                    None,
+                    "",
+                    f"`{text}`: an override needs the form PATH=VALUE, e.g. `data.batch_size=64` "
+                    "or `hooks.1.every_n_iter=50`",
+                )
+            ]
+        )
+    raw_path, raw_value = text.split("=", 1)
+    parts = _OVERRIDE_INDEX.sub(r".\1", raw_path.strip()).split(".")
+    if any(not p.strip() for p in parts):
+        message = f"the path `{raw_path}` has an empty part; write keys and indices like `a.b.0.c`"
+        raise _override_error(text, (), message)
+    try:
+        node = _compose(raw_value, OVERRIDE_FILE, ())
+        value = None if node is None else _to_data(node, OVERRIDE_FILE, None)
+    except ConfigError as exc:
+        issues = [ConfigIssue(OVERRIDE_FILE, None, None, i.path, f"`{text}`: {i.message}") for i in exc.issues]
+        raise ConfigError(issues) from None
+    return [p.strip() for p in parts], value
+
+
+def _apply_override(data: dict[str, Any], text: str) -> Loc:
+    """Apply one override to ``data`` in place; return the path it set."""
+    parts, value = _parse_override(text)
+    container: Any = data
+    annotation: Any = RunConfig
+    path: list[str | int] = []
+    for position, part in enumerate(parts):
+        last = position == len(parts) - 1
+        here = tuple(path)
+        if isinstance(container, list):
+            if not part.lstrip("-").isdigit():
+                raise _override_error(
+                    text, here, f"`{format_yaml_path(here)}` is a list; use an index, not `{part}`"
+                )
+            index = int(part)
+            if not 0 <= index < len(container):
+                span = f"0 to {len(container) - 1}" if container else "none: the list is empty"
+                raise _override_error(
+                    text, (*here, index), f"index {index} is out of range for `{format_yaml_path(here)}` ({span})"
+                )
+            path.append(index)
+            annotation = _element_annotation(annotation) if annotation is not None else None
+            if last:
+                container[index] = value
+            else:
+                if container[index] is None:
+                    container[index] = {}
+                container = container[index]
+            continue
+        if not isinstance(container, dict):
+            shown = format_yaml_path(here) or "the config"
+            raise _override_error(
+                text, here, f"`{shown}` is {_short_repr(container)}, not a mapping, so it has no key `{part}`"
+            )
+        model = _model_of(annotation, container) if annotation is not None else None
+        if model is not None and _field_key(model, part) is None and part not in container:
+            allowed = _allowed_keys(model)
+            raise _override_error(
+                text,
+                (*here, part),
+                f"unknown key `{part}` {_describe(model, here)} (allowed: {', '.join(allowed)})"
+                + _did_you_mean(part, allowed),
+            )
+        path.append(part)
+        if model is not None:
+            name = _field_key(model, part)
+            annotation = model.model_fields[name].annotation if name is not None else None
+        else:
+            annotation = _element_annotation(annotation) if annotation is not None else None
+        if last:
+            container[part] = value
+        else:
+            if container.get(part) is None:
+                is_list = annotation is not None and typing.get_origin(_strip(annotation)) is list
+                container[part] = [] if is_list else {}
+            container = container[part]
+    return tuple(path)

@@ -1,0 +1,93 @@
+"""Startup stays light: each quick command, in a fresh interpreter, imports only what it needs.
+
+No timing here (the machines are noisy): the checks are on ``sys.modules`` after the command ran
+through the console-script entry point, ``hookrun.cli.app:main``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CONFIG = str(REPO / "configs" / "mtcars_linear.yaml")
+
+
+def modules_after(args: list[str]) -> list[str]:
+    """Run ``hookrun ARGS`` in a fresh interpreter; return the names in ``sys.modules`` afterwards."""
+    code = textwrap.dedent(
+        f"""
+        import contextlib, io, json, sys
+        sys.argv = ["hookrun", *{args!r}]
+        from hookrun.cli.app import main
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                main()
+            except SystemExit as exit_:
+                code = exit_.code
+            else:
+                code = 0
+        assert code in (None, 0), (code, out.getvalue(), err.getvalue())
+        print(json.dumps(sorted(sys.modules)))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def tensorflow_modules(modules: list[str]) -> list[str]:
+    return [m for m in modules if m == "tensorflow" or m.startswith("tensorflow.")]
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], ["list-hooks"], ["list-hooks", "--json"], ["validate", CONFIG]], ids=" ".join
+)
+def test_quick_commands_do_not_import_tensorflow(args: list[str]) -> None:
+    assert tensorflow_modules(modules_after(args)) == []
+
+
+def test_help_imports_no_config_models_and_no_numpy() -> None:
+    modules = modules_after(["--help"])
+    assert [m for m in modules if m.startswith("hookrun.config_schemas")] == []
+    assert "numpy" not in modules
+
+
+def test_list_hooks_imports_only_the_hook_models() -> None:
+    modules = modules_after(["list-hooks"])
+    assert "hookrun.config_schemas.hooks" in modules
+    for name in ("hookrun.config_schemas.run_config", "hookrun.config_schemas.loader", "numpy"):
+        assert name not in modules, name
+
+
+def test_validate_of_a_good_config_skips_the_error_locating_code() -> None:
+    modules = modules_after(["validate", CONFIG])
+    assert "hookrun.config_schemas.loader" in modules
+    assert "hookrun.config_schemas._model_paths" not in modules
+
+
+def test_config_schemas_exports_resolve_lazily() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        import hookrun.config_schemas as cs
+        assert "hookrun.config_schemas.run_config" not in sys.modules
+        from hookrun.config_schemas import *  # noqa: F403
+        for name in cs.__all__:
+            assert getattr(cs, name) is not None, name
+        from hookrun.config_schemas.run_config import RunConfig
+        assert cs.RunConfig is RunConfig and cs.graph.GraphConfig is cs.GraphConfig
+        assert set(cs.__all__) <= set(dir(cs))
+        assert not hasattr(cs, "no_such_name")
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
