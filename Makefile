@@ -17,6 +17,7 @@ help:
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
+	$(BIN)/python -m compileall -q cli config_schemas hooks runner  # as `pip install .` does: start-up reads .pyc
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -30,6 +31,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
+	$(BIN)/python -m compileall -q cli config_schemas hooks runner
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 
 lint: $(STAMP)
