@@ -47,6 +47,9 @@ LABELS = {
     "e-np": "(e-np) hookrun, standard set without progress_bar and history_saver",
 }
 
+#: Hand-written notes appended to the report: what each change bought, what bounds the rest.
+CHANGES_FILE = Path(__file__).resolve().parent / "CHANGES.md"
+
 #: Target thresholds from the issue.
 OVERHEAD_VS_C = 3.0
 OVERHEAD_VS_A = 0.6
@@ -391,6 +394,8 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
         ]
     if errors:
         out += ["", "## Errors", "", *[f"- {error}" for error in errors]]
+    if CHANGES_FILE.exists():  # hand-written: what each engine/hook change bought, and what bounds the rest
+        out += ["", CHANGES_FILE.read_text(encoding="utf-8").strip()]
     return "\n".join(out) + "\n"
 
 
