@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from hookrun.config_schemas.hooks import CheckpointSaverConfig
 from hookrun.hooks.context import HookContext
-from hookrun.hooks.step_clock import StepClock
+from hookrun.hooks.step_clock import ClockedHook
 
 
 class NonFiniteWeightsError(RuntimeError):
@@ -60,7 +60,7 @@ class FiniteWeightsGuard(tf.compat.v1.train.CheckpointSaverListener):
             )
 
 
-class CheckpointSaverHook(tf.compat.v1.train.CheckpointSaverHook):
+class CheckpointSaverHook(ClockedHook, tf.compat.v1.train.CheckpointSaverHook):
     """Save checkpoints every N steps or seconds; mirrors ``tf.compat.v1.train.CheckpointSaverHook``.
 
     TensorFlow's hook, with its saving, listeners, ``graph.pbtxt`` and
@@ -91,25 +91,6 @@ class CheckpointSaverHook(tf.compat.v1.train.CheckpointSaverHook):
     Raises:
         ValueError: neither or both of ``save_secs`` and ``save_steps`` (TensorFlow's check).
     """
-
-    def __init__(self, clock: StepClock, checkpoint_dir: str, **kwargs: Any) -> None:
-        super().__init__(checkpoint_dir, **kwargs)
-        self._clock = clock
-        self._steps_per_run = 1
-
-    def begin(self) -> None:
-        """TensorFlow's ``begin``, and the clock's read of ``global_step``."""
-        super().begin()
-        self._clock.begin()
-
-    def after_create_session(self, session: Any, coord: Any) -> None:
-        """TensorFlow's (graph files, the checkpoint at the current step); then sync the clock."""
-        super().after_create_session(session, coord)
-        self._clock.sync(session)
-
-    def before_run(self, run_context: Any) -> Any:
-        """Ask for nothing while the clock counts."""
-        return self._clock.request()
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Save when due, at the exact ``global_step`` (TensorFlow's decision, on the counted step)."""

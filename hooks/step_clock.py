@@ -181,3 +181,39 @@ class StepClock:
         self._confirmed = run_context
         self.step = exact
         return exact
+
+
+class ClockedHook:
+    """Mixin for a hook that follows a :class:`StepClock`; put it before the TensorFlow hook it mirrors.
+
+    ``class StepCounterHook(ClockedHook, tf.compat.v1.train.StepCounterHook)`` gets:
+
+    - ``begin``: the base hook's ``begin``, then the clock's read of ``global_step``;
+    - ``after_create_session``: the base hook's, then :meth:`StepClock.sync`;
+    - ``before_run``: :meth:`StepClock.request` (None while the clock counts).
+
+    The hook's ``after_run`` calls ``self._clock.advance`` first, and ``self._clock.confirm``
+    before it acts.
+
+    Args:
+        clock: the run's shared step clock.
+        **kwargs: the base hook's arguments.
+    """
+
+    def __init__(self, clock: StepClock, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[call-arg]
+        self._clock = clock
+
+    def begin(self) -> None:
+        """The base hook's ``begin``, and the clock's read of ``global_step``."""
+        super().begin()  # type: ignore[misc]
+        self._clock.begin()
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        """The base hook's ``after_create_session``; then sync the clock (one read per session)."""
+        super().after_create_session(session, coord)  # type: ignore[misc]
+        self._clock.sync(session)
+
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for nothing while the clock counts (``global_step`` while it reads)."""
+        return self._clock.request()

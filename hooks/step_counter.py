@@ -12,10 +12,10 @@ from tensorflow.python.platform import tf_logging as logging
 
 from hookrun.config_schemas.hooks import StepCounterConfig
 from hookrun.hooks.context import HookContext
-from hookrun.hooks.step_clock import StepClock
+from hookrun.hooks.step_clock import ClockedHook
 
 
-class StepCounterHook(tf.compat.v1.train.StepCounterHook):
+class StepCounterHook(ClockedHook, tf.compat.v1.train.StepCounterHook):
     """Log and record ``global_step/sec``; mirrors ``tf.compat.v1.train.StepCounterHook``.
 
     TensorFlow's hook asks for ``global_step`` on every step; this one
@@ -45,23 +45,6 @@ class StepCounterHook(tf.compat.v1.train.StepCounterHook):
     Raises:
         ValueError: neither or both of ``every_n_steps`` and ``every_n_secs`` (TensorFlow's check).
     """
-
-    def __init__(self, clock: StepClock, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._clock = clock
-
-    def begin(self) -> None:
-        """TensorFlow's ``begin``, and the clock's read of ``global_step``."""
-        super().begin()
-        self._clock.begin()
-
-    def after_create_session(self, session: Any, coord: Any) -> None:
-        """Sync the clock."""
-        self._clock.sync(session)
-
-    def before_run(self, run_context: Any) -> Any:
-        """Ask for nothing while the clock counts."""
-        return self._clock.request()
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """When due, record the rate at the exact ``global_step`` (TensorFlow's decision, on the counted step)."""

@@ -11,10 +11,10 @@ import tensorflow as tf
 
 from hookrun.config_schemas.hooks import StopAtStepConfig
 from hookrun.hooks.context import HookContext
-from hookrun.hooks.step_clock import StepClock
+from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 
-class StopAtStepHook(tf.compat.v1.train.SessionRunHook):
+class StopAtStepHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     """Request a stop once ``global_step`` reaches a last step; mirrors ``tf.compat.v1.train.StopAtStepHook``.
 
     TensorFlow's hook asks for ``global_step`` on every step. This one
@@ -49,7 +49,7 @@ class StopAtStepHook(tf.compat.v1.train.SessionRunHook):
             raise ValueError("exactly one of num_steps and last_step must be given")
         if (num_steps if num_steps is not None else last_step) < 0:  # type: ignore[operator]
             raise ValueError("num_steps and last_step must not be negative")
-        self._clock = clock
+        super().__init__(clock)
         self._num_steps = num_steps
         self._last_step = last_step
 
@@ -58,19 +58,11 @@ class StopAtStepHook(tf.compat.v1.train.SessionRunHook):
         """The global step the hook stops at; None until the first session with ``num_steps``."""
         return self._last_step
 
-    def begin(self) -> None:
-        """Build the clock's read of ``global_step``."""
-        self._clock.begin()
-
     def after_create_session(self, session: Any, coord: Any) -> None:
         """Sync the clock; fix the last step from ``num_steps`` on the first session."""
-        step = self._clock.sync(session)
+        super().after_create_session(session, coord)
         if self._last_step is None:
-            self._last_step = step + self._num_steps  # type: ignore[operator]
-
-    def before_run(self, run_context: Any) -> Any:
-        """Ask for nothing while the clock counts."""
-        return self._clock.request()
+            self._last_step = self._clock.step + self._num_steps  # type: ignore[operator]
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Request a stop once ``global_step``, read exactly, has reached the last step."""

@@ -12,10 +12,10 @@ from tensorflow.core.util.event_pb2 import SessionLog
 
 from hookrun.config_schemas.hooks import SummarySaverConfig
 from hookrun.hooks.context import HookContext
-from hookrun.hooks.step_clock import StepClock
+from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 
-class SummarySaverHook(tf.compat.v1.train.SummarySaverHook):
+class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
     """Write summaries every N steps or seconds; mirrors ``tf.compat.v1.train.SummarySaverHook``.
 
     TensorFlow's hook asks for ``global_step`` on every step; this one
@@ -44,19 +44,8 @@ class SummarySaverHook(tf.compat.v1.train.SummarySaverHook):
     """
 
     def __init__(self, clock: StepClock, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._clock = clock
-        self._request: Any = None
+        super().__init__(clock, **kwargs)
         self._request_summary = False
-
-    def begin(self) -> None:
-        """TensorFlow's ``begin``, and the clock's read of ``global_step``."""
-        super().begin()
-        self._clock.begin()
-
-    def after_create_session(self, session: Any, coord: Any) -> None:
-        """Sync the clock (TensorFlow's hook has no ``after_create_session``)."""
-        self._clock.sync(session)
 
     def before_run(self, run_context: Any) -> Any:
         """Ask for the summaries on the first step and when due, else nothing (TensorFlow's decision)."""
