@@ -14,9 +14,10 @@ import tensorflow as tf
 from hookrun.config_schemas.hooks import EvaluationConfig
 from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext
+from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 
-class EvaluationHook(tf.compat.v1.train.SessionRunHook):
+class EvaluationHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     """Evaluate the current weights on the validation set; mirrors ``tf.estimator.experimental.InMemoryEvaluatorHook``.
 
     The evaluation graph (built by the runner before the session finalizes
@@ -31,16 +32,16 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
 
     When each method fires:
 
-    - ``after_create_session``: reads ``global_step`` and starts the timer.
-    - ``before_run``: asks for nothing (on a cluster: for ``global_step``, which the other
-      workers move too).
-    - ``after_run``: counts the step in Python (one ``train_op`` run is one
-      global step; a ``global_step`` fetched alongside the train op may be
-      read before or after its increment); evaluates at every multiple of
-      ``every_n_steps`` global steps, or once ``every_n_secs`` seconds have
-      passed since the last evaluation. On a cluster the step is the ``global_step`` read with
-      the step (it may lag by one), and an evaluation is due once a multiple has been reached.
-    - ``end``: evaluates once more (``at_end``) unless this global step was just evaluated.
+    - ``begin``: opens the event file writer; the clock builds its ``global_step`` read.
+    - ``after_create_session``: syncs the run's :class:`~hookrun.hooks.step_clock.StepClock`
+      (one ``global_step`` read per session, shared) and starts the timer.
+    - ``before_run``: asks for nothing while the clock counts (for ``global_step`` while it
+      reads: on a cluster, or after a train op was seen not to add exactly one).
+    - ``after_run``: moves the clock past the step; once a multiple of ``every_n_steps``
+      global steps has been reached (or ``every_n_secs`` seconds have passed since the last
+      evaluation), evaluates at the exact ``global_step``, read after the step.
+    - ``end``: evaluates once more (``at_end``) at the exact final ``global_step``, unless
+      that step was just evaluated.
 
     Each evaluation is published to ``evaluations`` (read by ``history_saver``
     and ``early_stopping``), written as TensorBoard scalars (tags ``loss``,
@@ -50,19 +51,18 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
     Args:
         evaluation: the runner's ``EvalGraph`` (``reset_op``, ``update_op``, ``num_batches``, ``values``).
         evaluations: where results are published.
-        global_step: the ``global_step`` tensor.
+        clock: the run's shared step clock.
         every_n_steps: evaluate at multiples of N global steps (steps); exclusive with ``every_n_secs``.
         every_n_secs: evaluate every N seconds (seconds).
         at_end: evaluate at ``end`` too.
         output_dir: event file directory, or None for no summaries.
         console: a ``rich`` console for the log line, or None.
-        read_global_step: read ``global_step`` with every step (on a cluster) instead of counting.
 
     Raises:
         ValueError: not exactly one of ``every_n_steps`` and ``every_n_secs``, or a non-positive one.
 
     Example:
-        >>> hook = EvaluationHook(built.evaluation, Evaluations(names), global_step, every_n_steps=500)
+        >>> hook = EvaluationHook(built.evaluation, Evaluations(names), StepClock(), every_n_steps=500)
         >>> ...  # after training
         >>> hook.evaluations.latest
         {'val_loss': 0.28, 'val_rmse': 53012.0, 'val_mae': 36101.5}
@@ -72,18 +72,18 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
         self,
         evaluation: Any,
         evaluations: Evaluations,
-        global_step: Any,
+        clock: StepClock,
         every_n_steps: int | None = None,
         every_n_secs: float | None = None,
         at_end: bool = True,
         output_dir: Path | None = None,
         console: Any = None,
-        read_global_step: bool = False,
     ) -> None:
         if (every_n_steps is None) == (every_n_secs is None):
             raise ValueError("set exactly one of every_n_steps and every_n_secs")
         if (every_n_steps is not None and every_n_steps <= 0) or (every_n_secs is not None and every_n_secs <= 0):
             raise ValueError("every_n_steps and every_n_secs must be positive")
+        super().__init__(clock)
         self.evaluation = evaluation
         self.evaluations = evaluations
         self.every_n_steps = every_n_steps
@@ -92,51 +92,42 @@ class EvaluationHook(tf.compat.v1.train.SessionRunHook):
         self.output_dir = output_dir
         self.seconds = 0.0
         self._console = console
-        self._global_step = global_step
-        self.step = 0
+        self.step = clock.step
         self._names = list(evaluation.values)
         self._tensors = [evaluation.values[name] for name in self._names]
         self._last_time = 0.0
         self._last_step: int | None = None
         self._writer: Any = None
-        self._read_global_step = read_global_step
 
     def begin(self) -> None:
-        """Open the event file writer (``FileWriterCache``, closed by the runner)."""
+        """Open the event file writer (``FileWriterCache``, closed by the runner); build the clock's read."""
+        super().begin()
         if self.output_dir is not None:
             self._writer = tf.compat.v1.summary.FileWriterCache.get(str(self.output_dir))
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        """Read ``global_step``; start the timer."""
-        self.step = int(session.run(self._global_step))
+        """Sync the clock (one shared read per session); start the timer."""
+        super().after_create_session(session, coord)
+        self.step = self._clock.step
         self._last_time = time.monotonic()
 
-    def before_run(self, run_context: Any) -> Any:
-        """Ask for nothing; on a cluster, for ``global_step``."""
-        if self._read_global_step:
-            return tf.compat.v1.train.SessionRunArgs(self._global_step)
-        return None
-
     def after_run(self, run_context: Any, run_values: Any) -> None:
-        """Count the step; evaluate when a multiple of ``every_n_steps`` is reached or ``every_n_secs`` have passed."""
+        """Move the clock; evaluate once a multiple of ``every_n_steps`` is reached or ``every_n_secs`` have passed."""
         previous = self.step
-        if self._read_global_step:
-            self.step = max(self.step, int(run_values.results))
-        else:
-            self.step += 1
+        self.step = self._clock.advance(run_context, run_values.results)  # results: the clock's read, or None
         if self.every_n_steps is not None:
             due = self.step // self.every_n_steps > previous // self.every_n_steps
         else:
             due = time.monotonic() - self._last_time >= self.every_n_secs  # type: ignore[operator]
         if due:
+            self.step = self._clock.confirm(run_context)
             self.evaluate(run_context.session, self.step)
 
     def end(self, session: Any) -> None:
         """Evaluate the final weights (``at_end``), unless this step was just evaluated."""
         if not self.at_end:
             return
-        if self._read_global_step:
-            self.step = max(self.step, int(session.run(self._global_step)))
+        self.step = self._clock.final(session)
         if self.step != self._last_step:
             self.evaluate(session, self.step)
 
@@ -192,11 +183,10 @@ def build(config: EvaluationConfig, ctx: HookContext) -> EvaluationHook:
     return EvaluationHook(
         evaluation=ctx.evaluation,
         evaluations=ctx.evaluations,
-        global_step=ctx.global_step,
+        clock=ctx.clock,
         every_n_steps=config.every_n_steps,
         every_n_secs=config.every_n_secs,
         at_end=config.at_end,
         output_dir=ctx.resolve_dir(config.output_dir),
         console=ctx.console if config.log else None,
-        read_global_step=ctx.task is not None,
     )

@@ -15,6 +15,7 @@ import tensorflow as tf
 from hookrun.config_schemas.hooks import HistorySaverConfig
 from hookrun.hooks.context import Evaluations, HookContext
 from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 #: The first columns of every history row, in order (a documented interface).
 BASE_COLUMNS = ("step", "mean_loss", "total_loss")
@@ -56,7 +57,7 @@ def _format(value: float | int | None) -> str:
     return f"{value:.9g}"
 
 
-class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
+class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     """Record the training loss per window of steps; mirrors tfestimators' ``hook_history_saver()``.
 
     A window ends at every global step that is a multiple of
@@ -75,35 +76,38 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
 
     When each method fires:
 
-    - ``after_create_session``: reads ``global_step``; keeps only the rows up
+    - ``begin``: the clock builds its ``global_step`` read.
+    - ``after_create_session``: syncs the run's :class:`~hookrun.hooks.step_clock.StepClock`
+      (one ``global_step`` read per session, shared); keeps only the rows up
       to it from an existing ``history.csv`` (a resumed run continues the
       file; rows past the restored checkpoint are dropped, so the history
       always matches the weights); starts a new window.
-    - ``before_run``: asks for the loss (and metrics) on every step.
-    - ``after_run``: adds them to the window; at a window's end appends a row
-      to ``history.csv``.
-    - ``end``: records the partial window, rewrites ``history.csv`` atomically.
+    - ``before_run``: asks for the loss (and metrics) on every step, and for
+      ``global_step`` too while the clock reads.
+    - ``after_run``: moves the clock past the step and adds the step's values to
+      the window; once a multiple of ``every_n_step`` has been reached, appends a
+      row to ``history.csv`` at the exact ``global_step``, read after the step.
+    - ``end``: records the partial window at the exact final ``global_step``,
+      rewrites ``history.csv`` atomically.
 
-    On a cluster (``read_global_step``) the other workers move ``global_step`` too: each step also
-    fetches it, and a row is recorded whenever a multiple of ``every_n_step`` has been reached
-    since the last step (the value may lag the step by one); ``end`` reads the final one. Each
-    task records the losses of its own steps.
+    The clock counts steps in Python while each run adds one to ``global_step``, and reads
+    ``global_step`` with every step on a cluster (the other workers move it too) or after a
+    train op was seen to move it differently. Each task records the losses of its own steps.
 
     Args:
         loss: scalar loss tensor.
-        global_step: the ``global_step`` tensor.
+        clock: the run's shared step clock.
         every_n_step: window length (global steps, > 0).
         metrics: column name -> scalar tensor (optional).
         path: the CSV file, or None to keep rows in memory only.
         evaluations: the run's shared validation results, or None (no val columns).
-        read_global_step: read ``global_step`` with every step (on a cluster) instead of counting.
 
     Raises:
         ValueError: ``every_n_step`` is not positive, or a metric name clashes
             with a base or validation column.
 
     Example:
-        >>> hook = HistorySaverHook(loss, global_step, every_n_step=100, path=Path("runs/x/history.csv"))
+        >>> hook = HistorySaverHook(loss, StepClock(), every_n_step=100, path=Path("runs/x/history.csv"))
         >>> ...  # after training
         >>> hook.rows[-1]
         {'step': 1000, 'mean_loss': 0.41, 'total_loss': 41.0}
@@ -112,12 +116,11 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
     def __init__(
         self,
         loss: Any,
-        global_step: Any,
+        clock: StepClock,
         every_n_step: int = 10,
         metrics: dict[str, Any] | None = None,
         path: Path | None = None,
         evaluations: Evaluations | None = None,
-        read_global_step: bool = False,
     ) -> None:
         if every_n_step <= 0:
             raise ValueError(f"every_n_step must be positive, got {every_n_step}")
@@ -126,6 +129,7 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         clash = set(metrics) & {*BASE_COLUMNS, *val_names}
         if clash:
             raise ValueError(f"metric names clash with history columns: {sorted(clash)}")
+        super().__init__(clock)
         self.every_n_step = every_n_step
         self.path = path
         self.columns = [*BASE_COLUMNS, *metrics, *val_names]
@@ -135,21 +139,27 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
         if evaluations is not None:
             evaluations.subscribe(self._on_evaluation)
         self.rows: list[dict[str, float | int | None]] = []
-        self.step = 0
-        self._global_step = global_step
+        self.step = clock.step
         self._metric_names = list(metrics)
-        self._read_global_step = read_global_step
-        extra = [global_step] if read_global_step else []
-        # A tuple, built once: hookrun's engine reuses the step's plan without re-keying it.
-        self._fetch = tf.compat.v1.train.SessionRunArgs((loss, *metrics.values(), *extra))
+        self._values = (loss, *metrics.values())
+        # Tuples, built once: hookrun's engine reuses the step's plan without re-keying it.
+        self._fetch = tf.compat.v1.train.SessionRunArgs(self._values)
+        self._fetch_reading: Any = None  # the values and the clock's read, built in begin
+        self._reading = False  # this step's request holds the clock's read
         self._sums = [0.0] * (1 + len(metrics))
         self._count = 0
         self._file: TextIO | None = None
         self._loaded = False
 
+    def begin(self) -> None:
+        """Build the clock's read of ``global_step`` and the request that adds it to the values."""
+        super().begin()
+        self._fetch_reading = tf.compat.v1.train.SessionRunArgs((*self._values, self._clock.tensor))
+
     def after_create_session(self, session: Any, coord: Any) -> None:
-        """Sync the step with ``global_step``; on the first session, continue an existing history file."""
-        self.step = int(session.run(self._global_step))
+        """Sync the clock; on the first session, continue an existing history file."""
+        super().after_create_session(session, coord)
+        self.step = self._clock.step
         self._window_start = self.step
         self._sums = [0.0] * len(self._sums)
         self._count = 0
@@ -165,33 +175,31 @@ class HistorySaverHook(tf.compat.v1.train.SessionRunHook):
             self._file = self.path.open("a", newline="", encoding="utf-8")
 
     def before_run(self, run_context: Any) -> Any:
-        """Ask for the loss and metrics (every step)."""
-        return self._fetch
+        """Ask for the loss and metrics (every step); for ``global_step`` too while the clock reads."""
+        self._reading = self._clock.reading
+        return self._fetch_reading if self._reading else self._fetch
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
-        """Add this step to the window; record a row at the window's end."""
+        """Move the clock; add this step to the window; record a row once the window's end is reached."""
         results = run_values.results
         previous = self.step
-        if self._read_global_step:
-            *results, global_step = results
-            self.step = max(self.step, int(global_step))
+        if self._reading:
+            *results, read = results
+            self.step = self._clock.advance(run_context, read)
         else:
-            self.step += 1
+            self.step = self._clock.advance(run_context)
         sums = self._sums
         for index, value in enumerate(results):
             sums[index] += float(value)
         self._count += 1
         if self.step // self.every_n_step > previous // self.every_n_step:
+            self.step = self._clock.confirm(run_context)
             self._record()
 
     def end(self, session: Any) -> None:
-        """Record the partial last window and rewrite the file atomically."""
-        if self._read_global_step and self._count:
-            try:
-                self.step = max(self.step, int(session.run(self._global_step)))
-            except tf.errors.OpError:
-                pass
+        """Record the partial last window at the exact final step; rewrite the file atomically."""
         if self._count:
+            self.step = self._clock.final(session)
             self._record()
         self._close_file()
         if self.path is not None:
@@ -255,12 +263,11 @@ def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
     """
     hook = HistorySaverHook(
         loss=ctx.tensors.resolve(config.loss_tensor),
-        global_step=ctx.global_step,
+        clock=ctx.clock,
         every_n_step=config.every_n_step,
         metrics={name: ctx.tensors.resolve(name) for name in config.metrics},
         path=ctx.run_dir / ctx.task_file(config.filename),
         evaluations=ctx.evaluations,
-        read_global_step=ctx.task is not None,
     )
     ctx.on_close.append(hook.close)
     return hook

@@ -17,6 +17,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from hookrun.config_schemas.hooks import ProgressBarConfig
 from hookrun.hooks.context import HookContext
 from hookrun.hooks.progress_columns import LossColumn, StepColumn, StepsPerSecondColumn, format_loss
+from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 
 def progress_columns(total_known: bool, label: str | None = None) -> list[Any]:
@@ -39,34 +40,36 @@ def progress_columns(total_known: bool, label: str | None = None) -> list[Any]:
     ]
 
 
-class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
+class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     """Show training progress and the loss; mirrors tfestimators' ``hook_progress_bar()``.
 
     When each method fires:
 
-    - ``after_create_session``: reads ``global_step`` once (a resumed run
-      starts the bar there; a recovered session re-syncs it) and, on the
-      first session, starts the display.
+    - ``begin``: the clock builds its ``global_step`` read.
+    - ``after_create_session``: syncs the run's :class:`~hookrun.hooks.step_clock.StepClock`
+      (one ``global_step`` read per session, shared: a resumed run starts the
+      bar there, a recovered session re-syncs it) and, on the first session,
+      starts the display.
     - ``before_run``: asks for the loss only when ``refresh_secs`` have
       passed since the last read, or on the step that reaches ``total``;
-      on every other step it asks for nothing.
-    - ``after_run``: counts the step in Python (one run of ``train_op`` is
-      one global step) and, on a read step, updates the bar.
-    - ``end``: shows the final step; if training ended before ``total`` it
-      prints a warning line.
+      on every other step it asks for nothing (while the clock reads, for
+      ``global_step`` alone).
+    - ``after_run``: moves the clock past the step and, on a read step,
+      updates the bar.
+    - ``end``: shows the exact final ``global_step``; if training ended before
+      ``total`` it prints a warning line.
     - ``close`` (called by the runner after the session, on success and on
       failure; not a ``SessionRunHook`` method): stops the live display.
 
     Without a terminal (``console.is_terminal`` false) it prints a plain line
     every ``plain_every_n_secs`` seconds, and one at the end.
 
-    On a cluster (``label`` given) every line starts with ``[label]``, and since the other
-    workers move ``global_step`` too, each loss read also reads ``global_step`` and ``end``
-    reads the final one.
+    On a cluster (``label`` given) every line starts with ``[label]``; there the clock reads
+    ``global_step`` with every step, since the other workers move it too.
 
     Args:
         loss: scalar loss tensor.
-        global_step: the ``global_step`` tensor.
+        clock: the run's shared step clock.
         console: the ``rich.console.Console`` to draw on.
         total: global step at which the bar is full (steps), or None for a spinner.
         refresh_secs: least time between loss reads (seconds, > 0).
@@ -77,13 +80,13 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         ValueError: ``refresh_secs``, ``plain_every_n_secs`` or ``total`` is not positive.
 
     Example:
-        >>> hook = ProgressBarHook(loss, tf.compat.v1.train.get_global_step(), Console(), total=1000)
+        >>> hook = ProgressBarHook(loss, StepClock(), Console(), total=1000)
     """
 
     def __init__(
         self,
         loss: Any,
-        global_step: Any,
+        clock: StepClock,
         console: Console,
         total: int | None = None,
         refresh_secs: float = 0.1,
@@ -94,26 +97,34 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
             raise ValueError("refresh_secs and plain_every_n_secs must be positive")
         if total is not None and total <= 0:
             raise ValueError(f"total must be positive, got {total}")
+        super().__init__(clock)
         self.total = total
-        self.step = 0
+        self.step = clock.step
         self.start_step: int | None = None
         self.loss: float | None = None
-        self._global_step = global_step
+        self._loss = loss
         self._console = console
         self._refresh_secs = refresh_secs
         self._plain_every = plain_every_n_secs
         self.label = label
-        self._fetch = tf.compat.v1.train.SessionRunArgs((loss, global_step) if label else loss)
+        self._fetch = tf.compat.v1.train.SessionRunArgs(loss)
+        self._fetch_reading: Any = None  # the loss and the clock's read, built in begin
+        self._asked: Any = None  # what this step's before_run returned
         self._next_read = 0.0
-        self._reading = False
         self._progress: Progress | None = None
         self._task: Any = None
         self._next_plain = 0.0
         self._started = 0.0
 
+    def begin(self) -> None:
+        """Build the clock's read of ``global_step`` and the request that adds it to the loss."""
+        super().begin()
+        self._fetch_reading = tf.compat.v1.train.SessionRunArgs((self._loss, self._clock.tensor))
+
     def after_create_session(self, session: Any, coord: Any) -> None:
-        """Read ``global_step``; start the display on the first session."""
-        self.step = int(session.run(self._global_step))
+        """Sync the clock; start the display on the first session."""
+        super().after_create_session(session, coord)
+        self.step = self._clock.step
         if self.start_step is not None:
             return
         self.start_step = self.step
@@ -130,26 +141,29 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
         """Ask for the loss if ``refresh_secs`` have passed since the last read, or on the last step; else nothing.
 
         Reading on the step that reaches ``total`` makes the final line show the final loss.
+        While the clock reads, the request also holds its ``global_step`` read.
         """
-        if time.perf_counter() >= self._next_read or (self.total is not None and self.step + 1 == self.total):
-            self._reading = True
-            return self._fetch
-        return None
+        clock = self._clock
+        if time.perf_counter() >= self._next_read or (self.total is not None and clock.next_step == self.total):
+            self._asked = self._fetch_reading if clock.reading else self._fetch
+        else:
+            self._asked = clock.request()
+        return self._asked
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
-        """Count the step; on a read step, update the bar (or print a plain line when due)."""
-        self.step += 1
-        if not self._reading:
+        """Move the clock; on a read step, update the bar (or print a plain line when due)."""
+        asked, results = self._asked, run_values.results
+        if asked is self._fetch:
+            loss, read = results, None
+        elif asked is self._fetch_reading:
+            loss, read = results
+        else:  # nothing, or the clock's read alone
+            self.step = self._clock.advance(run_context, results)
             return
-        self._reading = False
+        self.step = self._clock.advance(run_context, read)
         now = time.perf_counter()
         self._next_read = now + self._refresh_secs
-        if self.label:
-            loss, global_step = run_values.results
-            self.step = int(global_step)  # may lag this step by one; the next read catches up
-            self.loss = float(loss)
-        else:
-            self.loss = float(run_values.results)
+        self.loss = float(loss)
         if self._progress is not None:
             self._progress.update(self._task, completed=self.step, loss=self.loss)
         elif now >= self._next_plain:
@@ -157,12 +171,8 @@ class ProgressBarHook(tf.compat.v1.train.SessionRunHook):
             self._console.print(self.plain_line(now), markup=False, highlight=False)
 
     def end(self, session: Any) -> None:
-        """Show the final step; warn if training ended before the total."""
-        if self.label:
-            try:
-                self.step = int(session.run(self._global_step))
-            except tf.errors.OpError:
-                pass
+        """Show the exact final step; warn if training ended before the total."""
+        self.step = self._clock.final(session)
         if self._progress is not None:
             self._progress.update(self._task, completed=self.step, loss=self.loss)
         else:
@@ -202,7 +212,7 @@ def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
     """
     hook = ProgressBarHook(
         loss=ctx.tensors.resolve("loss"),
-        global_step=ctx.global_step,
+        clock=ctx.clock,
         console=ctx.console,
         total=config.total or ctx.expected_last_step,
         refresh_secs=config.refresh_secs,

@@ -7,6 +7,7 @@ import tensorflow as tf
 
 from hookrun.hooks.progress_bar import ProgressBarHook
 from hookrun.hooks.progress_columns import format_loss
+from hookrun.hooks.step_clock import StepClock
 from tests.conftest import BATCH_SIZE, NAN_BUILDER, NUM_ROWS, Captured
 
 
@@ -91,7 +92,7 @@ def run_progress_hook(refresh_secs: float, steps: int) -> FetchCounting:
         global_step = tf.compat.v1.train.get_or_create_global_step()
         loss = tf.cast(global_step, tf.float32) * 0.5
         train_op = global_step.assign_add(1)
-        hook = FetchCounting(loss, global_step, Captured().console, total=steps, refresh_secs=refresh_secs)
+        hook = FetchCounting(loss, StepClock(), Captured().console, total=steps, refresh_secs=refresh_secs)
         stop = tf.compat.v1.train.StopAtStepHook(last_step=steps)
         with tf.compat.v1.train.MonitoredSession(hooks=[hook, stop]) as session:
             while not session.should_stop():

@@ -5,7 +5,8 @@ TensorFlow's timer hooks (``StopAtStepHook``, ``CheckpointSaverHook``,
 ``before_run`` on every step, only to find out, almost always, that they
 will not fire. On a small graph that per-step fetch and its Python cost
 are most of a step. hookrun's versions of those hooks share one clock
-instead:
+instead, and so do hookrun's own step-driven hooks (``progress_bar``,
+``history_saver``, ``evaluation``):
 
 - ``after_create_session``: one exact read of ``global_step`` per session
   (:meth:`StepClock.sync`; the hooks of one run share it);
@@ -14,7 +15,8 @@ instead:
   first run of each session it checks the count with one exact read;
 - when a hook is about to fire: one exact read after the run
   (:meth:`StepClock.confirm`, shared by every hook firing on that run),
-  as TensorFlow's hooks re-read ``global_step`` before they fire.
+  as TensorFlow's hooks re-read ``global_step`` before they fire;
+- at ``end``: one exact read (:meth:`StepClock.final`), shared.
 
 Counting is right when every run of the train op adds exactly one to
 ``global_step``, which is what hookrun's runner builds. When a checking or
@@ -26,7 +28,7 @@ as TensorFlow's hooks do (the value read during the step, plus one). On a
 cluster the clock reads from the start, since other workers move
 ``global_step`` too.
 
-This module imports TensorFlow only inside :meth:`StepClock.begin`.
+This module imports TensorFlow only inside :meth:`StepClock.begin` and :meth:`StepClock.final`.
 """
 
 from __future__ import annotations
@@ -45,7 +47,8 @@ class StepClock:
     - :meth:`sync` from ``after_create_session`` (one read per session);
     - :meth:`request` from ``before_run``: None while counting (or its ``tensor``, merged into the hook's own request);
     - :meth:`advance` first thing in ``after_run``: the step just run;
-    - :meth:`confirm` before it acts: the exact value, read after the run.
+    - :meth:`confirm` before it acts: the exact value, read after the run;
+    - :meth:`final` from ``end``: the exact value the run ended at.
 
     Attributes:
         step: ``global_step`` after the last completed run (steps); before the
@@ -69,7 +72,16 @@ class StepClock:
     """
 
     __slots__ = (
-        "step", "reading", "switched", "tensor", "_request", "_session", "_advanced", "_confirmed", "_check_next"
+        "step",
+        "reading",
+        "switched",
+        "tensor",
+        "_request",
+        "_session",
+        "_advanced",
+        "_confirmed",
+        "_check_next",
+        "_ended",
     )
 
     def __init__(self, initial_step: int = 0, reading: bool = False) -> None:
@@ -82,6 +94,7 @@ class StepClock:
         self._advanced: Any = None  # the run_context the clock last advanced for
         self._confirmed: Any = None  # the run_context the clock last confirmed for
         self._check_next = False  # confirm after the next run (the first of a session)
+        self._ended: tuple[Any, Any] | None = None  # (session, last run) of the last final() read
 
     def begin(self) -> None:
         """Build the read of ``global_step`` in the default graph (before it is finalized); idempotent.
@@ -181,6 +194,31 @@ class StepClock:
         self._confirmed = run_context
         self.step = exact
         return exact
+
+    def final(self, session: Any) -> int:
+        """Read ``global_step`` exactly at ``end``; one read shared by every hook that asks.
+
+        ``end`` follows the last completed run, or a run that raised end of data (its
+        ``after_run`` did not fire, so only a read knows whether it moved ``global_step``).
+
+        Args:
+            session: ``end``'s argument (the raw session).
+
+        Returns:
+            The exact global step (steps); the last known one if the read fails (on a
+            cluster, a parameter server that is gone raises ``tf.errors.OpError``).
+        """
+        ended = self._ended
+        if ended is not None and ended[0] is session and ended[1] is self._advanced:
+            return self.step
+        import tensorflow as tf
+
+        try:
+            self.step = int(session.run(self.tensor))
+        except tf.errors.OpError:
+            pass
+        self._ended = (session, self._advanced)
+        return self.step
 
 
 class ClockedHook:

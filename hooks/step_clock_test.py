@@ -168,6 +168,11 @@ def test_the_clock_reads_once_per_session_and_moves_once_per_run():
             assert clock.switched and clock.reading
             assert clock.request().fetches is clock.tensor
             assert clock.advance(_Context(session), read=11) == 12  # reading: the value read plus one
+            assert clock.final(session) == 11  # end: the exact value, whatever the clock said
+            session.run(bump)
+            assert clock.final(session) == 11  # a second hook's end: the same read, not another
+            clock.advance(_Context(session), read=11)
+            assert clock.final(session) == 12  # after another run: read again
 
 
 def test_hooks_ask_for_nothing_while_the_clock_counts():
@@ -180,3 +185,52 @@ def test_hooks_ask_for_nothing_while_the_clock_counts():
         assert hook.before_run(None) is None
         clock.reading = True
         assert hook.before_run(None).fetches is clock.tensor
+
+
+#: A graph builder with its own train op that adds 2 to ``global_step`` per run (a custom schedule).
+ADDS_TWO_BUILDER = """
+import tensorflow as tf
+
+
+def build(features, labels, params):
+    v1 = tf.compat.v1
+    w = v1.get_variable("w", [int(features.shape[-1]), 1], initializer=v1.zeros_initializer())
+    loss = tf.identity(tf.reduce_mean(tf.square(tf.matmul(features, w) - labels)), name="loss")
+    if params["mode"] != "train":
+        return {"loss": loss}
+    with tf.control_dependencies([v1.train.GradientDescentOptimizer(1e-5).minimize(loss)]):
+        train_op = v1.assign_add(v1.train.get_global_step(), 2)
+    return {"loss": loss, "train_op": train_op}
+"""
+
+
+def test_history_progress_and_evaluation_follow_the_clock_when_the_train_op_adds_two(
+    make_config, run_train, write_module, captured
+):
+    """hookrun's own step-driven hooks share the clock: their steps are global steps read, not runs counted."""
+    builder = write_module("adds_two", ADDS_TWO_BUILDER)
+    result = run_train(
+        make_config(
+            graph={"builder": f"{builder}:build"},
+            data={"validation_split": 0.3},
+            hooks=[
+                {"type": "stop_at_step", "last_step": 20},
+                {"type": "evaluation", "every_n_steps": 4},
+                {"type": "history_saver", "every_n_step": 5},
+                {"type": "progress_bar"},
+            ],
+        )
+    )
+    # Once reading, stop_at_step decides on a read that races the train op's increment (as
+    # TensorFlow's StopAtStepHook does): it stops at 20, or one run later at 22.
+    final = result.final_global_step
+    assert final in (20, 22)
+    history = [row["step"] for row in result.history]
+    evaluations = [evaluation["step"] for evaluation in result.evaluations]
+    for steps in (history, evaluations):
+        assert steps == sorted(set(steps))
+        assert all(step % 2 == 0 for step in steps)  # exact global steps (each run adds 2), never run counts
+        assert steps[-1] == final  # end: the exact final global step
+    assert len(history) >= 4  # a row per multiple of 5 reached (5, 10, 15, 20) and the end's
+    assert f"Training {final}/20" in captured.text
+    assert "training ended at step" not in captured.text  # the bar knows the run reached its total
