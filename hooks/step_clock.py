@@ -216,7 +216,7 @@ class StepClock:
         try:
             self.step = int(session.run(self.tensor))
         except tf.errors.OpError:
-            pass
+            pass  # the read failed (a parameter server is gone): keep the last known step
         self._ended = (session, self._advanced)
         return self.step
 
