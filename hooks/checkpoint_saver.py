@@ -94,13 +94,11 @@ class CheckpointSaverHook(ClockedHook, tf.compat.v1.train.CheckpointSaverHook):
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Save when due, at the exact ``global_step`` (TensorFlow's decision, on the counted step)."""
-        timer = self._timer
-        if timer.should_trigger_for_step(self._clock.advance(run_context, run_values.results)):
-            global_step = self._clock.confirm(run_context)
-            if timer.should_trigger_for_step(global_step):
-                timer.update_last_triggered_step(global_step)
-                if self._save(run_context.session, global_step):
-                    run_context.request_stop()
+        global_step = self._timer_due(run_context, run_values.results)
+        if global_step is not None:
+            self._timer.update_last_triggered_step(global_step)
+            if self._save(run_context.session, global_step):
+                run_context.request_stop()
 
 
 def build(config: CheckpointSaverConfig, ctx: HookContext) -> CheckpointSaverHook:

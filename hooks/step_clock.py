@@ -255,3 +255,20 @@ class ClockedHook:
     def before_run(self, run_context: Any) -> Any:
         """Ask for nothing while the clock counts (``global_step`` while it reads)."""
         return self._clock.request()
+
+    def _timer_due(self, run_context: Any, read: Any) -> int | None:
+        """For a hook with TensorFlow's ``_timer``: move the clock; the exact step if the timer is due, else None.
+
+        TensorFlow's two-stage check (``CheckpointSaverHook``, ``StepCounterHook``): the timer is
+        asked on the counted step, and only then is ``global_step`` read exactly and asked again.
+
+        Args:
+            run_context: ``after_run``'s ``run_context``.
+            read: ``after_run``'s ``run_values.results`` (the clock's read while it reads, else None).
+        """
+        timer = self._timer  # type: ignore[attr-defined]
+        if timer.should_trigger_for_step(self._clock.advance(run_context, read)):
+            global_step = self._clock.confirm(run_context)
+            if timer.should_trigger_for_step(global_step):
+                return global_step
+        return None

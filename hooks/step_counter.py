@@ -49,13 +49,11 @@ class StepCounterHook(ClockedHook, tf.compat.v1.train.StepCounterHook):
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """When due, record the rate at the exact ``global_step`` (TensorFlow's decision, on the counted step)."""
         read = run_values.results
-        timer = self._timer
-        if timer.should_trigger_for_step(self._clock.advance(run_context, read)):
-            global_step = self._clock.confirm(run_context)
-            if timer.should_trigger_for_step(global_step):
-                elapsed_time, elapsed_steps = timer.update_last_triggered_step(global_step)
-                if elapsed_time is not None:
-                    self._log_and_record(elapsed_steps, elapsed_time, global_step)
+        global_step = self._timer_due(run_context, read)
+        if global_step is not None:
+            elapsed_time, elapsed_steps = self._timer.update_last_triggered_step(global_step)
+            if elapsed_time is not None:
+                self._log_and_record(elapsed_steps, elapsed_time, global_step)
         if read is not None:
             if read == self._last_global_step:
                 logging.log_first_n(
