@@ -132,8 +132,7 @@ class _StepPlan:
             target_list = [op._c_op for op in self._ops]
             self.run = functools.partial(_session_run, sess._session, None, {}, fetch_list, target_list, None)
         else:  # pragma: no cover - the same through the public API; tensors come first, so positions hold
-            callable_ = sess.make_callable([*self._tensors, *self._ops])
-            self.run = callable_
+            self.run = sess.make_callable([*self._tensors, *self._ops])
 
     def _leaf(self, fetch: Any) -> Any:
         element = fetch
@@ -438,15 +437,14 @@ class HookedMonitoredSession:
     def _plan_for(self, sess: Any, fetches: Any, requests: list[Any]) -> _StepPlan | None:
         """The cached plan for this step's shape, built on first sight; None if the step needs ``Session.run``."""
         try:
-            key: list[Any] = [id(fetches) if type(fetches) in _LEAF_TYPES else _shape_key(fetches)]
+            key: list[Any] = [_shape_key(fetches)]
             for request in requests:
                 if request is None:
                     key.append(None)
                     continue
                 if request.feed_dict or request.options:
                     return None
-                request_fetches = request.fetches
-                key.append(id(request_fetches) if type(request_fetches) in _LEAF_TYPES else _shape_key(request_fetches))
+                key.append(_shape_key(request.fetches))
         except _Uncacheable:
             return None
         shape = tuple(key)
