@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import StepClock
 
 
@@ -149,10 +150,7 @@ class HookContext:
 
     def task_file(self, name: str) -> str:
         """A file name in the run directory for this task: ``name`` on the chief, ``history-worker1.csv`` elsewhere."""
-        if self.chief or self.task is None:
-            return name
-        stem, dot, suffix = name.rpartition(".")
-        return f"{stem}-{self.task}.{suffix}" if dot and stem else f"{name}-{self.task}"
+        return task_file_name(name, None if self.chief else self.task)
 
     def resolve_dir(self, relative: str | None) -> Path:
         """``relative`` under the run directory (None -> the run directory itself)."""

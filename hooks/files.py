@@ -1,4 +1,4 @@
-"""Crash-safe file writes, shared by the hooks and the runner."""
+"""Run-directory files, shared by the hooks and the runner: crash-safe writes, per-task names."""
 
 from __future__ import annotations
 
@@ -26,3 +26,19 @@ def atomic_write_text(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def task_file_name(name: str, task: str | None) -> str:
+    """The name a task other than the chief gives a run-directory file: ``history-worker1.csv``.
+
+    Args:
+        name: the file name the chief (or a run without a cluster) uses, e.g. ``history.csv``.
+        task: the task's label (``worker1``), or None for the chief: ``name`` unchanged.
+
+    Returns:
+        ``<stem>-<task>.<suffix>``, or ``<name>-<task>`` for a name without a suffix.
+    """
+    if task is None:
+        return name
+    stem, dot, suffix = name.rpartition(".")
+    return f"{stem}-{task}.{suffix}" if dot and stem else f"{name}-{task}"

@@ -35,6 +35,7 @@ from typing import Any
 
 from hookrun.config_schemas.cluster import JOBS, ClusterConfig, check_address
 from hookrun.config_schemas.errors import SetupError
+from hookrun.hooks.files import task_file_name
 
 #: The environment variable TensorFlow reads the cluster and this task from.
 TF_CONFIG_VAR = "TF_CONFIG"
@@ -144,10 +145,7 @@ class ClusterPlan:
 
     def task_file(self, name: str) -> str:
         """A run-directory file name for this task: unchanged on the chief, ``history-worker1.csv`` elsewhere."""
-        if self.is_chief:
-            return name
-        stem, dot, suffix = name.rpartition(".")
-        return f"{stem}-{self.task.label}.{suffix}" if dot and stem else f"{name}-{self.task.label}"
+        return task_file_name(name, None if self.is_chief else self.task.label)
 
     def runs(self, hook: Any) -> bool:
         """Whether a ``hooks:`` entry runs on this task (``chief_only`` hooks run on the chief alone)."""
@@ -405,7 +403,7 @@ def serve_ps(plan: ClusterPlan, console: Any, verbose: bool = False) -> float:
     )
     graph = tf.Graph()
     with graph.as_default(), tf.device(plan.task.device):
-        dequeue = done_queue(tf, plan.task.index).dequeue()
+        dequeue = done_queue(plan.task.index).dequeue()
     with v1.Session(server.target, graph=graph, config=config) as session:
         while True:
             try:
