@@ -128,6 +128,8 @@ class PreparedRun:
         notes: lines for the user.
         evaluations: the validation results shared by the hooks, or None without an evaluation.
         cluster: on a cluster, this task's :class:`hookrun.runner.cluster_session.ClusterRun`, else None.
+        hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
+            configs of ``hooks``, in the same order.
     """
 
     tf: Any
@@ -141,6 +143,7 @@ class PreparedRun:
     notes: list[str]
     evaluations: Evaluations | None = None
     cluster: Any = None
+    hook_configs: list[Any] = field(default_factory=list)
 
 
 def prepare(
@@ -202,7 +205,9 @@ def prepare(
         notes.append(f"dropped {validation.dropped_rows} validation row(s) with missing values (missing: drop)")
 
     total_rows = data.num_rows
-    hook_configs = [h for h in config.hooks if cluster is None or cluster.plan.runs(h)]
+    # (index in hooks:, config) of the hooks this task runs: chief_only ones run on the chief alone.
+    running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
+    hook_configs = [h for _, h in running]
     if cluster is not None:
         from hookrun.runner.cluster import shard
 
@@ -233,9 +238,7 @@ def prepare(
         names = TensorNames(named=built.named, graph=built.graph)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
         clock = StepClock(initial_step, reading=cluster is not None)
-        for index, hook_config in enumerate(config.hooks):
-            if cluster is not None and not cluster.plan.runs(hook_config):
-                continue  # chief_only, and this task is not the chief
+        for index, hook_config in running:
             ctx = HookContext(
                 tf=tf,
                 run_dir=directory,
@@ -259,7 +262,18 @@ def prepare(
             except (UnknownTensorError, HookConfigError) as err:
                 raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
     return PreparedRun(
-        tf, built, hooks, scaffold, plan, initial_step, preprocessor, on_close, notes, evaluations, cluster
+        tf,
+        built,
+        hooks,
+        scaffold,
+        plan,
+        initial_step,
+        preprocessor,
+        on_close,
+        notes,
+        evaluations,
+        cluster,
+        hook_configs,
     )
 
 
@@ -383,8 +397,7 @@ def _train_locked(
 
         trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
         tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
-        running = [h for h in config.hooks if cluster is None or cluster.plan.runs(h)]
-        hooks = tracer.wrap(hooks, [planned.name for planned in hook_plan(running)])
+        hooks = tracer.wrap(hooks, [planned.name for planned in hook_plan(prepared.hook_configs)])
     config_proto = session_config(
         tf,
         prepared.plan,
