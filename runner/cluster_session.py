@@ -51,15 +51,14 @@ QUEUE_CAPACITY = 1024
 SYNC_STOP_GRACE_SECS = 2.0
 
 
-def done_queue(tf_module: Any, index: int) -> Any:
-    """Parameter server ``index``'s done-queue (create it under ``tf.device('/job:ps/task:<index>')``)."""
-    return tf_module.compat.v1.FIFOQueue(
-        QUEUE_CAPACITY, [tf_module.int32], shapes=[[]], shared_name=f"done_queue_{index}", name=f"done_queue_{index}"
-    )
-
-
 def _control_queue(name: str) -> Any:
+    """A queue of ``int32`` tokens shared across the cluster under ``name`` (create it under a ``tf.device``)."""
     return tf.compat.v1.FIFOQueue(QUEUE_CAPACITY, [tf.int32], shapes=[[]], shared_name=name, name=name)
+
+
+def done_queue(index: int) -> Any:
+    """Parameter server ``index``'s done-queue (create it under ``tf.device('/job:ps/task:<index>')``)."""
+    return _control_queue(f"done_queue_{index}")
 
 
 class WorkerSessionCreator(tf.compat.v1.train.SessionCreator):
@@ -104,12 +103,10 @@ class ChiefDoneHook(tf.compat.v1.train.SessionRunHook):
 
     def __init__(self, stop_size: Any) -> None:
         self._stop_size = stop_size
-        self.stopped_by_chief = False
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         """Stop at once if the chief has already finished."""
         if session.run(self._stop_size) > 0:
-            self.stopped_by_chief = True
             coord.request_stop()
 
     def before_run(self, run_context: Any) -> Any:
@@ -119,7 +116,6 @@ class ChiefDoneHook(tf.compat.v1.train.SessionRunHook):
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Request a stop when the chief has finished."""
         if run_values.results > 0:
-            self.stopped_by_chief = True
             run_context.request_stop()
 
 
@@ -146,7 +142,6 @@ class ClusterRun:
         self._take_acknowledgement: Any = None
         self._ps_done: list[Any] = []
         self._release_tokens: Any = None
-        self._watcher: ChiefDoneHook | None = None
         self._config: Any = None
 
     # ------------------------------------------------------------------ setup
@@ -227,7 +222,7 @@ class ClusterRun:
             self._take_acknowledgement = ack_queue.dequeue()
         for index in range(self.plan.num_ps):
             with tf.device(f"/job:ps/task:{index}"):
-                self._ps_done.append(done_queue(tf, index).enqueue(1))
+                self._ps_done.append(done_queue(index).enqueue(1))
         if self.sync_optimizer is not None and self.plan.is_chief and self.plan.other_workers:
             # Tokens that let a worker blocked in a synchronous step finish it after the chief is gone.
             self._release_tokens = self.sync_optimizer.get_init_tokens_op(len(self.plan.other_workers))
@@ -249,8 +244,7 @@ class ClusterRun:
                     scaffold=scaffold, master=self.server.target, config=config, checkpoint_dir=str(checkpoint_dir)
                 )
             else:
-                self._watcher = ChiefDoneHook(self._stop_size)
-                all_hooks.append(self._watcher)
+                all_hooks.append(ChiefDoneHook(self._stop_size))
                 creator = WorkerSessionCreator(
                     scaffold,
                     self.server.target,
