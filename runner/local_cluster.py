@@ -165,10 +165,7 @@ class LocalCluster:
             line = line.rstrip("\n")
             if errors and line.strip():
                 child.last_errors.append(line.strip())
-            shown = line if line.startswith(child.prefix) else child.prefix + line
-            with self._lock:
-                stream.write(shown + "\n")
-                stream.flush()
+            self._say(line if line.startswith(child.prefix) else child.prefix + line, stream)
         pipe.close()
 
     def start(self) -> None:

@@ -95,15 +95,13 @@ def train_command(
             trace=trace,
             task=task,
         )
+        for note in result.notes:
+            out.print(f"note: {note}", highlight=False)
         if result.task is not None and result.task.startswith("ps:"):
-            for note in result.notes:
-                out.print(f"note: {note}", highlight=False)
             out.print(
                 f"{result.task}: served for {result.loop_seconds:.1f} s, until the chief finished", highlight=False
             )
             return
-        for note in result.notes:
-            out.print(f"note: {note}", highlight=False)
         if result.history:
             out.print(history_table(result.history, result.history_columns))
         if result.trace_summary is not None:
