@@ -10,12 +10,12 @@ import json
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CONFIG = str(REPO / "configs" / "mtcars_linear.yaml")
+from tests.conftest import CONFIGS, REPO
+
+CONFIG = str(CONFIGS / "mtcars_linear.yaml")
 
 
 def modules_after(args: list[str]) -> list[str]:
