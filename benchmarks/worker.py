@@ -257,24 +257,18 @@ def loop_hookrun(config_path: Path) -> dict[str, Any]:
     try:
         output = io.StringIO()
         result = train(load_config(config_path), run_dir=directory / "run", console=Console(file=output))
-        summary_file = directory / "run" / "summary.json"
-        summary = json.loads(summary_file.read_text()) if summary_file.exists() else {}
-        rate = getattr(result, "steps_per_sec", None) or summary.get("steps_per_sec", 0.0)
-        steps = getattr(result, "steps", None) or summary.get("steps", 0)
-        seconds = getattr(result, "loop_seconds", None) or summary.get("loop_seconds", 0.0)
-        close_seconds = getattr(result, "end_seconds", None) or summary.get("end_seconds")
         # plain progress lines: the bar prints at most one every 10 s without a terminal
         progress_lines = sum(1 for line in output.getvalue().splitlines() if "Training" in line)
         counted = step_counter_rate(directory / "run")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
     return {
-        "rate": float(rate),
-        "steps": int(steps),
-        "seconds": float(seconds),
+        "rate": result.steps_per_sec,
+        "steps": result.steps,
+        "seconds": result.loop_seconds,
         "steady_rate": counted,
         "progress_lines": progress_lines,
-        "close_seconds": close_seconds,
+        "close_seconds": result.end_seconds,
     }
 
 
@@ -304,11 +298,9 @@ def main(argv: list[str] | None = None) -> int:
         loops["c1"] = lambda: loop_monitored(prep, args.steps, args.warmup, steps_per_run_fix=True)
         loops["d"] = lambda: loop_keras(prep, workload, args.steps, args.warmup)
         for engine in engines:
-            suffix = f":{engine}" if engine else ""
             for key, hook_set in (("e", "full"), ("e0", "stop_only"), ("e-np", "no_progress_history")):
-                name = f"{key}-{engine}" if engine else key
-                path = write_config(tmp / f"{name}.yaml", config_dict(workload, args.steps, hook_set, engine))
-                loops[key + suffix] = lambda path=path: loop_hookrun(path)
+                path = write_config(tmp / f"{key}-{engine}.yaml", config_dict(workload, args.steps, hook_set, engine))
+                loops[f"{key}:{engine}"] = lambda path=path: loop_hookrun(path)
         wanted = list(loops) if args.loops == "all" else [k for k in loops if k.split(":")[0] in args.loops.split(",")]
         results: dict[str, list[dict[str, Any]]] = {key: [] for key in wanted}
         for round_index in range(args.repeats):

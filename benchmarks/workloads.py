@@ -167,26 +167,14 @@ def write_config(path: Path, config: dict[str, Any]) -> Path:
     return path
 
 
-def available_engines() -> list[str | None]:
-    """The ``session.engine`` values to measure: those of ``tf``/``hookrun`` the schema accepts, else ``[None]``.
+def available_engines() -> list[str]:
+    """The ``session.engine`` values to measure, in report order: ``tf``, then ``hookrun``.
 
-    Reads ``hookrun.config_schemas.session.SessionConfig.model_fields`` (no TensorFlow import).
+    Reads the ``Literal`` of ``hookrun.config_schemas.session.SessionConfig.engine`` (no TensorFlow import).
     """
     import typing
 
     from hookrun.config_schemas.session import SessionConfig
 
-    field_info = SessionConfig.model_fields.get("engine")
-    if field_info is None:
-        return [None]
-    allowed: set[str] = set()
-    pending = [field_info.annotation]
-    while pending:  # Literal["tf", "hookrun"], possibly inside Optional/Annotated
-        annotation = pending.pop()
-        args = typing.get_args(annotation)
-        if typing.get_origin(annotation) is typing.Literal:
-            allowed.update(a for a in args if isinstance(a, str))
-        else:
-            pending.extend(args)
-    engines: list[str | None] = [name for name in ("tf", "hookrun") if name in allowed]
-    return engines or [None]
+    allowed = typing.get_args(SessionConfig.model_fields["engine"].annotation)
+    return [name for name in ("tf", "hookrun") if name in allowed]
