@@ -24,6 +24,7 @@ from hookrun.runner.graph import build_graph
 from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.run_dir import RunDirLock, prepare_run_dir
 from hookrun.runner.session import run_monitored
+from hookrun.runner.tensor_names import check_tensor_names
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
 PREPROCESSING_FILE = "preprocessing.json"
@@ -173,7 +174,8 @@ def prepare(
         The prepared run.
 
     Raises:
-        ConfigError: a hook names an unknown tensor (exit 2; the hook's line given).
+        ConfigError: hooks name unknown tensors (exit 2; one issue per name, at its line, with a
+            "did you mean" over the whole graph).
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
@@ -236,6 +238,9 @@ def prepare(
         )
         scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
         names = TensorNames(named=built.named, graph=built.graph)
+        unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
+        if unknown:
+            raise ConfigError(unknown)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
         clock = StepClock(initial_step, reading=cluster is not None)
         for index, hook_config in running:
@@ -498,3 +503,30 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
         "device": prepared.plan.device,
         "hooks": len(prepared.hooks),
     }
+
+
+def inspect_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool = False) -> Any:
+    """Build the graph and every hook as ``train`` would and list what hooks may name; nothing written.
+
+    Behind ``hookrun inspect CONFIG``. The run directory is only read (the latest checkpoint's step,
+    the saved preprocessing), never created.
+
+    Args:
+        loaded: the config.
+        run_dir: overrides the config's run directory (as ``train``'s ``run_dir``).
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        A :class:`hookrun.runner.tensor_names.GraphInventory`: every nameable tensor (name, dtype,
+        shape, op type), the aliases and what each resolves to, the variables.
+
+    Raises:
+        ConfigError, SetupError: as :func:`prepare`.
+    """
+    from hookrun.runner.tensor_names import graph_inventory
+
+    directory = run_dir_for(loaded, run_dir).resolve()
+    prepared = prepare(loaded, directory, Console(quiet=True), verbose)
+    for close in prepared.on_close:
+        close()
+    return graph_inventory(prepared.tf, prepared.built.graph, prepared.built.named, prepared.plan.device)
