@@ -12,6 +12,7 @@ import difflib
 from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
+from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.runner.data import load_raw_data
 from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
@@ -61,7 +62,9 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
       (``epochs: null``): the run never ends by itself;
     - error: an ``evaluation`` hook without validation data, or a second one;
     - error: an ``early_stopping`` hook with no ``evaluation`` hook before it,
-      or (built-in builders) a ``monitor`` the evaluation does not give.
+      or (built-in builders) a ``monitor`` the evaluation does not give;
+    - error: a ``custom`` hook's ``args`` with an unknown ``${...}`` placeholder (see
+      :mod:`hookrun.config_schemas.interpolation`), at the string's own place.
     """
     issues: list[ConfigIssue] = []
     hooks = loaded.config.hooks
@@ -84,6 +87,9 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
             first_evaluation = index if first_evaluation is None else first_evaluation
         if kind == "early_stopping":
             issues.extend(_check_early_stopping(loaded, index, first_evaluation))
+        if kind == "custom":
+            for where, message in placeholder_problems(hook.args, ("hooks", index, "args")):  # type: ignore[attr-defined]
+                issues.append(loaded.issue(where, message))
         if kind == "checkpoint_saver":
             directory = hook.checkpoint_dir or "."  # type: ignore[attr-defined]
             if directory in checkpoint_dirs:
