@@ -11,7 +11,10 @@ import difflib
 
 from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.errors import SetupError
+from hookrun.config_schemas.graph import BUILTIN_BUILDERS
+from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
 from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
+from hookrun.config_schemas.imports import find_module
 from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.runner.data import load_raw_data
@@ -152,7 +155,37 @@ def _check_early_stopping(loaded: LoadedConfig, index: int, first_evaluation: in
     ]
 
 
+def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
+    """Every ``module:name`` of the config names a module that can be found; nothing is executed.
+
+    Checks ``graph.builder`` (unless built-in) and each ``custom`` hook's ``class`` and lifecycle
+    functions with :func:`hookrun.config_schemas.imports.find_module` (the config's directory first,
+    then ``sys.path``; the module is located, not run, so this stays fast and TensorFlow-free). The
+    name after ``:`` is checked when the graph is built (``validate --build``, ``train``).
+
+    Returns:
+        One error per module that cannot be found, at its key (``graph.builder``, ``hooks[2].class``).
+    """
+    places: list[tuple[tuple[str | int, ...], str]] = []
+    builder = loaded.config.graph.builder
+    if builder not in BUILTIN_BUILDERS and ":" in builder:
+        places.append((("graph", "builder"), builder))
+    for index, hook in enumerate(loaded.config.hooks):
+        if hook.type != "custom":  # type: ignore[attr-defined]
+            continue
+        for key in ("class_", *LIFECYCLE_METHODS):
+            value = getattr(hook, key)
+            if value is not None:
+                places.append((("hooks", index, key.rstrip("_")), value))
+    issues: list[ConfigIssue] = []
+    for loc, value in places:
+        reason = find_module(value.partition(":")[0], loaded.base_dir)
+        if reason is not None:
+            issues.append(loaded.issue(loc, f"{value!r}: {reason}"))
+    return issues
+
+
 def preflight(loaded: LoadedConfig) -> list[ConfigIssue]:
-    """All checks before TensorFlow: :func:`check_data` then :func:`check_hooks`, in file order."""
-    issues = check_data(loaded) + check_hooks(loaded)
+    """All checks before TensorFlow: :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, in file order."""
+    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded)
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from hookrun.config_schemas.errors import SetupError
+from hookrun.config_schemas.imports import ImportFailure
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
 from hookrun.hooks.files import atomic_write_text
@@ -175,7 +176,8 @@ def prepare(
 
     Raises:
         ConfigError: hooks name unknown tensors (exit 2; one issue per name, at its line, with a
-            "did you mean" over the whole graph).
+            "did you mean" over the whole graph); ``graph.builder`` or a custom hook's class or
+            function does not import (at its line).
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
@@ -215,18 +217,21 @@ def prepare(
 
         data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
     wants_evaluation = any(h.type == "evaluation" for h in hook_configs)  # type: ignore[attr-defined]
-    built = build_graph(
-        tf,
-        config,
-        data,
-        loaded.base_dir,
-        plan,
-        initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
-        validation=validation if wants_evaluation else None,
-        label_scale=preprocessor.label_scale,
-        device_function=cluster.device_function() if cluster is not None else None,
-        wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
-    )
+    try:
+        built = build_graph(
+            tf,
+            config,
+            data,
+            loaded.base_dir,
+            plan,
+            initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
+            validation=validation if wants_evaluation else None,
+            label_scale=preprocessor.label_scale,
+            device_function=cluster.device_function() if cluster is not None else None,
+            wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
+        )
+    except ImportFailure as err:  # graph.builder: reported at its file:line:column
+        raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     evaluations = Evaluations(names=list(built.evaluation.values)) if built.evaluation is not None else None
     hooks: list[Any] = []
     on_close: list[Any] = []
@@ -266,6 +271,8 @@ def prepare(
                 hooks.append(build_hook(hook_config, ctx))
             except (UnknownTensorError, HookConfigError) as err:
                 raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
+            except ImportFailure as err:  # a custom hook's class or function: at its file:line:column
+                raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     return PreparedRun(
         tf,
         built,
