@@ -94,31 +94,49 @@ def find_module(module_name: str, base_dir: Path) -> str | None:
         the modules beside the config, or in the parent package).
     """
     parts = module_name.split(".")
+    if module_name in sys.modules:
+        return None
     with _beside(base_dir):
         importlib.invalidate_caches()  # a module written a moment ago must be seen
-        path: Any = None
-        for depth in range(1, len(parts) + 1):
-            name = ".".join(parts[:depth])
-            loaded = sys.modules.get(name)
-            spec = loaded.__spec__ if loaded is not None and getattr(loaded, "__spec__", None) else None
-            if spec is None:
-                try:
-                    spec = _static_spec(name, path)
-                except (ImportError, ValueError, OSError):
-                    spec = None
-            if spec is None and depth > 1:
-                try:  # a package may build its __path__ when it runs: confirm by importing the parents
-                    spec = importlib.util.find_spec(name)
-                except Exception as err:  # the parent package's own code may raise anything
-                    return f"cannot import package {'.'.join(parts[:depth - 1])!r} ({type(err).__name__}: {err})"
-            if spec is None:
-                return _not_found(parts, depth, path, base_dir)
-            path = getattr(loaded, "__path__", None) if loaded is not None else None
-            if path is None:
-                path = spec.submodule_search_locations
-            if path is None and depth < len(parts):
-                return f"{name!r} is a module, not a package: it has no submodule {parts[depth]!r}"
-    return None
+        depth, reason = _static_search(parts, base_dir)
+        if reason is not None and depth > 1:
+            # Missed below a top-level name that exists. A package may build its __path__ (or a module
+            # register submodules, as `os` does `os.path`) when it runs: confirm by importing the parents.
+            try:
+                if importlib.util.find_spec(module_name) is not None:
+                    return None
+            except ModuleNotFoundError:
+                pass
+            except Exception as err:  # the parent package's own code may raise anything
+                return f"cannot import a parent package of {module_name!r} ({type(err).__name__}: {err})"
+        return reason
+
+
+def _static_search(parts: list[str], base_dir: Path) -> tuple[int, str | None]:
+    """Locate ``parts`` level by level through each parent's spec.
+
+    Returns:
+        ``(depth, None)`` when found; else ``(depth, why)``, ``depth`` the number of parts up to the
+        one that failed (1: the top-level name).
+    """
+    path: Any = None
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        loaded = sys.modules.get(name)
+        spec = getattr(loaded, "__spec__", None) if loaded is not None else None
+        if spec is None:
+            try:
+                spec = _static_spec(name, path)
+            except (ImportError, ValueError, OSError):
+                spec = None
+        if spec is None:
+            return depth, _not_found(parts, depth, path, base_dir)
+        path = getattr(loaded, "__path__", None) if loaded is not None else None
+        if path is None:
+            path = spec.submodule_search_locations
+        if path is None and depth < len(parts):
+            return depth + 1, f"{name!r} is a module, not a package: it has no submodule {parts[depth]!r}"
+    return len(parts), None
 
 
 def _not_found(parts: list[str], depth: int, path: Any, base_dir: Path) -> str:
