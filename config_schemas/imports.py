@@ -6,11 +6,12 @@ Two steps, as the CLI uses them:
   module there? It is located the way ``import`` would locate it (the config's directory first, then
   ``sys.path``, through ``sys.meta_path``'s finders, so editable installs count) WITHOUT executing
   it or its parent packages: each parent's spec gives the ``submodule_search_locations`` in which
-  the next name is looked up. Only when that static search misses a submodule of a package that
-  does exist is the answer confirmed with ``importlib.util.find_spec``, which imports the parent
-  packages (a package may extend its ``__path__`` when it runs); so a parent package is executed
-  only for a config that is about to be rejected. The attribute after ``:`` is not checked: that
-  needs the module to run (``validate --build`` and ``train`` import it).
+  the next name is looked up. Only when that static search misses below a top-level name that
+  does exist is the answer confirmed with ``importlib.util.find_spec``, which imports the parents
+  (a package may extend its ``__path__`` when it runs, a module register submodules as ``os`` does
+  ``os.path``); so a parent is executed only for a config that is about to be rejected. The
+  attribute after ``:`` is not checked: that needs the module to run (``validate --build`` and
+  ``train`` import it).
 - :func:`import_object`, when the graph is built: the import itself.
 
 Both raise or report :class:`ImportFailure`, which knows the config place (``hooks[2].class``) so

@@ -124,6 +124,9 @@ def test_find_module_reports_without_importing(tmp_path):
     marker = tmp_path / "ran.txt"
     (tmp_path / "plain_mod_9f2e.py").write_text(MARKING.replace("MARKER", repr(str(marker))), encoding="utf-8")
     assert find_module("plain_mod_9f2e", tmp_path) is None
-    assert "'plain_mod_9f2e' is a module, not a package" in find_module("plain_mod_9f2e.sub", tmp_path)
-    assert not marker.exists()
+    assert not marker.exists()  # found: not run
     assert "plain_mod_9f2e" not in sys.modules
+    try:  # a miss below it is confirmed by importing it (so it runs, for a config about to be refused)
+        assert "'plain_mod_9f2e' is a module, not a package" in find_module("plain_mod_9f2e.sub", tmp_path)
+    finally:
+        sys.modules.pop("plain_mod_9f2e", None)
