@@ -94,3 +94,23 @@ def test_a_variable_is_read_not_fetched_as_its_handle(make_config, run_train):
     steps = event_scalars(result.run_dir, "global_step_0")
     assert [step for step, _ in steps] == [1, 2, 3]
     assert all(value in (step - 1, step) for step, value in steps)
+
+
+def test_a_non_numeric_tensor_is_a_located_config_error(make_config, run_train, tmp_path):
+    import pytest
+
+    from hookrun.config_schemas.loader import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        run_train(
+            make_config(
+                hooks=[
+                    {"type": "stop_at_step", "last_step": 2},
+                    {"type": "summary_saver", "save_steps": 1, "tensors": ["loss", "IteratorToStringHandle:0"]},
+                ]
+            )
+        )
+    (issue,) = info.value.issues
+    assert issue.path == "hooks[1]" and issue.line is not None
+    assert "'IteratorToStringHandle:0' is a string tensor" in issue.message
+    assert not (tmp_path / "run").exists()
