@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import typer
 
+from hookrun.cli.commands.inspect import inspect_command
 from hookrun.cli.commands.list_hooks import list_hooks_command
 from hookrun.cli.commands.schema import schema_command
 from hookrun.cli.commands.train import train_command
@@ -27,6 +28,7 @@ app = typer.Typer(
 )
 app.command("train", epilog=EXIT_CODES_HELP)(train_command)
 app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
+app.command("inspect", epilog=EXIT_CODES_HELP)(inspect_command)
 app.command("list-hooks")(list_hooks_command)
 app.command("schema")(schema_command)
 

@@ -13,6 +13,7 @@ from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
 from hookrun.runner.plan import FINISHING_RULES, PHASE_WHEN, PHASES, PlannedHook
 
 if TYPE_CHECKING:
+    from hookrun.runner.tensor_names import GraphInventory
     from hookrun.runner.trace import TraceSummary
 
 #: At most this many history rows are shown; longer histories elide the middle.
@@ -125,3 +126,42 @@ def catalogue_table(entries: Sequence[dict[str, Any]]) -> Table:
             params.append(f"[cyan]{p['name']}[/]: {p['type']} {default}")
         table.add_row(entry["type"], f"{entry['summary']}\n[dim]mirrors {entry['mirrors']}[/]", "\n".join(params))
     return table
+
+
+def _shape_text(shape: Sequence[int | None] | None) -> str:
+    """``[?, 1]`` for a static shape (``?`` an unknown dimension), ``[]`` a scalar, ``<unknown>`` an unknown rank."""
+    if shape is None:
+        return "<unknown>"
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def inventory_tables(inventory: GraphInventory) -> list[Any]:
+    """``hookrun inspect``'s tables: the aliases, the variables, then every nameable tensor.
+
+    Names are never cut short (a long one wraps); a variable's handle shows dtype ``resource*``.
+    """
+
+    def table(title: str, *columns: str) -> Table:
+        made = Table(title=title, title_justify="left")
+        for i, column in enumerate(columns):
+            made.add_column(column, overflow="fold", ratio=3 if i == 0 else None)
+        return made
+
+    aliases = table("Aliases: names hooks may use, and the tensor each resolves to", "alias", "tensor", "dtype",
+                    "shape", "op")
+    for alias in inventory.aliases:
+        t = alias.tensor
+        aliases.add_row(alias.alias, t.name, t.dtype, _shape_text(t.shape), t.op)
+    variables = table("Variables", "variable", "dtype", "shape", "trainable", "read as")
+    for v in inventory.variables:
+        variables.add_row(v.name, v.dtype, _shape_text(v.shape), "yes" if v.trainable else "", v.reads)
+    tensors = table(f"Tensors ({len(inventory.tensors)})", "tensor", "dtype", "shape", "op")
+    for t in inventory.tensors:
+        tensors.add_row(t.name, t.dtype if t.reads is None else f"{t.dtype}*", _shape_text(t.shape), t.op)
+    trainable = sum(v.trainable for v in inventory.variables)
+    footer = Text(
+        f"device {inventory.device}; {len(inventory.tensors)} tensor(s), {len(inventory.variables)} global "
+        f"variable(s), {trainable} trainable. resource*: a variable's handle; naming it (or the variable) "
+        "reads the variable's value, `<variable>/Read/ReadVariableOp:0`."
+    )
+    return [aliases, variables, tensors, footer]

@@ -1,13 +1,157 @@
-"""Resolve ``package.module:attr`` import paths named in a config (builders, custom hooks). No TensorFlow."""
+"""Resolve ``package.module:attr`` import paths named in a config (builders, custom hooks). No TensorFlow.
+
+Two steps, as the CLI uses them:
+
+- :func:`find_module`, for ``validate`` (no ``--build``) and the checks before ``train``: is the
+  module there? It is located the way ``import`` would locate it (the config's directory first, then
+  ``sys.path``, through ``sys.meta_path``'s finders, so editable installs count) WITHOUT executing
+  it or its parent packages: each parent's spec gives the ``submodule_search_locations`` in which
+  the next name is looked up. Only when that static search misses below a top-level name that
+  does exist is the answer confirmed with ``importlib.util.find_spec``, which imports the parents
+  (a package may extend its ``__path__`` when it runs, a module register submodules as ``os`` does
+  ``os.path``); so a parent is executed only for a config that is about to be rejected. The
+  attribute after ``:`` is not checked: that needs the module to run (``validate --build`` and
+  ``train`` import it).
+- :func:`import_object`, when the graph is built: the import itself.
+
+Both raise or report :class:`ImportFailure`, which knows the config place (``hooks[2].class``) so
+the message carries the config's ``file:line:column``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import importlib
+import importlib.util
+import pkgutil
+import re
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from hookrun.config_schemas.errors import SetupError
+
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def parse_yaml_path(text: str) -> tuple[str | int, ...]:
+    """``hooks[2].class`` -> ``("hooks", 2, "class")``: the inverse of ``format_yaml_path`` for plain keys."""
+    return tuple(key if key else int(index) for key, index in _PATH_PART.findall(text))
+
+
+class ImportFailure(SetupError):
+    """A ``module:name`` of the config cannot be found or imported (exit 2).
+
+    Attributes:
+        what: the config place as a YAML path (``hooks[2].class``, ``graph.builder``).
+        loc: the same place as keys and indices (``("hooks", 2, "class")``), for ``LoadedConfig.issue``.
+        reason: the message without the place.
+    """
+
+    def __init__(self, what: str, reason: str) -> None:
+        super().__init__(f"{what}: {reason}")
+        self.what = what
+        self.loc = parse_yaml_path(what)
+        self.reason = reason
+
+
+@contextlib.contextmanager
+def _beside(base_dir: Path) -> Iterator[None]:
+    """``base_dir`` at the front of ``sys.path`` for the duration (unless it is on it already)."""
+    base = str(base_dir)
+    added = base not in sys.path
+    if added:
+        sys.path.insert(0, base)
+    try:
+        yield
+    finally:
+        if added:
+            sys.path.remove(base)
+
+
+def _static_spec(name: str, path: Any) -> Any:
+    """Ask each ``sys.meta_path`` finder for ``name`` in ``path``, as ``import`` does; executes nothing."""
+    for finder in sys.meta_path:
+        find_spec = getattr(finder, "find_spec", None)
+        if find_spec is None:
+            continue
+        spec = find_spec(name, path)
+        if spec is not None:
+            return spec
+    return None
+
+
+def find_module(module_name: str, base_dir: Path) -> str | None:
+    """Whether ``module_name`` can be imported, found without running it (see the module docstring).
+
+    Args:
+        module_name: a dotted module name, ``package.module``.
+        base_dir: the config file's directory, searched first.
+
+    Returns:
+        None when the module is found; else why not, one sentence with the fix (a did-you-mean among
+        the modules beside the config, or in the parent package).
+    """
+    parts = module_name.split(".")
+    if module_name in sys.modules:
+        return None
+    with _beside(base_dir):
+        importlib.invalidate_caches()  # a module written a moment ago must be seen
+        depth, reason = _static_search(parts, base_dir)
+        if reason is not None and depth > 1:
+            # Missed below a top-level name that exists. A package may build its __path__ (or a module
+            # register submodules, as `os` does `os.path`) when it runs: confirm by importing the parents.
+            try:
+                if importlib.util.find_spec(module_name) is not None:
+                    return None
+            except ModuleNotFoundError:
+                pass
+            except Exception as err:  # the parent package's own code may raise anything
+                return f"cannot import a parent package of {module_name!r} ({type(err).__name__}: {err})"
+        return reason
+
+
+def _static_search(parts: list[str], base_dir: Path) -> tuple[int, str | None]:
+    """Locate ``parts`` level by level through each parent's spec.
+
+    Returns:
+        ``(depth, None)`` when found; else ``(depth, why)``, ``depth`` the number of parts up to the
+        one that failed (1: the top-level name).
+    """
+    path: Any = None
+    for depth in range(1, len(parts) + 1):
+        name = ".".join(parts[:depth])
+        loaded = sys.modules.get(name)
+        spec = getattr(loaded, "__spec__", None) if loaded is not None else None
+        if spec is None:
+            try:
+                spec = _static_spec(name, path)
+            except (ImportError, ValueError, OSError):
+                spec = None
+        if spec is None:
+            return depth, _not_found(parts, depth, path, base_dir)
+        path = getattr(loaded, "__path__", None) if loaded is not None else None
+        if path is None:
+            path = spec.submodule_search_locations
+        if path is None and depth < len(parts):
+            return depth + 1, f"{name!r} is a module, not a package: it has no submodule {parts[depth]!r}"
+    return len(parts), None
+
+
+def _not_found(parts: list[str], depth: int, path: Any, base_dir: Path) -> str:
+    """The reason a module was not found, with a did-you-mean among its would-be siblings."""
+    missing = parts[depth - 1]
+    if depth == 1:
+        siblings = [m.name for m in pkgutil.iter_modules([str(base_dir)])]
+        where = f"beside the config file ({base_dir}) or on sys.path"
+    else:
+        siblings = [m.name for m in pkgutil.iter_modules(list(path or []))]
+        where = f"in package {'.'.join(parts[: depth - 1])!r}"
+    close = difflib.get_close_matches(missing, siblings, n=1)
+    hint = f"; did you mean `{close[0]}`?" if close else "; check the name, or install the package"
+    return f"cannot find module {'.'.join(parts[:depth])!r} {where}{hint}"
 
 
 def import_object(path: str, base_dir: Path, what: str, callable_required: bool = True) -> Any:
@@ -27,30 +171,28 @@ def import_object(path: str, base_dir: Path, what: str, callable_required: bool 
         The object.
 
     Raises:
-        SetupError: malformed path, the module fails to import (the reason is
-            given), the attribute is missing, or it is not callable.
+        ImportFailure: malformed path, the module fails to import (the reason is
+            given), the attribute is missing, or it is not callable; it carries
+            the config place ``what``.
     """
     module_name, sep, attr_path = path.partition(":")
     if not sep or not module_name or not attr_path:
-        raise SetupError(f"{what}: {path!r} is not of the form `package.module:name`")
-    base = str(base_dir)
-    added = base not in sys.path
-    if added:
-        sys.path.insert(0, base)
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as err:  # the user's module may raise anything at import
-        reason = f"{type(err).__name__}: {err}"
-        raise SetupError(f"{what}: cannot import module {module_name!r} ({reason})") from err
-    finally:
-        if added:
-            sys.path.remove(base)
+        raise ImportFailure(what, f"{path!r} is not of the form `package.module:name`")
+    with _beside(base_dir):
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as err:  # the user's module may raise anything at import
+            reason = f"{type(err).__name__}: {err}"
+            raise ImportFailure(what, f"cannot import module {module_name!r} ({reason})") from err
     obj: Any = module
     for part in attr_path.split("."):
         try:
             obj = getattr(obj, part)
         except AttributeError:
-            raise SetupError(f"{what}: module {module_name!r} has no attribute {attr_path!r}") from None
+            public = [n for n in dir(obj) if not n.startswith("_")]
+            close = difflib.get_close_matches(part, public, n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else ""
+            raise ImportFailure(what, f"module {module_name!r} has no attribute {attr_path!r}{hint}") from None
     if callable_required and not callable(obj):
-        raise SetupError(f"{what}: {path!r} is a {type(obj).__name__}, not callable")
+        raise ImportFailure(what, f"{path!r} is a {type(obj).__name__}, not callable")
     return obj

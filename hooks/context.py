@@ -44,18 +44,50 @@ class TensorNames:
         """
         if name in self.named:
             return self.named[name]
+        tensor = None
         try:
             if ":" in name:
-                return self.graph.get_tensor_by_name(name)
-            op = self.graph.get_operation_by_name(name)
-            if len(op.outputs) == 1:
-                return op.outputs[0]
+                tensor = self.graph.get_tensor_by_name(name)
+            else:
+                op = self.graph.get_operation_by_name(name)
+                if len(op.outputs) == 1:
+                    tensor = op.outputs[0]
         except (KeyError, ValueError):
             pass
-        raise UnknownTensorError(
-            f"unknown tensor {name!r}; named tensors: {', '.join(sorted(self.named))} "
-            "(or a graph tensor name such as `hidden_0/kernel:0`)"
-        )
+        if tensor is None:
+            raise UnknownTensorError(
+                f"unknown tensor {name!r}; named tensors: {', '.join(sorted(self.named))} "
+                "(or a graph tensor name such as `hidden_0/kernel:0`; `hookrun inspect CONFIG` lists them all)"
+            )
+        return self.readable(tensor)
+
+    def readable(self, tensor: Any) -> Any:
+        """The tensor a session can fetch for ``tensor``: a resource variable's value instead of its handle.
+
+        A resource variable's name (``global_step:0``, ``hidden_0/kernel``) is the output of its
+        ``VarHandleOp``, a ``resource`` handle that ``Session.run`` cannot turn into a value. The
+        variable's own read, ``<name>/Read/ReadVariableOp:0`` (what fetching the variable object
+        gives), is returned instead (a new ``ReadVariableOp`` for a variable in no collection). Any
+        other tensor is returned unchanged.
+
+        Args:
+            tensor: a tensor of :attr:`graph`.
+
+        Returns:
+            The tensor to fetch.
+        """
+        if tensor.op.type != "VarHandleOp":
+            return tensor
+        with self.graph.as_default():
+            import tensorflow as tf  # only reached with a built graph: TensorFlow is loaded
+
+            v1 = tf.compat.v1
+            for variable in v1.global_variables() + v1.local_variables():
+                if getattr(variable, "handle", None) is not None and variable.handle.name == tensor.name:
+                    element = variable._as_graph_element()  # the variable's Read/ReadVariableOp:0
+                    return element if element is not None else variable.value()
+            # A variable in no collection: read the handle with a new op, as the variable would.
+            return tf.raw_ops.ReadVariableOp(resource=tensor, dtype=tensor.op.get_attr("dtype"))
 
 
 @dataclass

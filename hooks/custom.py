@@ -14,7 +14,8 @@ from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.hooks import CustomHookConfig
 from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
 from hookrun.config_schemas.imports import import_object
-from hookrun.hooks.context import HookContext
+from hookrun.config_schemas.interpolation import interpolate
+from hookrun.hooks.context import HookConfigError, HookContext
 
 
 class FunctionHook(tf.compat.v1.train.SessionRunHook):
@@ -78,7 +79,9 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
     """Build the user's hook.
 
     Class form: import ``class`` (a ``tf.compat.v1.train.SessionRunHook``
-    subclass, beside the config file first) and call it with ``args``.
+    subclass, beside the config file first) and call it with ``args``, their
+    ``${run_dir}`` and ``${config_dir}`` replaced by the run directory and the
+    config file's directory (see :mod:`hookrun.config_schemas.interpolation`).
     Function form: import each given lifecycle function and wrap them with
     :class:`FunctionHook`.
 
@@ -92,6 +95,7 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
     Raises:
         SetupError: an import fails, the class is not a ``SessionRunHook``
             subclass, or its constructor rejects ``args``.
+        HookConfigError: ``args`` hold an unknown ``${...}`` placeholder.
     """
     session_run_hook = tf.compat.v1.train.SessionRunHook
     if config.class_ is not None:
@@ -100,7 +104,11 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         if not (isinstance(cls, type) and issubclass(cls, session_run_hook)):
             raise SetupError(f"{where}: {config.class_!r} is not a subclass of tf.compat.v1.train.SessionRunHook")
         try:
-            return cls(**config.args)
+            args = interpolate(config.args, {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir)})
+        except ValueError as err:  # the checks before TensorFlow report it at the string's line first
+            raise HookConfigError(f"args: {err}") from None
+        try:
+            return cls(**args)
         except TypeError as err:
             raise SetupError(f"{ctx.where}.args: {config.class_} rejected the arguments ({err})") from err
     functions = {

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from hookrun.config_schemas.errors import SetupError
+from hookrun.config_schemas.loader import ConfigError
 from tests.conftest import user_module
 
 CLASS_HOOK = """
@@ -95,18 +96,19 @@ def test_function_form_functions_are_called(make_config, run_train, write_module
         ({"after_run": "no_such_function_module:after"}, "no_such_function_module"),
     ],
 )
-def test_a_path_that_does_not_import_is_a_setup_error(make_config, run_train, tmp_path, entry, named):
-    with pytest.raises(SetupError) as info:
+def test_a_path_that_does_not_import_is_a_located_config_error(make_config, run_train, tmp_path, entry, named):
+    with pytest.raises(ConfigError) as info:
         run_train(make_config(hooks=[{"type": "custom", **entry}]))
     assert info.value.exit_code == 2
     assert named in str(info.value)
-    assert "hooks[0]" in str(info.value)
+    (issue,) = info.value.issues
+    assert issue.path == f"hooks[0].{next(iter(entry)).rstrip('_')}" and issue.line is not None
     assert not (tmp_path / "run" / "config.yaml").exists()  # nothing written before the hooks are built
 
 
 def test_a_module_that_raises_on_import_names_the_reason(make_config, run_train, write_module):
     module = write_module("broken_hooks", "raise RuntimeError('boom at import')\n")
-    with pytest.raises(SetupError, match=rf"cannot import module '{module}' \(RuntimeError: boom at import\)"):
+    with pytest.raises(ConfigError, match=rf"cannot import module '{module}' \(RuntimeError: boom at import\)"):
         run_train(make_config(hooks=[{"type": "custom", "class": f"{module}:Hook"}]))
 
 

@@ -1,4 +1,4 @@
-"""``summary_saver``: scalar summaries of named tensors; mirrors ``tf.compat.v1.train.SummarySaverHook``.
+"""``summary_saver``: scalar (or histogram) summaries of named tensors; mirrors ``tf.compat.v1.train.SummarySaverHook``.
 
 This module imports TensorFlow; the registry imports it only when needed.
 """
@@ -11,7 +11,7 @@ import tensorflow as tf
 from tensorflow.core.util.event_pb2 import SessionLog
 
 from hookrun.config_schemas.hooks import SummarySaverConfig
-from hookrun.hooks.context import HookContext
+from hookrun.hooks.context import HookConfigError, HookContext
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 
@@ -77,13 +77,54 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
         self._next_step = global_step + 1
 
 
-def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
-    """Build :class:`SummarySaverHook` writing one scalar per named tensor.
+def summary_ops(tf: Any, names: list[str], ctx: HookContext) -> list[Any]:
+    """One summary op per tensor name: a scalar for a scalar tensor, else a histogram.
 
-    Each name in ``tensors`` becomes a scalar summary tagged exactly ``name``
-    (``:`` replaced by ``_``; kept out of the global ``SUMMARIES``
-    collection); they are merged into the hook's ``summary_op``. When it
-    fires: see :class:`SummarySaverHook`.
+    The tag is exactly the name (``:`` replaced by ``_``). A tensor whose static shape is a scalar
+    (rank 0) gets ``ScalarSummary``; any other (a vector, a matrix, an unknown shape) gets
+    ``HistogramSummary``, as ``tf.compat.v1.summary.histogram`` writes it. A variable's name is read
+    as its value (see :meth:`~hookrun.hooks.context.TensorNames.readable`). The raw ops are used so
+    the tag is the name: ``tf.compat.v1.summary.scalar`` tags with its op's unique name, which is
+    ``loss_1`` when the graph already has an op ``loss``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        names: tensor names from the config.
+        ctx: the runner's context (its ``tensors`` resolve the names).
+
+    Returns:
+        The summary ops (string tensors), in the order of ``names``.
+
+    Raises:
+        UnknownTensorError: a name is not a tensor of the graph.
+        HookConfigError: a tensor is not numeric (strings, booleans, handles cannot be summarised).
+    """
+    ops = []
+    for name in names:
+        tensor = ctx.tensors.resolve(name)
+        tensor = tf.convert_to_tensor(tensor)  # a variable object (``global_step``) -> its read
+        dtype = tensor.dtype
+        if not (dtype.is_floating or dtype.is_integer) or dtype.is_quantized:
+            raise HookConfigError(
+                f"tensors: {name!r} is a {dtype.name} tensor; summary_saver writes numbers (scalars, or "
+                "histograms of other shapes); name a numeric tensor"
+            )
+        tag = name.replace(":", "_")
+        if tensor.shape.rank == 0:
+            ops.append(tf.raw_ops.ScalarSummary(tags=tag, values=tensor))
+        else:
+            ops.append(tf.raw_ops.HistogramSummary(tag=tag, values=tensor))
+    return ops
+
+
+def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
+    """Build :class:`SummarySaverHook` writing one summary per named tensor.
+
+    Each name in ``tensors`` becomes a summary tagged exactly ``name`` (``:`` replaced by ``_``;
+    kept out of the global ``SUMMARIES`` collection): a scalar for a scalar tensor, a histogram
+    (as ``tf.compat.v1.summary.histogram``) for any other shape; a variable is read, not fetched as
+    its handle. They are merged into the hook's ``summary_op``. When it fires: see
+    :class:`SummarySaverHook`.
 
     Args:
         config: ``save_steps`` xor ``save_secs``, ``tensors`` (names), ``output_dir``
@@ -92,18 +133,13 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
 
     Raises:
         UnknownTensorError: a name in ``tensors`` is not a tensor of the graph.
+        HookConfigError: a name in ``tensors`` is not a numeric tensor.
     """
     v1 = ctx.tf.compat.v1
-    # The raw op, so the tag is exactly the name: ``v1.summary.scalar`` tags with its op's unique name,
-    # which is ``loss_1`` when the graph already has an op ``loss``.
-    scalars = [
-        ctx.tf.raw_ops.ScalarSummary(tags=name.replace(":", "_"), values=ctx.tensors.resolve(name))
-        for name in config.tensors
-    ]
     return SummarySaverHook(
         ctx.clock,
         save_steps=config.save_steps,
         save_secs=config.save_secs,
         output_dir=str(ctx.resolve_dir(config.output_dir)),
-        summary_op=v1.summary.merge(scalars),
+        summary_op=v1.summary.merge(summary_ops(ctx.tf, config.tensors, ctx)),
     )

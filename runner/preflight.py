@@ -11,7 +11,11 @@ import difflib
 
 from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.errors import SetupError
+from hookrun.config_schemas.graph import BUILTIN_BUILDERS
+from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
 from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
+from hookrun.config_schemas.imports import find_module
+from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.runner.data import load_raw_data
 from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
@@ -61,7 +65,9 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
       (``epochs: null``): the run never ends by itself;
     - error: an ``evaluation`` hook without validation data, or a second one;
     - error: an ``early_stopping`` hook with no ``evaluation`` hook before it,
-      or (built-in builders) a ``monitor`` the evaluation does not give.
+      or (built-in builders) a ``monitor`` the evaluation does not give;
+    - error: a ``custom`` hook's ``args`` with an unknown ``${...}`` placeholder (see
+      :mod:`hookrun.config_schemas.interpolation`), at the string's own place.
     """
     issues: list[ConfigIssue] = []
     hooks = loaded.config.hooks
@@ -84,6 +90,9 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
             first_evaluation = index if first_evaluation is None else first_evaluation
         if kind == "early_stopping":
             issues.extend(_check_early_stopping(loaded, index, first_evaluation))
+        if kind == "custom":
+            for where, message in placeholder_problems(hook.args, ("hooks", index, "args")):  # type: ignore[attr-defined]
+                issues.append(loaded.issue(where, message))
         if kind == "checkpoint_saver":
             directory = hook.checkpoint_dir or "."  # type: ignore[attr-defined]
             if directory in checkpoint_dirs:
@@ -146,7 +155,37 @@ def _check_early_stopping(loaded: LoadedConfig, index: int, first_evaluation: in
     ]
 
 
+def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
+    """Every ``module:name`` of the config names a module that can be found; nothing is executed.
+
+    Checks ``graph.builder`` (unless built-in) and each ``custom`` hook's ``class`` and lifecycle
+    functions with :func:`hookrun.config_schemas.imports.find_module` (the config's directory first,
+    then ``sys.path``; the module is located, not run, so this stays fast and TensorFlow-free). The
+    name after ``:`` is checked when the graph is built (``validate --build``, ``train``).
+
+    Returns:
+        One error per module that cannot be found, at its key (``graph.builder``, ``hooks[2].class``).
+    """
+    places: list[tuple[tuple[str | int, ...], str]] = []
+    builder = loaded.config.graph.builder
+    if builder not in BUILTIN_BUILDERS and ":" in builder:
+        places.append((("graph", "builder"), builder))
+    for index, hook in enumerate(loaded.config.hooks):
+        if hook.type != "custom":  # type: ignore[attr-defined]
+            continue
+        for key in ("class_", *LIFECYCLE_METHODS):
+            value = getattr(hook, key)
+            if value is not None:
+                places.append((("hooks", index, key.rstrip("_")), value))
+    issues: list[ConfigIssue] = []
+    for loc, value in places:
+        reason = find_module(value.partition(":")[0], loaded.base_dir)
+        if reason is not None:
+            issues.append(loaded.issue(loc, f"{value!r}: {reason}"))
+    return issues
+
+
 def preflight(loaded: LoadedConfig) -> list[ConfigIssue]:
-    """All checks before TensorFlow: :func:`check_data` then :func:`check_hooks`, in file order."""
-    issues = check_data(loaded) + check_hooks(loaded)
+    """All checks before TensorFlow: :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, in file order."""
+    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded)
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

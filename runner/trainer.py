@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from hookrun.config_schemas.errors import SetupError
+from hookrun.config_schemas.imports import ImportFailure
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
 from hookrun.hooks.files import atomic_write_text
@@ -24,6 +25,7 @@ from hookrun.runner.graph import build_graph
 from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.run_dir import RunDirLock, prepare_run_dir
 from hookrun.runner.session import run_monitored
+from hookrun.runner.tensor_names import check_tensor_names
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
 PREPROCESSING_FILE = "preprocessing.json"
@@ -173,7 +175,9 @@ def prepare(
         The prepared run.
 
     Raises:
-        ConfigError: a hook names an unknown tensor (exit 2; the hook's line given).
+        ConfigError: hooks name unknown tensors (exit 2; one issue per name, at its line, with a
+            "did you mean" over the whole graph); ``graph.builder`` or a custom hook's class or
+            function does not import (at its line).
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
@@ -213,18 +217,21 @@ def prepare(
 
         data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
     wants_evaluation = any(h.type == "evaluation" for h in hook_configs)  # type: ignore[attr-defined]
-    built = build_graph(
-        tf,
-        config,
-        data,
-        loaded.base_dir,
-        plan,
-        initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
-        validation=validation if wants_evaluation else None,
-        label_scale=preprocessor.label_scale,
-        device_function=cluster.device_function() if cluster is not None else None,
-        wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
-    )
+    try:
+        built = build_graph(
+            tf,
+            config,
+            data,
+            loaded.base_dir,
+            plan,
+            initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
+            validation=validation if wants_evaluation else None,
+            label_scale=preprocessor.label_scale,
+            device_function=cluster.device_function() if cluster is not None else None,
+            wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
+        )
+    except ImportFailure as err:  # graph.builder: reported at its file:line:column
+        raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     evaluations = Evaluations(names=list(built.evaluation.values)) if built.evaluation is not None else None
     hooks: list[Any] = []
     on_close: list[Any] = []
@@ -236,6 +243,9 @@ def prepare(
         )
         scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
         names = TensorNames(named=built.named, graph=built.graph)
+        unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
+        if unknown:
+            raise ConfigError(unknown)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
         clock = StepClock(initial_step, reading=cluster is not None)
         for index, hook_config in running:
@@ -261,6 +271,8 @@ def prepare(
                 hooks.append(build_hook(hook_config, ctx))
             except (UnknownTensorError, HookConfigError) as err:
                 raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
+            except ImportFailure as err:  # a custom hook's class or function: at its file:line:column
+                raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     return PreparedRun(
         tf,
         built,
@@ -498,3 +510,30 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
         "device": prepared.plan.device,
         "hooks": len(prepared.hooks),
     }
+
+
+def inspect_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool = False) -> Any:
+    """Build the graph and every hook as ``train`` would and list what hooks may name; nothing written.
+
+    Behind ``hookrun inspect CONFIG``. The run directory is only read (the latest checkpoint's step,
+    the saved preprocessing), never created.
+
+    Args:
+        loaded: the config.
+        run_dir: overrides the config's run directory (as ``train``'s ``run_dir``).
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        A :class:`hookrun.runner.tensor_names.GraphInventory`: every nameable tensor (name, dtype,
+        shape, op type), the aliases and what each resolves to, the variables.
+
+    Raises:
+        ConfigError, SetupError: as :func:`prepare`.
+    """
+    from hookrun.runner.tensor_names import graph_inventory
+
+    directory = run_dir_for(loaded, run_dir).resolve()
+    prepared = prepare(loaded, directory, Console(quiet=True), verbose)
+    for close in prepared.on_close:
+        close()
+    return graph_inventory(prepared.tf, prepared.built.graph, prepared.built.named, prepared.plan.device)

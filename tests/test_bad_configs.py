@@ -249,7 +249,7 @@ def test_train_with_unknown_tensor_exits_2_and_writes_nothing(
     result = driver_results["train:build_unknown_tensor"]
     output = str(result["out"])
     assert result["code"] == 2, output
-    assert f"{BAD_DIR / 'build_unknown_tensor.yaml'}:9:" in output
+    assert f"{BAD_DIR / 'build_unknown_tensor.yaml'}:10:" in output
     assert "unknown tensor 'los'" in output
     assert "Traceback" not in output
     assert not (workdir / "tmp").exists()

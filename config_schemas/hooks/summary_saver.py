@@ -10,9 +10,11 @@ from hookrun.config_schemas.hooks._base import HookConfig
 
 
 class SummarySaverConfig(HookConfig):
-    """Write TensorBoard scalar summaries; mirrors ``tf.compat.v1.train.SummarySaverHook``."""
+    """Write TensorBoard summaries (scalars, histograms); mirrors ``tf.compat.v1.train.SummarySaverHook``."""
 
-    summary: ClassVar[str] = "Write TensorBoard scalar summaries of named tensors every N steps or seconds."
+    summary: ClassVar[str] = (
+        "Write TensorBoard summaries of named tensors (scalars; histograms for other shapes) every N steps or seconds."
+    )
     mirrors: ClassVar[str] = "tf.compat.v1.train.SummarySaverHook"
     chief_only_default: ClassVar[bool] = True
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("save_steps", "save_secs"),)
@@ -27,7 +29,8 @@ class SummarySaverConfig(HookConfig):
     )
     tensors: list[str] = Field(
         default_factory=lambda: ["loss"],
-        description="Scalar tensor names to summarise; each becomes a TensorBoard scalar of that name.",
+        description="Tensor names to summarise, each under its own name: a scalar tensor as a TensorBoard "
+        "scalar, any other shape as a histogram; a variable's name reads its value.",
     )
     output_dir: str | None = Field(
         default=None,

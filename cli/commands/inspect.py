@@ -1,0 +1,68 @@
+"""``hookrun inspect CONFIG``: the graph's tensor names, aliases and variables (builds the graph, writes nothing)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hookrun.cli.options import ConfigArg, DebugOption, SetOption
+
+
+def inspect_command(
+    config: ConfigArg,
+    filter_: Annotated[
+        str | None,
+        typer.Option(
+            "--filter",
+            "-f",
+            help="Show only names matching this: a glob (`hidden_*/kernel*`) when it has * ? or [, "
+            "else a case-insensitive substring (`kernel`).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the inventory as JSON.")] = False,
+    run_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--run-dir", help="The run directory (overrides session.run_dir); only read, never created.",
+            show_default=False,
+        ),
+    ] = None,
+    set_: SetOption = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    """List every tensor a hook may name (name, dtype, shape, op type), the aliases and the variables.
+
+    Builds the graph and every hook exactly as train would (imports TensorFlow), creates no session
+    and writes nothing. Hook parameters such as summary_saver's `tensors` take any name listed.
+    """
+    import json
+
+    from rich.console import Console
+
+    from hookrun.cli.errors import print_issues, reported_errors
+    from hookrun.config_schemas.loader import ConfigError, load_config
+    from hookrun.runner.preflight import preflight
+
+    out = Console()
+    err = Console(stderr=True)
+    with reported_errors(err, debug):
+        loaded = load_config(config, set_ or [])
+        issues = preflight(loaded)
+        if any(i.severity == "error" for i in issues):
+            raise ConfigError(issues)
+        if issues:
+            print_issues(err, ConfigError(issues))
+        from hookrun.runner.trainer import inspect_graph
+
+        inventory = inspect_graph(loaded, run_dir=run_dir, verbose=verbose).filtered(filter_)
+        if as_json:
+            typer.echo(json.dumps(inventory.to_json(), indent=2))
+            return
+        from hookrun.cli.render import inventory_tables
+
+        for renderable in inventory_tables(inventory):
+            out.print(renderable)
