@@ -120,7 +120,8 @@ class PreparedRun:
         tf: the ``tensorflow`` module.
         built: the graph, ``train_op`` and named tensors.
         hooks: ``SessionRunHook`` instances, in config order.
-        scaffold: the session's ``Scaffold`` (saver with the checkpoint_saver's ``max_to_keep``).
+        scaffold: the session's :class:`hookrun.runner.scaffold.Scaffold` (its saver, with the
+            checkpoint_saver's ``max_to_keep``, is built after every hook's ``begin()``).
         plan: the device plan.
         initial_step: ``global_step`` restored from the run directory (0 if none).
         preprocessor: the fitted (or, when resuming, saved) preprocessing state.
@@ -234,7 +235,10 @@ def prepare(
             (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
             default=5,
         )
-        scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
+        from hookrun.runner.scaffold import Scaffold
+
+        # The Saver, init and ready ops are built by finalize(), after every hook's begin() (TensorFlow's order).
+        scaffold = Scaffold(max_to_keep=max_to_keep)
         names = TensorNames(named=built.named, graph=built.graph)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
         clock = StepClock(initial_step, reading=cluster is not None)
