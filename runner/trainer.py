@@ -264,7 +264,8 @@ def prepare(
             try:
                 hooks.append(build_hook(hook_config, ctx))
             except (UnknownTensorError, HookConfigError) as err:
-                raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
+                loc = ("hooks", index, *getattr(err, "loc", ()))
+                raise ConfigError([loaded.issue(loc, str(err))]) from err
     return PreparedRun(
         tf,
         built,

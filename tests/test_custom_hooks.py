@@ -7,8 +7,11 @@ happened, constructor errors are config errors (exit 2), duck-typed hooks are ac
 from __future__ import annotations
 
 import pytest
+import yaml
+from typer.testing import CliRunner
 
-from tests.conftest import user_module
+from hookrun.cli.app import app
+from tests.conftest import base_config, user_module
 
 ENGINES = ["hookrun", "tf"]
 
@@ -56,3 +59,102 @@ def test_a_variable_made_in_begin_is_checkpointed_and_restored(engine, write_mod
     import tensorflow as tf
 
     assert int(tf.train.load_variable(str(tmp_path / "run"), "tokens_counter/count")) == 40
+
+
+#: Constructors that raise, and hooks that are not SessionRunHook subclasses.
+ODD_HOOKS = """
+import tensorflow as tf
+
+CALLS = []
+
+
+class Picky(tf.compat.v1.train.SessionRunHook):
+    def __init__(self, every_n_steps=1):
+        if every_n_steps <= 0:
+            raise ValueError("every_n_steps must be positive")
+
+
+class Ducky:
+    # A hook by duck typing: the five methods, no SessionRunHook base.
+
+    def __init__(self, tag="duck"):
+        self.tag = tag
+
+    def begin(self):
+        self.loss = tf.compat.v1.get_default_graph().get_tensor_by_name("loss:0")
+        CALLS.append("begin")
+
+    def after_create_session(self, session, coord):
+        CALLS.append("after_create_session")
+
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs({"loss": self.loss, "by_name": "loss:0"})
+
+    def after_run(self, run_context, run_values):
+        CALLS.append(("after_run", sorted(run_values.results)))
+
+    def end(self, session):
+        CALLS.append("end")
+
+
+class Lame:
+    def begin(self):
+        pass
+
+    def before_run(self, run_context):
+        return None
+"""
+
+
+def write_config(tmp_path, hooks, name="c.yaml"):
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(base_config(hooks=hooks), sort_keys=False), encoding="utf-8")
+    return path
+
+
+def cli_train(path, run_dir):
+    return CliRunner(env={"COLUMNS": "300"}).invoke(app, ["train", str(path), "--run-dir", str(run_dir)])
+
+
+def test_a_constructor_raising_valueerror_is_exit_2_at_the_configs_args(tmp_path, linear_csv, write_module):
+    module = write_module("odd", ODD_HOOKS)
+    hooks = [
+        {"type": "stop_at_step", "last_step": 2},
+        {"type": "custom", "class": f"{module}:Picky", "args": {"every_n_steps": 0}},
+    ]
+    path = write_config(tmp_path, hooks)
+    result = cli_train(path, tmp_path / "r")
+    assert result.exit_code == 2, result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    line = lines[0]
+    # file:line:column of hooks[1].args (line 16 of the dumped YAML), the class, the exception and its message
+    text = path.read_text().splitlines()
+    args_line = next(i for i, t in enumerate(text, 1) if t.strip().startswith("args:"))
+    assert f"{path.name}:{args_line}:" in line and "hooks[1].args" in line, line
+    assert f"{module}:Picky" in line and "ValueError: every_n_steps must be positive" in line, line
+    assert "internal error" not in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_duck_typed_hook_runs(engine, write_module, make_config, run_train):
+    module = write_module("odd", ODD_HOOKS)
+    hooks = [{"type": "custom", "class": f"{module}:Ducky"}, {"type": "stop_at_step", "last_step": 2}]
+    run_train(make_config(hooks=hooks, session={"engine": engine}))
+    assert user_module(module).CALLS == [
+        "begin",
+        "after_create_session",
+        ("after_run", ["by_name", "loss"]),
+        ("after_run", ["by_name", "loss"]),
+        "end",
+    ]
+
+
+def test_an_object_lacking_methods_is_refused_naming_them(tmp_path, linear_csv, write_module):
+    module = write_module("odd", ODD_HOOKS)
+    path = write_config(tmp_path, [{"type": "custom", "class": f"{module}:Lame"}])
+    result = cli_train(path, tmp_path / "r")
+    assert result.exit_code == 2, result.output
+    assert "lacks after_create_session, after_run, end" in result.stderr, result.stderr
+    assert "hooks[0].class" in result.stderr
