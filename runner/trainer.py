@@ -131,6 +131,7 @@ class PreparedRun:
         cluster: on a cluster, this task's :class:`hookrun.runner.cluster_session.ClusterRun`, else None.
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
+        hook_labels: per hook, its place and name for messages: ``hooks[2] (custom my_hooks:Counter)``.
     """
 
     tf: Any
@@ -145,6 +146,7 @@ class PreparedRun:
     evaluations: Evaluations | None = None
     cluster: Any = None
     hook_configs: list[Any] = field(default_factory=list)
+    hook_labels: list[str] = field(default_factory=list)
 
 
 def prepare(
@@ -279,7 +281,16 @@ def prepare(
         evaluations,
         cluster,
         hook_configs,
+        [_hook_label(index, hook_config) for index, hook_config in running],
     )
+
+
+def _hook_label(index: int, hook_config: Any) -> str:
+    """``hooks[2] (custom my_hooks:Counter)``: a hook's place and name, for messages."""
+    name = hook_config.type
+    if name == "custom":
+        name = f"custom {hook_config.display_name()}"
+    return f"hooks[{index}] ({name})"
 
 
 def train(
@@ -428,6 +439,7 @@ def _train_locked(
                 prepared.initial_step,
                 engine=config.session.engine,
                 session_factory=session_factory,
+                hook_labels=prepared.hook_labels,
             )
         completed = True
     finally:

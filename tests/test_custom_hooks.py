@@ -11,6 +11,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
+from hookrun.runner.errors import TrainingError
 from tests.conftest import base_config, user_module
 
 ENGINES = ["hookrun", "tf"]
@@ -158,3 +159,71 @@ def test_an_object_lacking_methods_is_refused_naming_them(tmp_path, linear_csv, 
     assert result.exit_code == 2, result.output
     assert "lacks after_create_session, after_run, end" in result.stderr, result.stderr
     assert "hooks[0].class" in result.stderr
+
+
+#: Hooks that fail outside the step loop.
+FAILING = """
+import tensorflow as tf
+
+
+class FailIn(tf.compat.v1.train.SessionRunHook):
+    def __init__(self, method):
+        self.method = method
+
+    def begin(self):
+        if self.method == "begin":
+            raise ValueError("no vocabulary file")
+        if self.method == "init_op":  # an init op that fails: session creation fails
+            one = tf.compat.v1.placeholder_with_default(1, [])
+            check = tf.debugging.assert_equal(one, 2, message="bad init")
+            tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.INIT_OP, check)
+
+    def after_create_session(self, session, coord):
+        if self.method == "after_create_session":
+            raise RuntimeError("cannot reach the metrics server")
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize(
+    ("method", "where", "message"),
+    [
+        ("begin", "in hooks[1] (custom {module}:FailIn).begin() before the first step", "ValueError: no vocabulary"),
+        (
+            "after_create_session",
+            "in hooks[1] (custom {module}:FailIn).after_create_session() before the first step",
+            "RuntimeError: cannot reach the metrics server",
+        ),
+        (
+            "init_op",
+            "while creating the session (before the first step)",
+            "InvalidArgumentError: assertion failed: [bad init]",
+        ),
+    ],
+)
+def test_a_failure_before_the_first_step_says_where(
+    engine, method, where, message, write_module, make_config, run_train
+):
+    module = write_module("failing", FAILING)
+    hooks = [
+        {"type": "stop_at_step", "last_step": 2},
+        {"type": "custom", "class": f"{module}:FailIn", "args": {"method": method}},
+    ]
+    with pytest.raises(TrainingError) as info:
+        run_train(make_config(hooks=hooks, session={"engine": engine}))
+    text = str(info.value)
+    assert where.format(module=module) in text, text
+    assert message in text and "at step" not in text, text
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_failed_restore_says_so_not_a_step(engine, write_module, make_config, run_train, tmp_path):
+    """A hook variable added on resume is not in the checkpoint: restoring fails, before any step."""
+    module = write_module("counter", COUNTER)
+    plain = [{"type": "checkpoint_saver", "save_steps": 2}, {"type": "stop_at_step", "last_step": 2}]
+    run_train(make_config(hooks=plain, session={"engine": engine}))
+    with pytest.raises(TrainingError) as info:
+        run_train(make_config(hooks=counter_hooks(module, 4), session={"engine": engine}))
+    text = str(info.value)
+    assert f"while restoring checkpoint {tmp_path / 'run' / 'model.ckpt-2'} (before the first step)" in text, text
+    assert "at step" not in text and "NotFoundError" in text, text
