@@ -23,38 +23,79 @@ from hookrun.runner.errors import TrainingError
 
 
 class StopSignals:
-    """Turn SIGINT/SIGTERM into a stop at the next step boundary.
+    """Turn SIGINT/SIGTERM into a stop at the next step boundary, still calling the handlers already there.
 
-    The handler only records the signal; the step loop checks it between
-    steps, leaves the loop, and the session closes normally, so every hook's
+    The handler records the signal; the step loop checks it between steps,
+    leaves the loop, and the session closes normally, so every hook's
     ``end`` runs (``checkpoint_saver`` writes a final checkpoint,
     ``history_saver`` records its partial window). A second SIGINT raises
     ``KeyboardInterrupt`` at once. Outside the main thread (where Python
     cannot install handlers) it does nothing.
 
+    Handlers are chained, as under ``MonitoredTrainingSession`` (which
+    installs none) a hook's own handler runs: a Python handler present when
+    training starts (installed before, or by a hook's constructor) is called
+    after the signal is recorded, and so is one a hook installs in ``begin()``
+    or ``after_create_session()``: :meth:`adopt`, called once the session is
+    created, puts hookrun's handler back in front of it. ``SIG_DFL``,
+    ``SIG_IGN`` and Python's default SIGINT handler (``KeyboardInterrupt``)
+    are not called: hookrun's graceful stop replaces them. A chained handler
+    that raises (e.g. ``sys.exit``) ends training with its exception, as it
+    would without hookrun. A hook's handler that calls the handler it
+    replaced (hookrun's) reaches the one hookrun replaced, as it would
+    without hookrun.
+
     Attributes:
         signum: the first signal received, or None.
     """
 
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
     def __init__(self) -> None:
         self.signum: int | None = None
         self._previous: dict[int, object] = {}
+        self._chained: dict[int, object] = {}
+        self._handling = False
 
     def _handle(self, signum: int, frame: object) -> None:
+        if self._handling:  # a hook's handler calling the one it replaced (ours): call the one ours replaced
+            _call(self._previous.get(signum), signum, frame)
+            return
         if self.signum is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt
-        self.signum = signum
+        if self.signum is None:
+            self.signum = signum
+        self._handling = True
+        try:
+            _call(self._chained.get(signum), signum, frame)
+        finally:
+            self._handling = False
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, self._handle)
+            for sig in self.SIGNALS:
+                self._previous[sig] = self._chained[sig] = signal.signal(sig, self._handle)
         return self
+
+    def adopt(self) -> None:
+        """Chain to a handler a hook installed in ``begin``/``after_create_session``, and reinstall ours in front."""
+        for sig in self._previous:
+            current = signal.getsignal(sig)
+            if current != self._handle:
+                self._chained[sig] = current
+                signal.signal(sig, self._handle)
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         self._previous.clear()
+        self._chained.clear()
+
+
+def _call(handler: object, signum: int, frame: object) -> None:
+    """Call a Python signal handler; skip ``SIG_DFL``, ``SIG_IGN``, None and Python's SIGINT default."""
+    if callable(handler) and handler is not signal.default_int_handler:
+        handler(signum, frame)
 
 
 @dataclass
@@ -282,6 +323,7 @@ def run_monitored(
             lambda: _open_session(tf, engine, hooks, scaffold, checkpoint_dir, session_config)
         )
         with stop, open_session() as session:
+            stop.adopt()  # handlers the hooks installed in begin/after_create_session: chained
             phase = "loop"
             started = time.perf_counter()
             try:
