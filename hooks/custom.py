@@ -75,45 +75,88 @@ class FunctionHook(tf.compat.v1.train.SessionRunHook):
         return f"<FunctionHook {self.name}>"
 
 
+class HookArgsError(HookConfigError):
+    """A custom hook's class rejected its ``args`` (any exception from its constructor); exit 2.
+
+    Attributes:
+        loc: the place under the hook's entry to report it at, e.g. ``("args",)``.
+    """
+
+    def __init__(self, message: str, loc: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+def missing_methods(obj: Any) -> list[str]:
+    """The ``SessionRunHook`` methods ``obj`` (a class or an instance) lacks (or has uncallable), in order.
+
+    ``MonitoredSession`` checks no type: it calls ``begin``, ``after_create_session``,
+    ``before_run``, ``after_run`` and ``end`` on each hook, so any object with the five is a hook.
+    """
+    return [m for m in LIFECYCLE_METHODS if not callable(getattr(obj, m, None))]
+
+
 def build(config: CustomHookConfig, ctx: HookContext) -> Any:
     """Build the user's hook.
 
-    Class form: import ``class`` (a ``tf.compat.v1.train.SessionRunHook``
-    subclass, beside the config file first) and call it with ``args``, their
-    ``${run_dir}`` and ``${config_dir}`` replaced by the run directory and the
-    config file's directory (see :mod:`hookrun.config_schemas.interpolation`).
-    Function form: import each given lifecycle function and wrap them with
-    :class:`FunctionHook`.
+    Class form: import ``class`` (beside the config file first) and call it
+    with ``args``, their ``${run_dir}`` and ``${config_dir}`` replaced by the
+    run directory and the config file's directory (see
+    :mod:`hookrun.config_schemas.interpolation`). It need not subclass
+    ``tf.compat.v1.train.SessionRunHook``: as under ``MonitoredTrainingSession``,
+    any object with the five lifecycle methods (``begin``,
+    ``after_create_session``, ``before_run``, ``after_run``, ``end``) is a hook
+    (duck typing). Function form: import each given lifecycle function and
+    wrap them with :class:`FunctionHook`.
 
     Args:
         config: the ``custom`` entry.
         ctx: the runner's context.
 
     Returns:
-        A ``SessionRunHook`` instance.
+        The hook.
 
     Raises:
-        SetupError: an import fails, the class is not a ``SessionRunHook``
-            subclass, or its constructor rejects ``args``.
+        SetupError: an import fails, or the class (or the object it makes) lacks lifecycle
+            methods (the message names them).
         HookConfigError: ``args`` hold an unknown ``${...}`` placeholder.
+        HookArgsError: the constructor raised anything (the message gives the class, the
+            exception type and its message); reported at ``hooks[i].args``, exit 2.
     """
-    session_run_hook = tf.compat.v1.train.SessionRunHook
     if config.class_ is not None:
         where = f"{ctx.where}.class"
         cls = import_object(config.class_, ctx.base_dir, what=where)
-        if not (isinstance(cls, type) and issubclass(cls, session_run_hook)):
-            raise SetupError(f"{where}: {config.class_!r} is not a subclass of tf.compat.v1.train.SessionRunHook")
+        missing = missing_methods(cls) if isinstance(cls, type) else []
+        if missing:
+            raise SetupError(_missing_message(where, config.class_, missing))
         try:
             args = interpolate(config.args, {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir)})
         except ValueError as err:  # the checks before TensorFlow report it at the string's line first
             raise HookConfigError(f"args: {err}") from None
         try:
-            return cls(**args)
-        except TypeError as err:
-            raise SetupError(f"{ctx.where}.args: {config.class_} rejected the arguments ({err})") from err
+            hook = cls(**args)
+        except Exception as err:  # the user's constructor may raise anything: its arguments were rejected
+            loc = ("args",) if config.args else ("class",)
+            raise HookArgsError(
+                f"{config.class_} rejected the arguments {config.args!r}: {type(err).__name__}: {err}", loc
+            ) from err
+        missing = missing_methods(hook)
+        if missing:
+            raise SetupError(_missing_message(where, config.class_, missing, made=type(hook).__name__))
+        return hook
     functions = {
         method: import_object(getattr(config, method), ctx.base_dir, what=f"{ctx.where}.{method}")
         for method in LIFECYCLE_METHODS
         if getattr(config, method) is not None
     }
     return FunctionHook(**functions, name=config.display_name())
+
+
+def _missing_message(where: str, path: str, missing: list[str], made: str | None = None) -> str:
+    what = f"{path!r} made a {made}, which" if made else f"{path!r}"
+    return (
+        f"{where}: {what} is not a SessionRunHook: it lacks {', '.join(missing)} "
+        "(subclass tf.compat.v1.train.SessionRunHook, or define all of "
+        + ", ".join(LIFECYCLE_METHODS)
+        + ")"
+    )

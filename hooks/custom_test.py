@@ -6,7 +6,6 @@ import math
 
 import pytest
 
-from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.loader import ConfigError
 from tests.conftest import user_module
 
@@ -112,7 +111,7 @@ def test_a_module_that_raises_on_import_names_the_reason(make_config, run_train,
         run_train(make_config(hooks=[{"type": "custom", "class": f"{module}:Hook"}]))
 
 
-def test_class_rejecting_args_is_a_setup_error(make_config, run_train, write_module):
+def test_class_rejecting_args_is_a_config_error_at_its_args(make_config, run_train, write_module):
     module = write_module("my_hooks", CLASS_HOOK)
-    with pytest.raises(SetupError, match=r"hooks\[0\]\.args"):
+    with pytest.raises(ConfigError, match=r"hooks\[0\]\.args"):
         run_train(make_config(hooks=[{"type": "custom", "class": f"{module}:Recorder", "args": {"nope": 1}}]))

@@ -23,38 +23,79 @@ from hookrun.runner.errors import TrainingError
 
 
 class StopSignals:
-    """Turn SIGINT/SIGTERM into a stop at the next step boundary.
+    """Turn SIGINT/SIGTERM into a stop at the next step boundary, still calling the handlers already there.
 
-    The handler only records the signal; the step loop checks it between
-    steps, leaves the loop, and the session closes normally, so every hook's
+    The handler records the signal; the step loop checks it between steps,
+    leaves the loop, and the session closes normally, so every hook's
     ``end`` runs (``checkpoint_saver`` writes a final checkpoint,
     ``history_saver`` records its partial window). A second SIGINT raises
     ``KeyboardInterrupt`` at once. Outside the main thread (where Python
     cannot install handlers) it does nothing.
 
+    Handlers are chained, as under ``MonitoredTrainingSession`` (which
+    installs none) a hook's own handler runs: a Python handler present when
+    training starts (installed before, or by a hook's constructor) is called
+    after the signal is recorded, and so is one a hook installs in ``begin()``
+    or ``after_create_session()``: :meth:`adopt`, called once the session is
+    created, puts hookrun's handler back in front of it. ``SIG_DFL``,
+    ``SIG_IGN`` and Python's default SIGINT handler (``KeyboardInterrupt``)
+    are not called: hookrun's graceful stop replaces them. A chained handler
+    that raises (e.g. ``sys.exit``) ends training with its exception, as it
+    would without hookrun. A hook's handler that calls the handler it
+    replaced (hookrun's) reaches the one hookrun replaced, as it would
+    without hookrun.
+
     Attributes:
         signum: the first signal received, or None.
     """
 
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
     def __init__(self) -> None:
         self.signum: int | None = None
         self._previous: dict[int, object] = {}
+        self._chained: dict[int, object] = {}
+        self._handling = False
 
     def _handle(self, signum: int, frame: object) -> None:
+        if self._handling:  # a hook's handler calling the one it replaced (ours): call the one ours replaced
+            _call(self._previous.get(signum), signum, frame)
+            return
         if self.signum is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt
-        self.signum = signum
+        if self.signum is None:
+            self.signum = signum
+        self._handling = True
+        try:
+            _call(self._chained.get(signum), signum, frame)
+        finally:
+            self._handling = False
 
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                self._previous[sig] = signal.signal(sig, self._handle)
+            for sig in self.SIGNALS:
+                self._previous[sig] = self._chained[sig] = signal.signal(sig, self._handle)
         return self
+
+    def adopt(self) -> None:
+        """Chain to a handler a hook installed in ``begin``/``after_create_session``, and reinstall ours in front."""
+        for sig in self._previous:
+            current = signal.getsignal(sig)
+            if current != self._handle:
+                self._chained[sig] = current
+                signal.signal(sig, self._handle)
 
     def __exit__(self, *exc: object) -> None:
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         self._previous.clear()
+        self._chained.clear()
+
+
+def _call(handler: object, signum: int, frame: object) -> None:
+    """Call a Python signal handler; skip ``SIG_DFL``, ``SIG_IGN``, None and Python's SIGINT default."""
+    if callable(handler) and handler is not signal.default_int_handler:
+        handler(signum, frame)
 
 
 @dataclass
@@ -82,11 +123,107 @@ class LoopResult:
     end_seconds: float = 0.0
 
 
-def _where(finishing: bool, final_global_step: int | None, done: int) -> str:
-    """Where a failure happened, for its message: in a step (``done + 1``) or in ``end()`` after the last step."""
-    if finishing:
-        return f"in end() after step {final_global_step if final_global_step is not None else done}"
+#: Hook methods called outside the step loop, whose failures are named by hook and method.
+_OUTSIDE_LOOP_METHODS = ("begin", "after_create_session", "end")
+
+
+def _code_of(method: Any) -> Any:
+    """The code object a hook's method runs (a bound method's function, a plain function's own), or None."""
+    function = getattr(method, "__func__", method)
+    return getattr(function, "__code__", None)
+
+
+def _failed_hook_call(err: BaseException, hooks: list[Any], labels: list[str] | None) -> str | None:
+    """``"hooks[2] (custom).begin()"`` if ``err`` was raised inside a hook's ``begin``/``after_create_session``/``end``.
+
+    Found from the traceback, outermost frame first: a frame running the code of one of the hooks'
+    methods (a class's method, or a ``FunctionHook``'s function), with that hook as ``self`` when
+    the frame has one. No wrapper is put around the hooks, so this costs nothing until a failure.
+    """
+    codes: dict[Any, list[tuple[int, str, Any]]] = {}
+    for index, hook in enumerate(hooks):
+        for method in _OUTSIDE_LOOP_METHODS:
+            code = _code_of(getattr(hook, method, None))
+            if code is not None:
+                codes.setdefault(code, []).append((index, method, hook))
+    tb = err.__traceback__
+    while tb is not None:
+        frame = tb.tb_frame
+        for index, method, hook in codes.get(frame.f_code, ()):
+            if frame.f_locals.get("self", hook) is hook:
+                label = labels[index] if labels is not None else f"hooks[{index}] ({type(hook).__name__})"
+                return f"{label}.{method}()"
+        tb = tb.tb_next
+    return None
+
+
+def _in_restore(err: BaseException) -> bool:
+    """True if ``err`` was raised while ``SessionManager`` restored a checkpoint."""
+    tb = err.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "_restore_checkpoint":
+            return True
+        tb = tb.tb_next
+    return False
+
+
+def _where(
+    err: BaseException,
+    phase: str,
+    final_global_step: int | None,
+    done: int,
+    hooks: list[Any],
+    labels: list[str] | None,
+    checkpoint_dir: Path,
+    tf: Any,
+) -> str:
+    """Where a failure happened, for its message.
+
+    In a step: ``at step N``. Outside the step loop: in which hook's ``begin()``,
+    ``after_create_session()`` or ``end()``, else while restoring the latest checkpoint, creating
+    the session, or closing it.
+
+    Args:
+        err: the exception.
+        phase: ``"start"`` (before the first step: hooks' ``begin``, session creation and
+            restore, ``after_create_session``), ``"loop"`` or ``"finish"`` (after the last step).
+        final_global_step: ``global_step`` when the loop ended, or None.
+        done: the global step of the last completed step.
+        hooks: the hooks, as the session calls them.
+        labels: their names for messages (``hooks[2] (custom)``), or None.
+        checkpoint_dir: the run directory (for the checkpoint restored).
+        tf: the ``tensorflow`` module.
+    """
+    hook_call = _failed_hook_call(err, hooks, labels)
+    after = f"after step {final_global_step if final_global_step is not None else done}"
+    if hook_call is not None:
+        if phase == "finish":
+            return f"in {hook_call} {after}"
+        if phase == "start":
+            return f"in {hook_call} before the first step"
+        return f"in {hook_call} at step {done + 1} (a recovered session)"
+    if _in_restore(err):
+        latest = tf.train.latest_checkpoint(str(checkpoint_dir))
+        return f"while restoring checkpoint {latest or checkpoint_dir} (before the first step)"
+    if phase == "start":
+        return "while creating the session (before the first step)"
+    if phase == "finish":
+        return f"while closing the session {after}"
     return f"at step {done + 1}"
+
+
+def _op_error_line(message: str) -> str:
+    """The telling line of a TensorFlow op error: not ``Graph execution error:`` and its node trace.
+
+    TensorFlow 2's graph errors read ``Graph execution error:``, ``Detected at node ...``, a
+    Python stack, ``Node: ...``, then the error itself (``assertion failed: [...]``).
+    """
+    lines = message.strip().splitlines()
+    skipped = ("Graph execution error", "Detected at node", "Node:", "[[")
+    for line in lines:
+        if line.strip() and not line[0].isspace() and not line.startswith(skipped):
+            return line.strip()
+    return lines[0].strip() if lines else ""
 
 
 def _read_global_step(tf: Any, session: Any) -> int | None:
@@ -134,6 +271,7 @@ def run_monitored(
     initial_step: int,
     engine: str = "hookrun",
     session_factory: Any = None,
+    hook_labels: list[str] | None = None,
 ) -> LoopResult:
     """Run ``train_op`` under a monitored session until it should stop.
 
@@ -161,26 +299,32 @@ def run_monitored(
         session_factory: a callable returning the monitored session to use instead (on a cluster:
             TensorFlow's ``MonitoredSession`` with the chief's or a worker's session creator; see
             :mod:`hookrun.runner.cluster_session`); ``engine`` is then ignored.
+        hook_labels: a name per hook for error messages (``hooks[2] (custom)``), or None.
 
     Returns:
         The loop's result.
 
     Raises:
         TrainingError: NaN loss (``NanLossDuringTrainingError``), a TensorFlow
-            op error, or a hook's exception; the message names the global step.
+            op error, or a hook's exception; the message says where: the global step of a
+            failed step, or, outside the step loop, the hook and method (``begin()``,
+            ``after_create_session()``, ``end()``), the checkpoint being restored, or the
+            session's creation or close.
             The original exception is chained (``__cause__``) for ``--debug``.
     """
     steps = 0
     started = loop_ended = time.perf_counter()
     end_of_data = False
     final_global_step: int | None = None
-    finishing = False  # the loop is over: an error now comes from a hook's end() (or closing)
+    phase = "start"  # "start": begin, session creation, restore, after_create_session; "loop"; "finish": end
     stop = StopSignals()
     try:
         open_session = session_factory or (
             lambda: _open_session(tf, engine, hooks, scaffold, checkpoint_dir, session_config)
         )
         with stop, open_session() as session:
+            stop.adopt()  # handlers the hooks installed in begin/after_create_session: chained
+            phase = "loop"
             started = time.perf_counter()
             try:
                 while not session.should_stop() and stop.signum is None:
@@ -188,11 +332,11 @@ def run_monitored(
                     steps += 1
             except (tf.errors.OutOfRangeError, StopIteration):
                 loop_ended = time.perf_counter()
-                end_of_data = finishing = True
+                end_of_data, phase = True, "finish"
                 final_global_step = _read_global_step(tf, session)
                 raise  # the session's __exit__ swallows it and still calls every hook's end()
             loop_ended = time.perf_counter()
-            finishing = True
+            phase = "finish"
             final_global_step = _read_global_step(tf, session)
     except tf.compat.v1.train.NanLossDuringTrainingError as err:
         latest = tf.train.latest_checkpoint(str(checkpoint_dir))
@@ -200,8 +344,8 @@ def run_monitored(
             f"NaN loss at step {initial_step + steps + 1}; last good checkpoint: {latest or 'none'}"
         ) from err
     except tf.errors.OpError as err:
-        message = (err.message or str(err)).strip().splitlines()[0]
-        where = _where(finishing, final_global_step, initial_step + steps)
+        message = _op_error_line(err.message or str(err))
+        where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         raise TrainingError(f"TensorFlow error {where}: {type(err).__name__}: {message}") from err
     except (KeyboardInterrupt, SystemExit):
         raise
@@ -210,7 +354,7 @@ def run_monitored(
 
         if isinstance(err, NonFiniteWeightsError):
             raise TrainingError(str(err)) from err
-        where = _where(finishing, final_global_step, initial_step + steps)
+        where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         raise TrainingError(f"training failed {where}: {type(err).__name__}: {err}") from err
     closed = time.perf_counter()
     return LoopResult(

@@ -122,7 +122,8 @@ class PreparedRun:
         tf: the ``tensorflow`` module.
         built: the graph, ``train_op`` and named tensors.
         hooks: ``SessionRunHook`` instances, in config order.
-        scaffold: the session's ``Scaffold`` (saver with the checkpoint_saver's ``max_to_keep``).
+        scaffold: the session's :class:`hookrun.runner.scaffold.Scaffold` (its saver, with the
+            checkpoint_saver's ``max_to_keep``, is built after every hook's ``begin()``).
         plan: the device plan.
         initial_step: ``global_step`` restored from the run directory (0 if none).
         preprocessor: the fitted (or, when resuming, saved) preprocessing state.
@@ -132,6 +133,7 @@ class PreparedRun:
         cluster: on a cluster, this task's :class:`hookrun.runner.cluster_session.ClusterRun`, else None.
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
+        hook_labels: per hook, its place and name for messages: ``hooks[2] (custom my_hooks:Counter)``.
     """
 
     tf: Any
@@ -146,6 +148,7 @@ class PreparedRun:
     evaluations: Evaluations | None = None
     cluster: Any = None
     hook_configs: list[Any] = field(default_factory=list)
+    hook_labels: list[str] = field(default_factory=list)
 
 
 def prepare(
@@ -241,7 +244,10 @@ def prepare(
             (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
             default=5,
         )
-        scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
+        from hookrun.runner.scaffold import Scaffold
+
+        # The Saver, init and ready ops are built by finalize(), after every hook's begin() (TensorFlow's order).
+        scaffold = Scaffold(max_to_keep=max_to_keep)
         names = TensorNames(named=built.named, graph=built.graph)
         unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
         if unknown:
@@ -270,7 +276,8 @@ def prepare(
             try:
                 hooks.append(build_hook(hook_config, ctx))
             except (UnknownTensorError, HookConfigError) as err:
-                raise ConfigError([loaded.issue(("hooks", index), str(err))]) from None
+                loc = ("hooks", index, *getattr(err, "loc", ()))
+                raise ConfigError([loaded.issue(loc, str(err))]) from err
             except ImportFailure as err:  # a custom hook's class or function: at its file:line:column
                 raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     return PreparedRun(
@@ -286,7 +293,16 @@ def prepare(
         evaluations,
         cluster,
         hook_configs,
+        [_hook_label(index, hook_config) for index, hook_config in running],
     )
+
+
+def _hook_label(index: int, hook_config: Any) -> str:
+    """``hooks[2] (custom my_hooks:Counter)``: a hook's place and name, for messages."""
+    name = hook_config.type
+    if name == "custom":
+        name = f"custom {hook_config.display_name()}"
+    return f"hooks[{index}] ({name})"
 
 
 def train(
@@ -435,6 +451,7 @@ def _train_locked(
                 prepared.initial_step,
                 engine=config.session.engine,
                 session_factory=session_factory,
+                hook_labels=prepared.hook_labels,
             )
         completed = True
     finally:

@@ -45,7 +45,8 @@ class CustomHookConfig(HookConfig):
     class_: str | None = Field(
         default=None,
         alias="class",
-        description="`module:Class` of a tf.compat.v1.train.SessionRunHook subclass; "
+        description="`module:Class` of a hook: a tf.compat.v1.train.SessionRunHook subclass, or any class "
+        "with begin, after_create_session, before_run, after_run and end; "
         "modules resolve beside the config file first.",
     )
     args: dict[str, Any] = Field(

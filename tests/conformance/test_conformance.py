@@ -119,7 +119,10 @@ def test_a_hook_raising_in_end_stops_later_ends(harness):
     )
     assert isinstance(error, RuntimeError) and "B failed in end" in str(error)
     assert isinstance(raised, TrainingError)
-    assert str(raised) == f"training failed in end() after step {last_step}: RuntimeError: B failed in end"
+    assert str(raised) == (
+        f"training failed in hooks[1] (custom {harness.module}:Recorder).end() after step {last_step}: "
+        "RuntimeError: B failed in end"
+    )
     assert hookrun_calls == plain_calls
     assert plain_calls == (
         start(names=names) + step_calls(1, last_step, names) + [("end", "A", last_step), ("end", "B", last_step)]

@@ -1,0 +1,49 @@
+"""The session's ``Scaffold``: TensorFlow's, with the ``Saver`` built when ``finalize()`` builds it.
+
+This module imports TensorFlow; import it only from code that already has.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+
+class Scaffold(tf.compat.v1.train.Scaffold):
+    """``tf.compat.v1.train.Scaffold`` whose default ``Saver`` keeps ``max_to_keep`` relative-path checkpoints.
+
+    TensorFlow's ``Scaffold.finalize()`` runs in the session creator, after
+    every hook's ``begin()``: it builds the init op, the ready ops and the
+    ``Saver`` over every global variable then in the graph, so a variable a
+    hook creates in ``begin()`` is initialized, checked, saved and restored.
+    This subclass changes one thing: when no saver was given and the graph's
+    ``SAVERS`` collection is empty, the saver ``finalize()`` picks up (via
+    ``tf.compat.v1.train.Saver``'s ``_get_saver_or_default``) is
+    ``Saver(max_to_keep=max_to_keep, save_relative_paths=True,
+    allow_empty=True)`` instead of the default ``Saver(sharded=True,
+    allow_empty=True)``. ``save_relative_paths`` keeps the ``checkpoint``
+    file valid when the run directory moves.
+
+    ``saver`` is None until ``finalize()`` (as TensorFlow's); hooks read it
+    afterwards (``CheckpointSaverHook`` does, in ``after_create_session``).
+
+    Args:
+        max_to_keep: checkpoints the saver keeps (count; 0 or None keeps all), as ``Saver``'s.
+        **kwargs: TensorFlow's ``Scaffold`` arguments (``saver``, ``init_op``, ...).
+    """
+
+    def __init__(self, max_to_keep: int | None = 5, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._max_to_keep = max_to_keep
+
+    def finalize(self) -> Scaffold:
+        """Add the default saver to ``SAVERS`` (unless one is there or given), then TensorFlow's ``finalize()``."""
+        graph = tf.compat.v1.get_default_graph()
+        savers = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SAVERS)
+        if self._saver is None and not graph.finalized and not savers:
+            saver = tf.compat.v1.train.Saver(
+                max_to_keep=self._max_to_keep, save_relative_paths=True, allow_empty=True
+            )
+            tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.SAVERS, saver)
+        return super().finalize()
