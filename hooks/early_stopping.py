@@ -92,7 +92,8 @@ class EarlyStoppingHook(tf.compat.v1.train.SessionRunHook):
     def begin(self) -> None:
         """Create the best checkpoint's ``Saver`` (before the graph is finalized)."""
         if self.best_dir is not None:
-            self._saver = tf.compat.v1.train.Saver(max_to_keep=1, name="best_saver")
+            # Relative paths in best/checkpoint: the best checkpoint stays valid when the run directory moves.
+            self._saver = tf.compat.v1.train.Saver(max_to_keep=1, name="best_saver", save_relative_paths=True)
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         """Skip evaluations published before this session; restore the best value of a resumed run."""

@@ -13,16 +13,24 @@ from rich.console import Console
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
-from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.files import atomic_write_text, describe_write_failure
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
+from hookrun.runner.checkpoints import Resume, find_checkpoint, write_checkpoint_state
 from hookrun.runner.cluster import check_addresses, resolve_cluster
 from hookrun.runner.config_change import compare_configs
 from hookrun.runner.data import load_raw_data, steps_per_run
 from hookrun.runner.device import resolve_device, session_config
+from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph import build_graph
 from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
-from hookrun.runner.run_dir import RunDirLock, prepare_run_dir
+from hookrun.runner.run_dir import (
+    RunDirLock,
+    clean_temporary_files,
+    prepare_run_dir,
+    resolve_run_dir,
+    writer_thread_errors_deferred,
+)
 from hookrun.runner.session import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
@@ -130,6 +138,7 @@ class PreparedRun:
         cluster: on a cluster, this task's :class:`hookrun.runner.cluster_session.ClusterRun`, else None.
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
+        resume: the checkpoint the run resumes from, found from the run directory's files.
     """
 
     tf: Any
@@ -144,6 +153,7 @@ class PreparedRun:
     evaluations: Evaluations | None = None
     cluster: Any = None
     hook_configs: list[Any] = field(default_factory=list)
+    resume: Resume = field(default_factory=Resume)
 
 
 def prepare(
@@ -186,7 +196,9 @@ def prepare(
     )
     if plan.note:
         notes.append(plan.note)
-    initial_step = restored_step(tf, directory) if directory.exists() else 0
+    resume = find_checkpoint(tf, directory)  # from the files: a lost or stale state file is no fresh start
+    initial_step = resume.step
+    notes.extend(resume.notes)
 
     state_path = directory / PREPROCESSING_FILE
     if initial_step > 0 and state_path.exists():
@@ -234,7 +246,9 @@ def prepare(
             (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
             default=5,
         )
-        scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=max_to_keep))
+        # Relative paths in the `checkpoint` state file: a moved or copied run directory resumes from its own files.
+        saver = tf.compat.v1.train.Saver(max_to_keep=max_to_keep, save_relative_paths=True)
+        scaffold = tf.compat.v1.train.Scaffold(saver=saver)
         names = TensorNames(named=built.named, graph=built.graph)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
         clock = StepClock(initial_step, reading=cluster is not None)
@@ -274,6 +288,7 @@ def prepare(
         evaluations,
         cluster,
         hook_configs,
+        resume,
     )
 
 
@@ -321,7 +336,7 @@ def train(
         TrainingError: training failed (exit 1).
     """
     console = console or Console()
-    directory = run_dir_for(loaded, run_dir).resolve()
+    directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     cluster_plan = resolve_cluster(loaded.config.cluster, task)  # TF_CONFIG or `cluster:`; None: one process
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
@@ -374,8 +389,11 @@ def _train_locked(
         held.enter_context(RunDirLock(directory))
     config_text = resolved_yaml(loaded)
     saved_config = directory / "config.yaml"
+    if chief:  # holding the lock: nothing else writes here now
+        clean_temporary_files(directory)  # left by a run killed mid-write
+        write_checkpoint_state(directory, prepared.resume)
     if chief and prepared.initial_step > 0 and saved_config.exists():
-        change = compare_configs(saved_config.read_text(encoding="utf-8"), config_text)
+        change = compare_configs(read_saved_config(saved_config), config_text)
         if change.shape_diff and not allow_config_change:
             raise SetupError(
                 f"{saved_config}: this config changes the graph or data shape of a run at step "
@@ -412,7 +430,7 @@ def _train_locked(
             session_factory = cluster.session_factory(hooks, prepared.scaffold, directory, config_proto)
     completed = False
     try:
-        with prepared.built.graph.as_default(), tf_logging_to(console, verbose):
+        with prepared.built.graph.as_default(), tf_logging_to(console, verbose), writer_thread_errors_deferred():
             loop = run_monitored(
                 tf,
                 prepared.built.train_op,
@@ -430,10 +448,14 @@ def _train_locked(
             tracer.close()
         for close in prepared.on_close:
             close()
-        tf.compat.v1.summary.FileWriterCache.clear()
+        closed = close_summary_writers(tf)
+        if chief and not completed:
+            clean_temporary_files(directory)  # what a failed write left; the last good checkpoint stays
         if cluster is not None:  # the chief stops the other tasks; a worker tells the chief it stopped
             prepared.notes.extend(cluster.finish(completed))
 
+    if closed is not None:  # an event file could not be written, though training itself succeeded
+        raise TrainingError(describe_write_failure(closed) or f"cannot close the event files: {closed}") from closed
     initial_step = prepared.initial_step
     history_hook = next((h for h in prepared.hooks if type(h).__name__ == "HistorySaverHook"), None)
     final_step = loop.final_global_step
@@ -475,6 +497,47 @@ def _train_locked(
     return result
 
 
+def read_saved_config(path: Path) -> str:
+    """The text of a run directory's saved ``config.yaml``, checked to be YAML.
+
+    Raises:
+        SetupError: it cannot be read or parsed (exit 2), naming the file and the fix.
+    """
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        if not isinstance(yaml.safe_load(text) or {}, dict):
+            raise ValueError("not a mapping")
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise SetupError(
+            f"{path}: the run directory's saved config is damaged ({reason}); restore it, or delete it to "
+            "resume without comparing configs"
+        ) from None
+    return text
+
+
+def close_summary_writers(tf: Any) -> BaseException | None:
+    """Close every cached summary ``FileWriter`` (``FileWriterCache.clear``), even when one fails.
+
+    Returns:
+        The first writer's error (e.g. its event file could not be written), or None.
+    """
+    cache = tf.compat.v1.summary.FileWriterCache
+    try:
+        cache.clear()
+        return None
+    except Exception as err:
+        writers = list(getattr(cache, "_cache", {}).values())  # clear() stops at the first failing close
+        for writer in writers:
+            with contextlib.suppress(Exception):
+                writer.close()
+        if hasattr(cache, "_cache"):
+            cache._cache = {}
+        return err
+
+
 def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool = False) -> dict[str, Any]:
     """Build the graph and every hook, resolving every tensor name; no session, nothing written.
 
@@ -486,7 +549,7 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
     Raises:
         ConfigError, SetupError: as :func:`prepare`.
     """
-    directory = run_dir_for(loaded, run_dir).resolve()
+    directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     prepared = prepare(loaded, directory, Console(quiet=True), verbose)
     for close in prepared.on_close:
         close()
