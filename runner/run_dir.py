@@ -216,10 +216,17 @@ def writer_thread_errors_deferred() -> Iterator[None]:
     When an event file cannot be written (disk full), TensorFlow's ``EventLoggerThread``
     dies with an exception that ``threading`` would print as a traceback; TensorFlow keeps
     it and raises it again in the main thread at the writer's next ``add_event``, ``flush``
-    or ``close``, where hookrun reports it in one line. Other threads' exceptions are
-    printed as usual.
+    or ``close``, where hookrun reports it in one line. The thread's own log line
+    (``EventFileWriter writer thread error``) is dropped for the same reason. Other
+    threads' exceptions and other log records are shown as usual.
     """
+    import logging
+
     previous = threading.excepthook
+    logger = logging.getLogger("tensorflow")
+
+    def reported_later(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("EventFileWriter writer thread error")
 
     def hook(args: Any) -> None:
         thread = getattr(args.thread, "name", None)
@@ -228,7 +235,9 @@ def writer_thread_errors_deferred() -> Iterator[None]:
         previous(args)
 
     threading.excepthook = hook
+    logger.addFilter(reported_later)
     try:
         yield
     finally:
         threading.excepthook = previous
+        logger.removeFilter(reported_later)

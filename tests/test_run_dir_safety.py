@@ -98,15 +98,19 @@ def test_a_symlinked_lock_file_or_trace_file_leaves_its_target_intact(tmp_path, 
 # --- 3. a lost `checkpoint` state file, or one naming missing files ------------------------------------
 
 
-def test_a_deleted_state_file_resumes_from_the_checkpoint_files_and_overwrites_nothing(tmp_path, linear_csv):
+@pytest.mark.parametrize("loss", ["deleted", "garbage"])
+def test_a_lost_state_file_resumes_from_the_checkpoint_files_and_overwrites_nothing(tmp_path, linear_csv, loss):
     run_dir = tmp_path / "run"
     trained(tmp_path, linear_csv, run_dir, 24)
-    (run_dir / "checkpoint").unlink()
+    if loss == "deleted":
+        (run_dir / "checkpoint").unlink()
+    else:
+        (run_dir / "checkpoint").write_bytes(b"\x00\xffmodel_checkpoint_path: {{{")
     before = {p.name: p.stat().st_mtime_ns for p in run_dir.glob("model.ckpt-*")}
     result = train(write_config(tmp_path, 32), run_dir)
     assert result.exit_code == 0, result.output
     assert resumed_from(result.stdout) == 24
-    assert "was missing; resuming from model.ckpt-24" in result.stdout
+    assert "resuming from model.ckpt-24, found among the files" in result.stdout
     # No older checkpoint rewritten (the one resumed from is saved again at session start, as TensorFlow does).
     older = [p for p in before if not p.startswith("model.ckpt-24.")]
     assert older and {p: before[p] for p in older} == {p: (run_dir / p).stat().st_mtime_ns for p in older}
@@ -313,12 +317,17 @@ def limited_train(config: Path, run_dir: Path, max_bytes: int) -> subprocess.Com
     )
 
 
-@pytest.mark.parametrize("max_kib", [30, 140], ids=["graph-too-large", "event-file-too-large"])
-def test_a_full_disk_is_one_line_and_keeps_the_last_good_checkpoint(tmp_path, linear_csv, max_kib):
+@pytest.mark.parametrize(
+    ("max_kib", "resumed"),
+    [(30, True), (140, True), (140, False)],
+    ids=["graph-too-large", "event-file-too-large", "event-file-too-large-new-run"],
+)
+def test_a_full_disk_is_one_line_and_keeps_the_last_good_checkpoint(tmp_path, linear_csv, max_kib, resumed):
     import tensorflow as tf
 
     run_dir = tmp_path / "run"
-    trained(tmp_path, linear_csv, run_dir, 8)
+    if resumed:
+        trained(tmp_path, linear_csv, run_dir, 8)
     config = write_config(tmp_path, 200, "long.yaml")
     config.write_text(config.read_text().replace("hooks:\n", "hooks:\n- type: summary_saver\n  save_steps: 1\n"))
     done = limited_train(config, run_dir, max_kib * 1024)
@@ -326,11 +335,13 @@ def test_a_full_disk_is_one_line_and_keeps_the_last_good_checkpoint(tmp_path, li
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, done.stderr
     assert re.match(r"error: cannot write \S+: \[Errno 27\] File too large", lines[0]), lines[0]
-    assert "Traceback" not in done.stderr and "Exception in thread" not in done.stderr
+    everything = done.stdout + done.stderr
+    assert "Traceback" not in everything and "Exception in thread" not in everything
+    assert "writer thread error" not in everything  # TensorFlow's log line of the same failure
     left = [p.name for p in run_dir.iterdir() if ".tmp" in p.name or "tempstate" in p.name]
     assert left == []
     latest = tf.train.latest_checkpoint(str(run_dir))
-    assert latest is not None and restore_step(latest) >= 8
+    assert latest is not None and restore_step(latest) >= (8 if resumed else 0)
 
 
 def test_leftovers_of_a_killed_save_are_removed_at_the_next_start(tmp_path, linear_csv):
