@@ -39,7 +39,8 @@ def resolve_run_dir(path: Path) -> Path:
 
     Raises:
         SetupError: a symlink loop, a name too long for the file system, a path through a file,
-            or another error the operating system gives when looking it up.
+            an existing file that is not a directory, or another error the operating system gives
+            when looking it up.
     """
     try:
         resolved = path.resolve()
@@ -52,6 +53,8 @@ def resolve_run_dir(path: Path) -> Path:
         raise SetupError(
             f"{path}: cannot use this run directory ({_reason(err)}); choose another `--run-dir`"
         ) from None
+    if not resolved.is_dir():
+        raise SetupError(f"{resolved}: run directory exists but is a file; choose another `session.run_dir`")
     return resolved
 
 
@@ -69,8 +72,6 @@ def prepare_run_dir(path: Path) -> Path:
             (checked up front, before any training).
     """
     path = resolve_run_dir(path)
-    if path.exists() and not path.is_dir():
-        raise SetupError(f"{path}: run directory exists but is a file; choose another `session.run_dir`")
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=path, prefix=".write-probe.", delete=True)
@@ -157,7 +158,8 @@ class RunDirLock:
         except RunDirWriteError as err:
             os.close(fd)
             raise SetupError(
-                f"{self.run_dir}: run directory is not writable ({err}); choose another `--run-dir`"
+                f"{self.run_dir}: run directory is not writable ([Errno {err.errno}] "
+                f"{os.strerror(err.errno or 0)}); choose another `--run-dir`"
             ) from None
         self._fd = fd
         return self

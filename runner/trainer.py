@@ -449,7 +449,7 @@ def _train_locked(
         for close in prepared.on_close:
             close()
         closed = close_summary_writers(tf)
-        if chief and not completed:
+        if cluster is None and not completed:  # (on a cluster other workers may still be writing)
             clean_temporary_files(directory)  # what a failed write left; the last good checkpoint stays
         if cluster is not None:  # the chief stops the other tasks; a worker tells the chief it stopped
             prepared.notes.extend(cluster.finish(completed))
