@@ -267,6 +267,26 @@ def test_a_damaged_saved_config_is_one_line_naming_the_file(tmp_path, linear_csv
     assert str(run_dir / "config.yaml") in line and "damaged" in line and "delete it" in line
 
 
+def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
+    config = base_config(
+        hooks=[
+            {"type": "stop_at_step", "last_step": 8},
+            {"type": "evaluation", "every_n_steps": 8},
+            {"type": "early_stopping", "monitor": "val_loss", "patience": 5, "keep_best": True},
+        ],
+        data={"validation_split": 0.25, "epochs": None},
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    assert train(path, tmp_path / "run").exit_code == 0
+    best = tmp_path / "run" / "best" / "best.json"
+    best.write_text('{"step": 8, "monitor": "val_loss", "value": "oops"')
+    result = train(path, tmp_path / "run")
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result)
+    assert str(best) in line and "delete it" in line
+
+
 # --- 11. run-directory paths that cannot be used --------------------------------------------------------
 
 
