@@ -12,6 +12,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.hooks import EarlyStoppingConfig
 from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext
@@ -92,17 +93,16 @@ class EarlyStoppingHook(tf.compat.v1.train.SessionRunHook):
     def begin(self) -> None:
         """Create the best checkpoint's ``Saver`` (before the graph is finalized)."""
         if self.best_dir is not None:
-            self._saver = tf.compat.v1.train.Saver(max_to_keep=1, name="best_saver")
+            # Relative paths in best/checkpoint: the best checkpoint stays valid when the run directory moves.
+            self._saver = tf.compat.v1.train.Saver(max_to_keep=1, name="best_saver", save_relative_paths=True)
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         """Skip evaluations published before this session; restore the best value of a resumed run."""
         self._seen = len(self.evaluations.records)
         if self.best_dir is not None and self.best is None:
-            saved = self.best_dir / BEST_FILE
-            if saved.exists():
-                state = json.loads(saved.read_text(encoding="utf-8"))
-                if state.get("monitor") == self.monitor:
-                    self.best, self.best_step = float(state["value"]), int(state["step"])
+            state = read_best(self.best_dir / BEST_FILE)
+            if state is not None and state["monitor"] == self.monitor:
+                self.best, self.best_step = float(state["value"]), int(state["step"])
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Consider new evaluations; request a stop when patience has run out."""
@@ -156,12 +156,32 @@ class EarlyStoppingHook(tf.compat.v1.train.SessionRunHook):
         atomic_write_text(self.best_dir / BEST_FILE, json.dumps(state, indent=2) + "\n")
 
 
+def read_best(path: Path) -> dict[str, Any] | None:
+    """The ``best.json`` of a resumed run (``{"step", "monitor", "value"}``), or None when there is none.
+
+    Raises:
+        SetupError: the file is damaged (exit 2), naming it and the fix.
+    """
+    if not path.exists():
+        return None
+    try:
+        state = json.loads(path.read_text(encoding="utf-8"))
+        state = {"step": int(state["step"]), "monitor": str(state["monitor"]), "value": float(state["value"])}
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise SetupError(
+            f"{path}: damaged ({type(err).__name__}: {err}); delete it to let the next evaluations choose "
+            "the best checkpoint again"
+        ) from None
+    return state
+
+
 def build(config: EarlyStoppingConfig, ctx: HookContext) -> EarlyStoppingHook:
     """Build the ``early_stopping`` hook on the run's shared evaluation results.
 
     Raises:
         HookConfigError: no evaluation runs (no validation data), or ``monitor`` is not one of
             the evaluation's names (the message lists them).
+        SetupError: ``best/best.json`` of a resumed run is damaged (checked now, before training).
     """
     if ctx.evaluations is None:
         raise HookConfigError(NO_VALIDATION_DATA)
@@ -172,6 +192,8 @@ def build(config: EarlyStoppingConfig, ctx: HookContext) -> EarlyStoppingHook:
         raise HookConfigError(
             f"monitor {config.monitor!r} is not evaluated; the evaluation gives: {', '.join(names)}{hint}"
         )
+    if config.keep_best:
+        read_best(ctx.run_dir / "best" / BEST_FILE)
     return EarlyStoppingHook(
         evaluations=ctx.evaluations,
         monitor=config.monitor,

@@ -1,31 +1,145 @@
-"""Run-directory files, shared by the hooks and the runner: crash-safe writes, per-task names."""
+"""Run-directory files, shared by the hooks and the runner: crash-safe writes, per-task names, write failures.
+
+Every file hookrun writes in a run directory is either written to a fresh temporary name
+(``O_CREAT | O_EXCL``) and renamed over its destination, or opened with ``O_NOFOLLOW``: a symlink
+planted in a run directory never redirects a write, and no file hookrun did not create is truncated.
+"""
 
 from __future__ import annotations
 
+import errno
 import os
+import re
 import tempfile
 from pathlib import Path
+from typing import TextIO
+
+from hookrun.config_schemas.errors import HookrunError
+
+#: Errors that mean "the disk refused the write" rather than a bug (errno values).
+WRITE_ERRNOS = frozenset(
+    {errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
+)
+
+#: Suffixes that writers add to a file's name while it is being written (TensorFlow's atomic
+#: writes add ``.tmp<32 hex digits>``, its checkpoint writer ``.tempstate<digits>``).
+_TEMP_SUFFIX = re.compile(r"(\.tmp[0-9a-f]{32}|\.tempstate\d*)$")
+
+
+class RunDirWriteError(HookrunError):
+    """A run-directory file could not be written (disk full, file too large, read-only). Exit code 1.
+
+    Attributes:
+        path: the file (the destination, not its temporary name).
+        errno: the ``errno`` value, e.g. ``errno.ENOSPC`` (28).
+    """
+
+    exit_code = 1
+
+    def __init__(self, path: Path | str, err: OSError) -> None:
+        self.path = str(path)
+        self.errno = err.errno
+        super().__init__(f"cannot write {self.path}: [Errno {err.errno}] {err.strerror or err}")
 
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically: a temporary file in the same directory, then rename.
 
-    A crash leaves either the old file or the new one, never a truncated one.
+    A crash leaves either the old file or the new one, never a truncated one. The temporary
+    file is created with ``O_EXCL`` and the rename replaces a symlink at ``path`` rather than
+    writing through it.
 
     Args:
         path: destination file; its directory must exist.
         text: the content (UTF-8).
+
+    Raises:
+        RunDirWriteError: the file could not be written (the temporary file is removed).
     """
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as err:
+        raise RunDirWriteError(path, err) from err
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError):
+            raise RunDirWriteError(path, err) from err
         raise
+
+
+def open_append(path: Path) -> TextIO:
+    """Open ``path`` (an existing file hookrun wrote) for appending text, never through a symlink.
+
+    Raises:
+        RunDirWriteError: it cannot be opened (``ELOOP`` if it is a symlink).
+    """
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as err:
+        raise RunDirWriteError(path, err) from err
+    return os.fdopen(fd, "a", encoding="utf-8", newline="")
+
+
+def open_new(path: Path) -> TextIO:
+    """Create ``path`` afresh for writing text: an existing file (or symlink) of that name is unlinked first.
+
+    The old name is removed, not truncated, so a symlink or hard link there never leads the
+    write to another file.
+
+    Raises:
+        RunDirWriteError: it cannot be created.
+    """
+    try:
+        path.unlink(missing_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        raise RunDirWriteError(path, err) from err
+    return os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def written_name(path: str) -> str:
+    """The file a temporary name stands for: ``graph.pbtxt.tmp3e9b…`` → ``graph.pbtxt``."""
+    return _TEMP_SUFFIX.sub("", path)
+
+
+def is_temporary_name(name: str) -> bool:
+    """Whether ``name`` is a file that a writer left half-written: TensorFlow's or hookrun's temporaries."""
+    if _TEMP_SUFFIX.search(name):
+        return True
+    return name.startswith(".") and name.endswith(".tmp") or name.startswith(".write-probe.")
+
+
+def describe_write_failure(err: BaseException) -> str | None:
+    """``cannot write FILE: [Errno N] reason`` when ``err`` (or its cause) is a refused write, else None.
+
+    Recognises :class:`RunDirWriteError`, an ``OSError`` with a write errno (:data:`WRITE_ERRNOS`)
+    and a file name, and TensorFlow's errors, whose messages read ``FILE; File too large``.
+
+    Args:
+        err: an exception raised while training.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = err
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, RunDirWriteError):
+            return str(current)
+        if isinstance(current, OSError) and current.errno in WRITE_ERRNOS and current.filename:
+            return f"cannot write {written_name(str(current.filename))}: [Errno {current.errno}] {current.strerror}"
+        text = str(getattr(current, "message", None) or current)
+        for code in sorted(WRITE_ERRNOS):
+            reason = os.strerror(code)
+            found = re.search(rf"(\S+); {re.escape(reason)}", text)
+            if found:
+                return f"cannot write {written_name(found.group(1))}: [Errno {code}] {reason}"
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def task_file_name(name: str, task: str | None) -> str:

@@ -14,38 +14,71 @@ import tensorflow as tf
 
 from hookrun.config_schemas.hooks import HistorySaverConfig
 from hookrun.hooks.context import Evaluations, HookContext
-from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.files import RunDirWriteError, atomic_write_text, open_append
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 #: The first columns of every history row, in order (a documented interface).
 BASE_COLUMNS = ("step", "mean_loss", "total_loss")
 
 
-def read_history(path: Path) -> list[dict[str, float | int | None]]:
+def _parse_row(columns: list[str], line: str) -> dict[str, float | int | None]:
+    """One history line as a row; ValueError when it is not one (wrong field count, not numbers)."""
+    cells = next(csv.reader([line]))
+    if len(cells) != len(columns):
+        raise ValueError(f"{len(cells)} fields, the header has {len(columns)}")
+    row: dict[str, float | int | None] = {}
+    for key, cell in zip(columns, cells, strict=True):
+        if key == "step":
+            row[key] = int(cell)
+        else:
+            row[key] = float(cell) if cell != "" else None
+    return row
+
+
+def read_history(path: Path, skipped: list[str] | None = None) -> list[dict[str, float | int | None]]:
     """Read a ``history.csv`` written by :class:`HistorySaverHook`.
+
+    A damaged line (not UTF-8, not numbers, the wrong number of fields: a disk error or an
+    edit) is skipped, not fatal: the checkpoint's weights are the truth, the history is their
+    record. Each skipped line is described in ``skipped`` as ``FILE:LINE: reason``.
 
     Args:
         path: the CSV file; a missing file gives no rows.
+        skipped: if given, a list that receives one message per skipped line.
 
     Returns:
         Rows as dicts: ``step`` is an int, other columns floats (None where empty).
         A last line without its newline is a row torn by a crash mid-write (each
         row is written whole, newline included, in one flushed write) and is dropped.
+
+    Raises:
+        OSError: the file exists but cannot be read.
     """
     if not path.exists():
         return []
-    text = path.read_text(encoding="utf-8")
-    if text and not text.endswith("\n"):
-        text = text[: text.rfind("\n") + 1]  # drop the torn last line
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        data = data[: data.rfind(b"\n") + 1]  # drop the torn last line
+    lines = data.split(b"\n")[:-1] if data else []
+    messages = skipped if skipped is not None else []
+    if not lines:
+        return []
+    try:
+        columns = next(csv.reader([lines[0].decode("utf-8")]))
+    except (UnicodeDecodeError, csv.Error) as err:
+        columns = []
+        reason = str(err)
+    else:
+        reason = "no `step` column"
+    if not columns or columns[0] != "step":
+        messages.append(f"{path}:1: not a history header ({reason}); its {len(lines) - 1} row(s) are skipped")
+        return []
     rows: list[dict[str, float | int | None]] = []
-    for record in csv.DictReader(io.StringIO(text, newline="")):
-        row: dict[str, float | int | None] = {}
-        for key, cell in record.items():
-            if key == "step":
-                row[key] = int(cell)
-            else:
-                row[key] = float(cell) if cell not in ("", None) else None
-        rows.append(row)
+    for number, raw in enumerate(lines[1:], start=2):
+        try:
+            rows.append(_parse_row(columns, raw.decode("utf-8")))
+        except (UnicodeDecodeError, ValueError, csv.Error) as err:
+            messages.append(f"{path}:{number}: damaged history row skipped ({err})")
     return rows
 
 
@@ -101,6 +134,8 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         metrics: column name -> scalar tensor (optional).
         path: the CSV file, or None to keep rows in memory only.
         evaluations: the run's shared validation results, or None (no val columns).
+        console: a ``rich`` console for warnings (a damaged line in an existing file), or None
+            (TensorFlow's log).
 
     Raises:
         ValueError: ``every_n_step`` is not positive, or a metric name clashes
@@ -121,6 +156,7 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         metrics: dict[str, Any] | None = None,
         path: Path | None = None,
         evaluations: Evaluations | None = None,
+        console: Any = None,
     ) -> None:
         if every_n_step <= 0:
             raise ValueError(f"every_n_step must be positive, got {every_n_step}")
@@ -150,6 +186,7 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self._count = 0
         self._file: TextIO | None = None
         self._loaded = False
+        self._console = console
 
     def begin(self) -> None:
         """Build the clock's read of ``global_step`` and the request that adds it to the values."""
@@ -166,13 +203,16 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         if not self._loaded:
             self._loaded = True
             if self.path is not None:
-                self.rows = [r for r in read_history(self.path) if int(r["step"] or 0) <= self.step]
+                skipped: list[str] = []
+                self.rows = [r for r in read_history(self.path, skipped) if int(r["step"] or 0) <= self.step]
+                for message in skipped:  # the file is rewritten below, without those lines
+                    self._warn(f"{message}; it is dropped from the rewritten file")
         else:
             self.rows = [r for r in self.rows if int(r["step"] or 0) <= self.step]
         if self.path is not None:
             self._close_file()
             atomic_write_text(self.path, self._csv_text())
-            self._file = self.path.open("a", newline="", encoding="utf-8")
+            self._file = open_append(self.path)
 
     def before_run(self, run_context: Any) -> Any:
         """Ask for the loss and metrics (every step); for ``global_step`` too while the clock reads."""
@@ -226,8 +266,11 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self._sums = [0.0] * len(self._sums)
         self._count = 0
         if self._file is not None:
-            self._file.write(",".join(_format(row.get(c)) for c in self.columns) + "\n")
-            self._file.flush()
+            try:
+                self._file.write(",".join(_format(row.get(c)) for c in self.columns) + "\n")
+                self._file.flush()
+            except OSError as err:
+                raise RunDirWriteError(self.path or "history.csv", err) from err
 
     def _on_evaluation(self, step: int, values: dict[str, float]) -> None:
         """Fill a just-written row whose window holds this evaluation; rewrite the file."""
@@ -239,7 +282,7 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             self._close_file()
             atomic_write_text(self.path, self._csv_text())
             if reopen:
-                self._file = self.path.open("a", newline="", encoding="utf-8")
+                self._file = open_append(self.path)
 
     def _csv_text(self) -> str:
         out = io.StringIO()
@@ -250,8 +293,17 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
 
     def _close_file(self) -> None:
         if self._file is not None:
-            self._file.close()
-            self._file = None
+            file, self._file = self._file, None
+            try:
+                file.close()
+            except OSError as err:  # the last buffered bytes could not be written
+                raise RunDirWriteError(self.path or "history.csv", err) from err
+
+    def _warn(self, message: str) -> None:
+        if self._console is not None:
+            self._console.print(f"warning: {message}", style="yellow", markup=False, highlight=False, soft_wrap=True)
+        else:
+            tf.compat.v1.logging.warning(message)
 
 
 def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
@@ -268,6 +320,7 @@ def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
         metrics={name: ctx.tensors.resolve(name) for name in config.metrics},
         path=ctx.run_dir / ctx.task_file(config.filename),
         evaluations=ctx.evaluations,
+        console=ctx.console,
     )
     ctx.on_close.append(hook.close)
     return hook

@@ -1,15 +1,61 @@
-"""The run directory: where it is, atomic writes, and what a resumed run finds there."""
+"""The run directory: where it is, its lock, atomic writes, and leftovers of an interrupted run."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.files import RunDirWriteError, atomic_write_text, is_temporary_name
 from hookrun.runner.errors import SetupError
 
-__all__ = ["LOCK_FILE", "RunDirLock", "atomic_write_text", "prepare_run_dir"]
+__all__ = [
+    "LOCK_FILE",
+    "RunDirLock",
+    "atomic_write_text",
+    "clean_temporary_files",
+    "prepare_run_dir",
+    "resolve_run_dir",
+    "writer_thread_errors_deferred",
+]
+
+
+def _reason(err: OSError) -> str:
+    return err.strerror or str(err)
+
+
+def resolve_run_dir(path: Path) -> Path:
+    """The absolute run directory for ``path``, or a usage error (exit 2) if no directory can be there.
+
+    Args:
+        path: the run directory as given (relative to the current directory).
+
+    Returns:
+        The absolute path, symlinks resolved.
+
+    Raises:
+        SetupError: a symlink loop, a name too long for the file system, a path through a file,
+            an existing file that is not a directory, or another error the operating system gives
+            when looking it up.
+    """
+    try:
+        resolved = path.resolve()
+        os.stat(resolved)
+    except FileNotFoundError:
+        return resolved
+    except RuntimeError:  # Python's "Symlink loop from ..."
+        raise SetupError(f"{path}: run directory is a symlink loop; choose another `--run-dir`") from None
+    except OSError as err:
+        raise SetupError(
+            f"{path}: cannot use this run directory ({_reason(err)}); choose another `--run-dir`"
+        ) from None
+    if not resolved.is_dir():
+        raise SetupError(f"{resolved}: run directory exists but is a file; choose another `session.run_dir`")
+    return resolved
 
 
 def prepare_run_dir(path: Path) -> Path:
@@ -25,16 +71,14 @@ def prepare_run_dir(path: Path) -> Path:
         SetupError: it exists as a file, cannot be created, or is not writable
             (checked up front, before any training).
     """
-    path = path.resolve()
-    if path.exists() and not path.is_dir():
-        raise SetupError(f"{path}: run directory exists but is a file; choose another `session.run_dir`")
+    path = resolve_run_dir(path)
     try:
         path.mkdir(parents=True, exist_ok=True)
         probe = tempfile.NamedTemporaryFile(dir=path, prefix=".write-probe.", delete=True)
         probe.close()
     except OSError as err:
         raise SetupError(
-            f"{path}: run directory is not writable ({err.strerror}); choose another `--run-dir`"
+            f"{path}: run directory is not writable ({_reason(err)}); choose another `--run-dir`"
         ) from None
     return path
 
@@ -42,20 +86,39 @@ def prepare_run_dir(path: Path) -> Path:
 LOCK_FILE = ".hookrun.lock"
 
 
+def _flock_holder(fd: int) -> str | None:
+    """The PID holding a ``flock`` on the file open as ``fd``, from ``/proc/locks`` (Linux), or None."""
+    info = os.fstat(fd)
+    inode = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+    try:
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        fields = line.split()
+        if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == inode:
+            return fields[4]
+    return None
+
+
 class RunDirLock:
     """An exclusive lock on a run directory, so two ``hookrun train`` never share one.
 
-    Uses ``fcntl.flock`` on ``<run_dir>/.hookrun.lock``: the kernel releases
-    the lock when the holder exits, however it exits (``kill -9`` included),
-    so a lock left by a dead process is never mistaken for a live one. The
-    holder's PID is written into the file for the message.
+    Uses ``fcntl.flock`` on the run directory itself (its own file descriptor, opened
+    ``O_RDONLY | O_DIRECTORY``): deleting or replacing a file in it cannot release the
+    lock, and the kernel releases it when the holder exits, however it exits (``kill -9``
+    included), so a lock left by a dead process is never mistaken for a live one. The
+    holder's PID goes into ``.hookrun.lock`` for the message (a fresh file renamed into
+    place: a symlink or hard link planted there never leads the write elsewhere); without
+    that file the PID is read from ``/proc/locks``.
 
     Args:
         run_dir: an existing run directory.
 
     Raises:
         SetupError: on ``__enter__``, when another live process holds the lock
-            (exit code 2: "run directory in use by process P").
+            (exit code 2: "run directory in use by process P"), or the directory cannot
+            be opened or written.
 
     Example:
         >>> with RunDirLock(Path("runs/x")):
@@ -63,29 +126,120 @@ class RunDirLock:
     """
 
     def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
         self.path = run_dir / LOCK_FILE
         self._fd: int | None = None
 
     def __enter__(self) -> RunDirLock:
         import fcntl
 
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fd = os.open(self.run_dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError as err:
+            raise SetupError(
+                f"{self.run_dir}: cannot open the run directory ({_reason(err)}); choose another `--run-dir`"
+            ) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+            holder = self._holder(fd)
             os.close(fd)
             raise SetupError(
-                f"{self.path.parent}: run directory in use by process {holder}; wait for it, stop it, "
+                f"{self.run_dir}: run directory in use by process {holder}; wait for it, stop it, "
                 "or choose another `--run-dir`"
             ) from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        except OSError as err:
+            os.close(fd)
+            raise SetupError(
+                f"{self.run_dir}: cannot lock the run directory ({_reason(err)}); choose another `--run-dir`"
+            ) from None
+        try:
+            atomic_write_text(self.path, f"{os.getpid()}\n")
+        except RunDirWriteError as err:
+            os.close(fd)
+            raise SetupError(
+                f"{self.run_dir}: run directory is not writable ([Errno {err.errno}] "
+                f"{os.strerror(err.errno or 0)}); choose another `--run-dir`"
+            ) from None
         self._fd = fd
         return self
 
+    def _holder(self, fd: int) -> str:
+        try:
+            with open(os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK), encoding="utf-8") as f:
+                text = f.read(32).strip()
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        return text if text.isdigit() else (_flock_holder(fd) or "unknown")
+
     def __exit__(self, *exc: object) -> None:
         if self._fd is not None:
-            os.ftruncate(self._fd, 0)
+            with contextlib.suppress(OSError):
+                self.path.unlink()  # ours: written while holding the lock, which no one else can take
             os.close(self._fd)  # closing releases the flock
             self._fd = None
+
+
+def clean_temporary_files(run_dir: Path) -> list[str]:
+    """Remove files that a writer left half-written in ``run_dir`` and its direct subdirectories.
+
+    Those are TensorFlow's ``*.tempstate*`` (a checkpoint being written) and ``*.tmp<hex>``
+    (``graph.pbtxt``, the ``checkpoint`` state file, a ``.meta``), and hookrun's own
+    ``.<name>.<random>.tmp``. Call it only while holding the run directory's lock.
+    Symlinks are not followed (a symlink with such a name is removed itself).
+
+    Args:
+        run_dir: the run directory.
+
+    Returns:
+        The names removed (relative to ``run_dir``).
+    """
+    removed: list[str] = []
+    folders = [run_dir]
+    with contextlib.suppress(OSError):
+        folders += [Path(e.path) for e in os.scandir(run_dir) if e.is_dir(follow_symlinks=False)]
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            if is_temporary_name(entry.name) and not entry.is_dir(follow_symlinks=False):
+                with contextlib.suppress(OSError):
+                    os.unlink(entry.path)
+                    removed.append(os.path.relpath(entry.path, run_dir))
+    return sorted(removed)
+
+
+@contextlib.contextmanager
+def writer_thread_errors_deferred() -> Iterator[None]:
+    """Keep the traceback of TensorFlow's summary writer thread off the console.
+
+    When an event file cannot be written (disk full), TensorFlow's ``EventLoggerThread``
+    dies with an exception that ``threading`` would print as a traceback; TensorFlow keeps
+    it and raises it again in the main thread at the writer's next ``add_event``, ``flush``
+    or ``close``, where hookrun reports it in one line. The thread's own log line
+    (``EventFileWriter writer thread error``) is dropped for the same reason. Other
+    threads' exceptions and other log records are shown as usual.
+    """
+    import logging
+
+    previous = threading.excepthook
+    logger = logging.getLogger("tensorflow")
+
+    def reported_later(record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("EventFileWriter writer thread error")
+
+    def hook(args: Any) -> None:
+        thread = getattr(args.thread, "name", None)
+        if thread == "EventLoggerThread" and isinstance(args.exc_value, Exception):
+            return
+        previous(args)
+
+    threading.excepthook = hook
+    logger.addFilter(reported_later)
+    try:
+        yield
+    finally:
+        threading.excepthook = previous
+        logger.removeFilter(reported_later)

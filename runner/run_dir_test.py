@@ -97,7 +97,7 @@ def test_unwritable_run_dir_is_a_setup_error(tmp_path: Path) -> None:
         blocker.write_text("x")
         with pytest.raises(SetupError, match="exists but is a file"):
             prepare_run_dir(blocker)
-        with pytest.raises(SetupError, match="not writable"):
+        with pytest.raises(SetupError, match="Not a directory"):
             prepare_run_dir(blocker / "sub")  # a path through a file cannot be created, even as root
     else:
         locked = tmp_path / "ro"
@@ -105,3 +105,39 @@ def test_unwritable_run_dir_is_a_setup_error(tmp_path: Path) -> None:
         locked.chmod(0o500)
         with pytest.raises(SetupError, match="not writable"):
             prepare_run_dir(locked / "run")
+
+
+def test_a_symlinked_lock_file_never_touches_its_target(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    (run_dir / LOCK_FILE).symlink_to(victim)
+    with RunDirLock(run_dir):
+        assert victim.read_text() == "precious\n"  # not written through the link while held
+    assert victim.read_text() == "precious\n"  # nor truncated on release
+
+
+def test_a_hard_linked_lock_file_never_touches_the_other_name(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    os.link(victim, run_dir / LOCK_FILE)
+    with RunDirLock(run_dir):
+        pass
+    assert victim.read_text() == "precious\n"
+
+
+def test_deleting_the_lock_file_does_not_release_the_lock(tmp_path: Path) -> None:
+    proc = _holder(tmp_path)
+    try:
+        (tmp_path / LOCK_FILE).unlink()
+        with pytest.raises(SetupError, match="in use by process") as info:
+            with RunDirLock(tmp_path):
+                pass
+        assert info.value.exit_code == 2
+        assert str(proc.pid) in str(info.value)  # found without the file
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)

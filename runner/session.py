@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hookrun.hooks.files import describe_write_failure
 from hookrun.runner.errors import TrainingError
 
 
@@ -226,6 +227,19 @@ def _op_error_line(message: str) -> str:
     return lines[0].strip() if lines else ""
 
 
+def _raiser(err: BaseException, hooks: list[Any]) -> str:
+    """``the hook Type `` for the innermost of ``hooks`` whose method is in ``err``'s traceback, else ``a hook ``."""
+    found = "a hook "
+    inner = {id(getattr(hook, "inner", hook)) for hook in hooks} | {id(hook) for hook in hooks}
+    tb = err.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if owner is not None and id(owner) in inner and not type(owner).__name__ == "TracingHook":
+            found = f"the hook {type(owner).__name__} "
+        tb = tb.tb_next
+    return found
+
+
 def _read_global_step(tf: Any, session: Any) -> int | None:
     """``global_step`` of the default graph, read on the raw session (no hook sees it); None if unreadable."""
     global_step = tf.compat.v1.train.get_global_step()
@@ -344,18 +358,28 @@ def run_monitored(
             f"NaN loss at step {initial_step + steps + 1}; last good checkpoint: {latest or 'none'}"
         ) from err
     except tf.errors.OpError as err:
-        message = _op_error_line(err.message or str(err))
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
+        write_failure = describe_write_failure(err)
+        if write_failure:
+            raise TrainingError(f"{write_failure} ({where.replace('at step', 'in step')})") from err
+        message = _op_error_line(err.message or str(err))
         raise TrainingError(f"TensorFlow error {where}: {type(err).__name__}: {message}") from err
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         raise
+    except SystemExit as err:  # a hook called sys.exit(): that hook failed, it does not end the run well
+        where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
+        raise TrainingError(f"training failed {where}: {_raiser(err, hooks)}called sys.exit({err.code!r})") from err
     except Exception as err:
         from hookrun.hooks.checkpoint_saver import NonFiniteWeightsError
 
         if isinstance(err, NonFiniteWeightsError):
             raise TrainingError(str(err)) from err
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
-        raise TrainingError(f"training failed {where}: {type(err).__name__}: {err}") from err
+        write_failure = describe_write_failure(err)
+        if write_failure:
+            raise TrainingError(f"{write_failure} ({where.replace('at step', 'in step')})") from err
+        message = (str(err).strip().splitlines() or [""])[0]
+        raise TrainingError(f"training failed {where}: {type(err).__name__}: {message}") from err
     closed = time.perf_counter()
     return LoopResult(
         steps=steps,

@@ -33,6 +33,8 @@ from typing import IO, Any
 
 import tensorflow as tf
 
+from hookrun.hooks.files import open_new
+
 #: The trace file inside the run directory.
 TRACE_FILE = "trace.jsonl"
 #: ``SessionRunHook`` methods in lifecycle order.
@@ -145,7 +147,7 @@ class TraceRecorder:
     def __init__(self, path: Path, global_step: Any) -> None:
         self.path = path
         self._global_step = global_step
-        self._file: IO[str] | None = path.open("w", encoding="utf-8")
+        self._file: IO[str] | None = open_new(path)  # never through a symlink planted at `path`
         self._costs: dict[int, HookCost] = {}
         self._last_position = -1
         #: The global step before the current step (updated per session and per completed step).

@@ -14,16 +14,24 @@ from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.imports import ImportFailure
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
-from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.files import atomic_write_text, describe_write_failure
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
+from hookrun.runner.checkpoints import Resume, find_checkpoint, write_checkpoint_state
 from hookrun.runner.cluster import check_addresses, resolve_cluster
 from hookrun.runner.config_change import compare_configs
 from hookrun.runner.data import load_raw_data, steps_per_run
 from hookrun.runner.device import resolve_device, session_config
+from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph import build_graph
 from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
-from hookrun.runner.run_dir import RunDirLock, prepare_run_dir
+from hookrun.runner.run_dir import (
+    RunDirLock,
+    clean_temporary_files,
+    prepare_run_dir,
+    resolve_run_dir,
+    writer_thread_errors_deferred,
+)
 from hookrun.runner.session import run_monitored
 from hookrun.runner.tensor_names import check_tensor_names
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
@@ -134,6 +142,7 @@ class PreparedRun:
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
         hook_labels: per hook, its place and name for messages: ``hooks[2] (custom my_hooks:Counter)``.
+        resume: the checkpoint the run resumes from, found from the run directory's files.
     """
 
     tf: Any
@@ -149,6 +158,7 @@ class PreparedRun:
     cluster: Any = None
     hook_configs: list[Any] = field(default_factory=list)
     hook_labels: list[str] = field(default_factory=list)
+    resume: Resume = field(default_factory=Resume)
 
 
 def prepare(
@@ -193,7 +203,9 @@ def prepare(
     )
     if plan.note:
         notes.append(plan.note)
-    initial_step = restored_step(tf, directory) if directory.exists() else 0
+    resume = find_checkpoint(tf, directory)  # from the files: a lost or stale state file is no fresh start
+    initial_step = resume.step
+    notes.extend(resume.notes)
 
     state_path = directory / PREPROCESSING_FILE
     if initial_step > 0 and state_path.exists():
@@ -246,7 +258,8 @@ def prepare(
         )
         from hookrun.runner.scaffold import Scaffold
 
-        # The Saver, init and ready ops are built by finalize(), after every hook's begin() (TensorFlow's order).
+        # The Saver, init and ready ops are built by finalize(), after every hook's begin() (TensorFlow's order),
+        # with relative paths in the `checkpoint` state file: a moved or copied run directory resumes from its files.
         scaffold = Scaffold(max_to_keep=max_to_keep)
         names = TensorNames(named=built.named, graph=built.graph)
         unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
@@ -294,6 +307,7 @@ def prepare(
         cluster,
         hook_configs,
         [_hook_label(index, hook_config) for index, hook_config in running],
+        resume,
     )
 
 
@@ -349,7 +363,7 @@ def train(
         TrainingError: training failed (exit 1).
     """
     console = console or Console()
-    directory = run_dir_for(loaded, run_dir).resolve()
+    directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     cluster_plan = resolve_cluster(loaded.config.cluster, task)  # TF_CONFIG or `cluster:`; None: one process
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
@@ -402,8 +416,11 @@ def _train_locked(
         held.enter_context(RunDirLock(directory))
     config_text = resolved_yaml(loaded)
     saved_config = directory / "config.yaml"
+    if chief:  # holding the lock: nothing else writes here now
+        clean_temporary_files(directory)  # left by a run killed mid-write
+        write_checkpoint_state(directory, prepared.resume)
     if chief and prepared.initial_step > 0 and saved_config.exists():
-        change = compare_configs(saved_config.read_text(encoding="utf-8"), config_text)
+        change = compare_configs(read_saved_config(saved_config), config_text)
         if change.shape_diff and not allow_config_change:
             raise SetupError(
                 f"{saved_config}: this config changes the graph or data shape of a run at step "
@@ -440,7 +457,7 @@ def _train_locked(
             session_factory = cluster.session_factory(hooks, prepared.scaffold, directory, config_proto)
     completed = False
     try:
-        with prepared.built.graph.as_default(), tf_logging_to(console, verbose):
+        with prepared.built.graph.as_default(), tf_logging_to(console, verbose), writer_thread_errors_deferred():
             loop = run_monitored(
                 tf,
                 prepared.built.train_op,
@@ -459,10 +476,14 @@ def _train_locked(
             tracer.close()
         for close in prepared.on_close:
             close()
-        tf.compat.v1.summary.FileWriterCache.clear()
+        closed = close_summary_writers(tf)
+        if cluster is None and not completed:  # (on a cluster other workers may still be writing)
+            clean_temporary_files(directory)  # what a failed write left; the last good checkpoint stays
         if cluster is not None:  # the chief stops the other tasks; a worker tells the chief it stopped
             prepared.notes.extend(cluster.finish(completed))
 
+    if closed is not None:  # an event file could not be written, though training itself succeeded
+        raise TrainingError(describe_write_failure(closed) or f"cannot close the event files: {closed}") from closed
     initial_step = prepared.initial_step
     history_hook = next((h for h in prepared.hooks if type(h).__name__ == "HistorySaverHook"), None)
     final_step = loop.final_global_step
@@ -504,6 +525,47 @@ def _train_locked(
     return result
 
 
+def read_saved_config(path: Path) -> str:
+    """The text of a run directory's saved ``config.yaml``, checked to be YAML.
+
+    Raises:
+        SetupError: it cannot be read or parsed (exit 2), naming the file and the fix.
+    """
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+        if not isinstance(yaml.safe_load(text) or {}, dict):
+            raise ValueError("not a mapping")
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise SetupError(
+            f"{path}: the run directory's saved config is damaged ({reason}); restore it, or delete it to "
+            "resume without comparing configs"
+        ) from None
+    return text
+
+
+def close_summary_writers(tf: Any) -> BaseException | None:
+    """Close every cached summary ``FileWriter`` (``FileWriterCache.clear``), even when one fails.
+
+    Returns:
+        The first writer's error (e.g. its event file could not be written), or None.
+    """
+    cache = tf.compat.v1.summary.FileWriterCache
+    try:
+        cache.clear()
+        return None
+    except Exception as err:
+        writers = list(getattr(cache, "_cache", {}).values())  # clear() stops at the first failing close
+        for writer in writers:
+            with contextlib.suppress(Exception):
+                writer.close()
+        if hasattr(cache, "_cache"):
+            cache._cache = {}
+        return err
+
+
 def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool = False) -> dict[str, Any]:
     """Build the graph and every hook, resolving every tensor name; no session, nothing written.
 
@@ -515,7 +577,7 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
     Raises:
         ConfigError, SetupError: as :func:`prepare`.
     """
-    directory = run_dir_for(loaded, run_dir).resolve()
+    directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     prepared = prepare(loaded, directory, Console(quiet=True), verbose)
     for close in prepared.on_close:
         close()

@@ -96,7 +96,7 @@ def train_command(
             task=task,
         )
         for note in result.notes:
-            out.print(f"note: {note}", highlight=False)
+            out.print(f"note: {note}", highlight=False, soft_wrap=True)
         if result.task is not None and result.task.startswith("ps:"):
             out.print(
                 f"{result.task}: served for {result.loop_seconds:.1f} s, until the chief finished", highlight=False

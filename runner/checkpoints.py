@@ -1,0 +1,207 @@
+"""Which checkpoint a run directory resumes from, found from its own files, and its ``checkpoint`` state file.
+
+TensorFlow resumes from the checkpoint its ``checkpoint`` state file names (``tf.train.latest_checkpoint``),
+and starts from step 0 when that file is missing, damaged or names files that are gone: the next
+saves would then overwrite the run's checkpoints. An older hookrun wrote absolute paths there, so a
+moved run directory could not resume, and a copy resumed from the original's files.
+
+:func:`find_checkpoint` decides from the files themselves (``<prefix>-<step>.index`` and its data
+shards, every tensor read once, so a truncated or zeroed file is caught here rather than in the
+restore); :func:`write_checkpoint_state` rewrites the state file with paths relative to the run
+directory, naming that checkpoint, before the session restores from it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hookrun.hooks.files import atomic_write_text
+from hookrun.runner.errors import SetupError
+
+#: TensorFlow's state file in a checkpoint directory (``latest_filename``'s default).
+CHECKPOINT_STATE = "checkpoint"
+
+_INDEX = re.compile(r"^(?P<prefix>.+)-(?P<step>\d+)\.index$")
+
+
+@dataclass
+class Resume:
+    """Where a run directory resumes from.
+
+    Attributes:
+        path: the absolute prefix of the checkpoint to restore (``/runs/x/model.ckpt-100``), or None
+            for a fresh start (the directory holds no checkpoint).
+        step: its ``global_step`` (0 for a fresh start).
+        listed: the checkpoints the state file lists, by name relative to the run directory, oldest
+            first, ending with ``path``'s (the saver's ``max_to_keep`` rotation continues from them).
+        notes: what was recovered, for the user (a missing or stale state file, damaged checkpoints).
+        state_text: the ``checkpoint`` state file's text to write, or None to remove a stale one.
+        rewrite: the state file on disk differs from ``state_text``.
+    """
+
+    path: str | None = None
+    step: int = 0
+    listed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    state_text: str | None = None
+    rewrite: bool = False
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(getattr(err, "message", None) or err).strip()
+    return (text.splitlines() or [type(err).__name__])[0][:200]
+
+
+def checkpoint_damage(tf: Any, prefix: str) -> str | None:
+    """Why the checkpoint ``prefix`` cannot be restored, or None when every tensor in it reads back.
+
+    Reads the index and every tensor of the data shards once (TensorFlow checks each tensor's
+    CRC32C as it reads), so a truncated, zeroed or missing file is found here.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        prefix: a checkpoint prefix, e.g. ``/runs/x/model.ckpt-100``.
+    """
+    try:
+        reader = tf.compat.v1.train.NewCheckpointReader(prefix)
+        for key in reader.get_variable_to_shape_map():
+            reader.get_tensor(key)
+    except Exception as err:  # TensorFlow raises OpErrors, ValueError or RuntimeError for damaged files
+        return _first_line(err)
+    return None
+
+
+def _read_state(tf: Any, path: Path) -> tuple[Any, str | None]:
+    """The parsed state file (a ``CheckpointState``) or None, and why it could not be read (or None)."""
+    from google.protobuf import text_format
+
+    empty = tf.compat.v1.train.generate_checkpoint_state_proto("/", "x")
+    empty.Clear()
+    try:
+        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), encoding="utf-8") as handle:
+            text = handle.read(1 << 20)
+        return text_format.Parse(text, empty), None
+    except FileNotFoundError:
+        return None, None
+    except (OSError, UnicodeDecodeError, text_format.ParseError) as err:
+        return None, _first_line(err)
+
+
+def _state_text(tf: Any, run_dir: Path, listed: list[str]) -> str:
+    from google.protobuf import text_format
+
+    proto = tf.compat.v1.train.generate_checkpoint_state_proto(str(run_dir), listed[-1], list(listed))
+    return text_format.MessageToString(proto)
+
+
+def find_checkpoint(tf: Any, run_dir: Path) -> Resume:
+    """The newest readable checkpoint in ``run_dir``, found from its files (reads only).
+
+    Every ``<prefix>-<step>.index`` in ``run_dir`` is a candidate, newest step first; the first
+    whose tensors all read back (:func:`checkpoint_damage`) is chosen and each newer, damaged
+    one is named in a note. The state file's own choice is only a witness: when it is missing,
+    unreadable, names missing files or another directory's (a moved or copied run directory:
+    an absolute path elsewhere), a note says what was used instead.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        run_dir: the run directory (absolute; it may not exist).
+
+    Returns:
+        The checkpoint to resume from (``path`` None when there is none).
+
+    Raises:
+        SetupError: checkpoint files exist but none can be read (exit 2): starting afresh would
+            overwrite them.
+    """
+    resume = Resume()
+    if not run_dir.is_dir():
+        return resume
+    candidates: list[tuple[int, str]] = []
+    for entry in os.scandir(run_dir):
+        found = _INDEX.match(entry.name)
+        if found and entry.is_file():
+            candidates.append((int(found.group("step")), entry.name[: -len(".index")]))
+    candidates.sort(reverse=True)
+    state_path = run_dir / CHECKPOINT_STATE
+    state, unreadable = _read_state(tf, state_path)
+    named = state.model_checkpoint_path if state is not None else ""
+
+    damaged: list[tuple[str, str]] = []
+    for step, name in candidates:
+        reason = checkpoint_damage(tf, str(run_dir / name))
+        if reason is None:
+            resume.path = str(run_dir / name)
+            resume.step = _global_step(tf, resume.path, step)
+            break
+        damaged.append((name, reason))
+    for name, reason in damaged:
+        resume.notes.append(f"checkpoint {run_dir / name} is damaged ({reason}); not resuming from it")
+    if resume.path is None:
+        if damaged:
+            names = ", ".join(name for name, _ in damaged)
+            raise SetupError(
+                f"{run_dir}: no checkpoint in this run directory can be read ({names}: {damaged[0][1]}); "
+                "starting afresh would overwrite them: move them out of the way, or choose another `--run-dir`"
+            )
+        if state is not None or unreadable is not None:
+            resume.notes.append(f"{state_path} names no checkpoint file that exists; starting at step 0")
+            resume.rewrite = True  # removed: TensorFlow would try to restore what it names
+        return resume
+
+    chosen = os.path.basename(resume.path)
+    if unreadable is not None:
+        resume.notes.append(f"{state_path} is damaged ({unreadable}); resuming from {chosen}, found among the files")
+    elif state is None:
+        resume.notes.append(f"{state_path} was missing; resuming from {chosen}, found among the files")
+    elif os.path.isabs(named) and os.path.realpath(os.path.dirname(named)) != str(run_dir):
+        resume.notes.append(
+            f"{state_path} pointed into {os.path.dirname(named)} (the run directory was moved or copied); "
+            f"resuming from this directory's {chosen}"
+        )
+    elif os.path.basename(named) != chosen and not damaged:
+        resume.notes.append(f"{state_path} named {named}, which is missing or older; resuming from {chosen}")
+
+    steps = {name: step for step, name in candidates}
+    listed = []
+    for path in list(state.all_model_checkpoint_paths) if state is not None else []:
+        name = os.path.basename(path)
+        if name in steps and steps[name] < steps[chosen] and name not in listed:
+            listed.append(name)
+    listed.sort(key=steps.__getitem__)
+    resume.listed = [*listed, chosen]
+    resume.state_text = _state_text(tf, run_dir, resume.listed)
+    try:
+        current = state_path.read_text(encoding="utf-8") if state_path.is_file() else None
+    except (OSError, UnicodeDecodeError):
+        current = None
+    resume.rewrite = current != resume.state_text
+    return resume
+
+
+def _global_step(tf: Any, prefix: str, step_in_name: int) -> int:
+    try:
+        return int(tf.train.load_variable(prefix, "global_step"))
+    except Exception:  # no global_step variable in it: trust the name
+        return step_in_name
+
+
+def write_checkpoint_state(run_dir: Path, resume: Resume) -> None:
+    """Rewrite (or remove) ``run_dir``'s ``checkpoint`` state file as :func:`find_checkpoint` decided.
+
+    Call it while holding the run directory's lock, before the session restores.
+
+    Raises:
+        RunDirWriteError: it could not be written.
+    """
+    if not resume.rewrite:
+        return
+    path = run_dir / CHECKPOINT_STATE
+    if resume.state_text is None:
+        path.unlink(missing_ok=True)
+    else:
+        atomic_write_text(path, resume.state_text)
