@@ -212,6 +212,30 @@ _BOUND_MESSAGES = {
 }
 
 
+#: Words YAML 1.1 read as booleans; hookrun reads YAML 1.2, where they are text.
+_YAML11_BOOLEANS = {"yes", "no", "on", "off", "y", "n"}
+
+
+def _strict_hint(kind: str, bad: Any) -> str:
+    """Why a value of the wrong type is not converted (values are strict), and the fix."""
+    if isinstance(bad, bool):
+        return "; true and false are not numbers"
+    if not isinstance(bad, str):
+        return ""
+    text = bad.strip()
+    if kind == "bool_type":
+        if text.lower() in _YAML11_BOOLEANS | {"true", "false"}:
+            return "; hookrun reads YAML 1.2, where only true and false (unquoted) are booleans"
+        return ""
+    try:
+        float(text)
+    except ValueError:
+        if ":" in text and all(part.strip().isdigit() for part in text.split(":")):
+            return "; hookrun reads YAML 1.2, where `1:20` is text, not the sexagesimal number 80"
+        return ""
+    return "; it is quoted, so it is text: remove the quotes"
+
+
 def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
     """What is wrong with a value: (message, `` (got ...)`` suffix, suggestion suffix)."""
     kind = error["type"]
@@ -223,6 +247,8 @@ def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
         if kind == "string_type" and isinstance(bad, int | float | bool):
             reads_as = "a boolean" if isinstance(bad, bool) else "a number"
             hint = f"; YAML reads this value as {reads_as}, quote it to make it a string"
+        elif kind in ("int_type", "float_type", "bool_type"):
+            hint = _strict_hint(kind, bad)
     elif kind in _BOUND_MESSAGES and _BOUND_MESSAGES[kind][0] in ctx:
         bound, template = _BOUND_MESSAGES[kind]
         message = template.format(ctx[bound])
