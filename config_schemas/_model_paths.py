@@ -17,6 +17,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
 
+from hookrun.config_schemas import bounds
 from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
 from hookrun.config_schemas.loader import (
     OVERRIDE_FILE,
@@ -236,6 +237,16 @@ def _strict_hint(kind: str, bad: Any) -> str:
     return "; it is quoted, so it is text: remove the quotes"
 
 
+#: Why an upper bound is what it is (see ``config_schemas/bounds.py``).
+_BOUND_REASONS = {
+    ("le", bounds.INT64_MAX): ", the largest int64 (TensorFlow counts steps in int64)",
+    ("le", bounds.INT32_MAX): ", the largest int32",
+    ("le", bounds.MAX_THREADS): " (each thread is started)",
+    ("le", bounds.MAX_SECONDS): " seconds (about 31 years)",
+    ("le", bounds.MAX_SEED): ", the largest 32-bit seed",
+}
+
+
 def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
     """What is wrong with a value: (message, `` (got ...)`` suffix, suggestion suffix)."""
     kind = error["type"]
@@ -251,7 +262,7 @@ def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
             hint = _strict_hint(kind, bad)
     elif kind in _BOUND_MESSAGES and _BOUND_MESSAGES[kind][0] in ctx:
         bound, template = _BOUND_MESSAGES[kind]
-        message = template.format(ctx[bound])
+        message = template.format(ctx[bound]) + _BOUND_REASONS.get((bound, ctx[bound]), "")
     elif kind == "literal_error":
         allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         message = "must be one of " + ", ".join(f"`{a}`" for a in allowed) if allowed else str(error["msg"])

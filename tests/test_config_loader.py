@@ -452,7 +452,7 @@ def test_value_errors_show_the_bad_value(tmp_path: Path) -> None:
             f"{path}:7:12: error: data.missing: must be one of `error`, `drop`, `mean`, `median` or a mapping "
             "(got 'dorp'); did you mean `drop`?"
         ),
-        f"{path}:8:9: error: device: device 'tpu' is not one of cpu, gpu, gpu:N (N = 0, 1, ...) or auto",
+        f"{path}:8:9: error: device: device 'tpu' is not one of cpu, gpu, gpu:N (N = 0 to 999) or auto",
     ]
     assert all("Value error" not in i.message for i in issues)
 
