@@ -1,41 +1,51 @@
-"""The ``hookrun`` command: a typer app. Thin: parse, call, render.
+"""The ``hookrun`` console script's entry point (``hookrun.cli.app:main``).
 
-To add a command: write ``cli/commands/<name>.py`` with a ``<name>_command``
-function and register it below. Command modules import their heavy
-dependencies (pydantic models, numpy, TensorFlow) inside the function, so
-``--help`` loads none of them; ``train`` imports TensorFlow when it runs.
+It imports only the standard library at first, installs the SIGINT/SIGTERM handlers
+(:mod:`hookrun.cli.interrupts`), and only then imports the typer app (:mod:`hookrun.cli.typer_app`:
+typer, rich, the commands), so Ctrl-C at any moment, even during those imports, exits 130 with one
+line (SIGTERM 143). ``from hookrun.cli.app import app`` still gives the typer app.
 """
 
 from __future__ import annotations
 
-import typer
-
-from hookrun.cli.commands.inspect import inspect_command
-from hookrun.cli.commands.list_hooks import list_hooks_command
-from hookrun.cli.commands.schema import schema_command
-from hookrun.cli.commands.train import train_command
-from hookrun.cli.commands.validate import validate_command
-from hookrun.cli.exit_codes import EXIT_CODES_HELP
-
-app = typer.Typer(
-    name="hookrun",
-    help="Train TensorFlow graph-mode models from YAML, with an ordered list of SessionRunHooks.",
-    epilog=EXIT_CODES_HELP,
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.command("train", epilog=EXIT_CODES_HELP)(train_command)
-app.command("validate", epilog=EXIT_CODES_HELP)(validate_command)
-app.command("inspect", epilog=EXIT_CODES_HELP)(inspect_command)
-app.command("list-hooks")(list_hooks_command)
-app.command("schema")(schema_command)
+import sys
+from typing import Any
 
 
 def main() -> None:
-    """Console-script entry point (``hookrun``)."""
-    app()
+    """Console-script entry point (``hookrun``): run the typer app; a signal exits 128 + its number.
+
+    Raises:
+        SystemExit: always (the command's exit code; 130 after SIGINT, 143 after SIGTERM).
+    """
+    from hookrun.cli import interrupts
+
+    interrupts.install()
+    try:
+        from hookrun.cli.typer_app import app
+
+        app()
+    except SystemExit as done:
+        signum = interrupts.signal_of()
+        if signum is None or done.code == 128 + signum:
+            if signum is not None:
+                interrupts.announce(signum)
+            raise
+        sys.exit(interrupts.announce(signum))
+    except BaseException as error:
+        signum = interrupts.signal_of(error)
+        if signum is None:
+            raise
+        sys.exit(interrupts.announce(signum))
+
+
+def __getattr__(name: str) -> Any:
+    """``app``: the typer app, imported on first use (so ``main`` can install its handlers first)."""
+    if name == "app":
+        from hookrun.cli.typer_app import app
+
+        return app
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 if __name__ == "__main__":

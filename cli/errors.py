@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 from collections.abc import Iterator
 
 import typer
 from rich.console import Console
 
-from hookrun.cli.exit_codes import EXIT_INTERRUPTED, EXIT_INVALID, EXIT_TRAINING_FAILED
+from hookrun.cli import interrupts
+from hookrun.cli.exit_codes import EXIT_INVALID, EXIT_TRAINING_FAILED
 from hookrun.config_schemas.errors import HookrunError
 from hookrun.config_schemas.loader import ConfigError
 
@@ -26,7 +28,8 @@ def reported_errors(console: Console, debug: bool = False) -> Iterator[None]:
 
     - :class:`ConfigError`: every issue, exit 2;
     - any other ``HookrunError``: ``error: <message>``, its ``exit_code`` (1 or 2);
-    - ``KeyboardInterrupt``: ``interrupted``, exit 130;
+    - ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM through :mod:`hookrun.cli.interrupts`), and any
+      exception raised after such a signal: ``interrupted`` (``terminated``), exit 130 (143);
     - anything else (a bug in hookrun): ``internal error: ...``, exit 1, and the
       hint to rerun with ``--debug``.
 
@@ -47,12 +50,14 @@ def reported_errors(console: Console, debug: bool = False) -> Iterator[None]:
             console.print_exception()
         console.print(f"error: {err}", style="red", markup=False, highlight=False, soft_wrap=True)
         raise typer.Exit(err.exit_code) from None
-    except KeyboardInterrupt:
-        console.print("interrupted", style="yellow")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except KeyboardInterrupt as err:
+        raise typer.Exit(interrupts.announce(interrupts.signal_of(err) or signal.SIGINT)) from None
     except Exception as err:
         if debug:
             console.print_exception()
+        signum = interrupts.signal_of(err)
+        if signum is not None:  # a library wrapped the KeyboardInterrupt (pydantic: SchemaError)
+            raise typer.Exit(interrupts.announce(signum)) from None
         hint = "" if debug else " (rerun with --debug for the traceback)"
         console.print(
             f"internal error: {type(err).__name__}: {err}{hint}", style="red", markup=False, highlight=False,

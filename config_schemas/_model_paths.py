@@ -17,6 +17,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
 
+from hookrun.config_schemas import bounds
 from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
 from hookrun.config_schemas.loader import (
     OVERRIDE_FILE,
@@ -212,6 +213,40 @@ _BOUND_MESSAGES = {
 }
 
 
+#: Words YAML 1.1 read as booleans; hookrun reads YAML 1.2, where they are text.
+_YAML11_BOOLEANS = {"yes", "no", "on", "off", "y", "n"}
+
+
+def _strict_hint(kind: str, bad: Any) -> str:
+    """Why a value of the wrong type is not converted (values are strict), and the fix."""
+    if isinstance(bad, bool):
+        return "; true and false are not numbers"
+    if not isinstance(bad, str):
+        return ""
+    text = bad.strip()
+    if kind == "bool_type":
+        if text.lower() in _YAML11_BOOLEANS | {"true", "false"}:
+            return "; hookrun reads YAML 1.2, where only true and false (unquoted) are booleans"
+        return ""
+    try:
+        float(text)
+    except ValueError:
+        if ":" in text and all(part.strip().isdigit() for part in text.split(":")):
+            return "; hookrun reads YAML 1.2, where `1:20` is text, not the sexagesimal number 80"
+        return ""
+    return "; it is quoted, so it is text: remove the quotes"
+
+
+#: Why an upper bound is what it is (see ``config_schemas/bounds.py``).
+_BOUND_REASONS = {
+    ("le", bounds.INT64_MAX): ", the largest int64 (TensorFlow counts steps in int64)",
+    ("le", bounds.INT32_MAX): ", the largest int32",
+    ("le", bounds.MAX_THREADS): " (each thread is started)",
+    ("le", bounds.MAX_SECONDS): " seconds (about 31 years)",
+    ("le", bounds.MAX_SEED): ", the largest 32-bit seed",
+}
+
+
 def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
     """What is wrong with a value: (message, `` (got ...)`` suffix, suggestion suffix)."""
     kind = error["type"]
@@ -223,9 +258,11 @@ def _value_message(error: dict[str, Any]) -> tuple[str, str, str]:
         if kind == "string_type" and isinstance(bad, int | float | bool):
             reads_as = "a boolean" if isinstance(bad, bool) else "a number"
             hint = f"; YAML reads this value as {reads_as}, quote it to make it a string"
+        elif kind in ("int_type", "float_type", "bool_type"):
+            hint = _strict_hint(kind, bad)
     elif kind in _BOUND_MESSAGES and _BOUND_MESSAGES[kind][0] in ctx:
         bound, template = _BOUND_MESSAGES[kind]
-        message = template.format(ctx[bound])
+        message = template.format(ctx[bound]) + _BOUND_REASONS.get((bound, ctx[bound]), "")
     elif kind == "literal_error":
         allowed = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
         message = "must be one of " + ", ".join(f"`{a}`" for a in allowed) if allowed else str(error["msg"])

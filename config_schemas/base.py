@@ -25,4 +25,5 @@ class StrictModel(BaseModel):
         validate_default=True,
         allow_inf_nan=False,
         defer_build=True,
+        strict=True,
     )

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.bounds import Count
 
 Activation = Literal["relu", "tanh", "sigmoid", "elu", "selu", "softplus"]
 
@@ -27,7 +28,7 @@ class LinearRegressorParams(StrictModel):
 class DnnRegressorParams(StrictModel):
     """Params of ``dnn_regressor``: fully connected hidden layers, linear output, mean squared error."""
 
-    hidden_units: list[PositiveInt] = Field(
+    hidden_units: list[Count] = Field(
         default_factory=lambda: [64, 32], min_length=1, description="Units per hidden layer, input to output."
     )
     activation: Activation = Field(default="relu", description="Hidden-layer activation.")
@@ -46,7 +47,7 @@ class LinearClassifierParams(LinearRegressorParams):
     Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
     """
 
-    n_classes: PositiveInt = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
+    n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
 
 
 class DnnClassifierParams(DnnRegressorParams):
@@ -55,7 +56,7 @@ class DnnClassifierParams(DnnRegressorParams):
     Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
     """
 
-    n_classes: PositiveInt = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
+    n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
 
 
 #: Built-in builder name -> its params model.

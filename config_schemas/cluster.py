@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.bounds import Count, Seconds
 
 #: ``host:port``; the host a name, IPv4 address or bracketed IPv6 address.
 ADDRESS_PATTERN = re.compile(r"^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9]([A-Za-z0-9.\-_]*[A-Za-z0-9])?):(\d{1,5})$")
@@ -36,7 +37,7 @@ def check_address(address: str) -> str:
 class SyncReplicasConfig(StrictModel):
     """Synchronous training with ``tf.compat.v1.train.SyncReplicasOptimizer``."""
 
-    replicas_to_aggregate: PositiveInt | None = Field(
+    replicas_to_aggregate: Count | None = Field(
         default=None,
         description="Gradients aggregated into each update (count); default: the number of training workers "
         "(chief included). Stale gradients are dropped.",
@@ -58,17 +59,17 @@ class ClusterConfig(StrictModel):
         default_factory=list,
         description="Parameter-server addresses (`host:port`); the variables are spread over them.",
     )
-    recovery_wait_secs: PositiveFloat = Field(
+    recovery_wait_secs: Seconds = Field(
         default=1.0,
         description="How often a non-chief worker checks whether the chief's session is ready (seconds); "
         "TensorFlow's own default is 30.",
     )
-    max_wait_secs: PositiveFloat = Field(
+    max_wait_secs: Seconds = Field(
         default=600.0,
         description="How long a task waits for the parameter servers and, on a non-chief worker, for the "
         "chief to initialize the variables before failing (seconds).",
     )
-    shutdown_timeout_secs: PositiveFloat = Field(
+    shutdown_timeout_secs: Seconds = Field(
         default=10.0,
         description="When the chief finishes: how long it waits for the other workers to stop before "
         "telling the parameter servers to shut down (seconds).",

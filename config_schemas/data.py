@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, PositiveFloat, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.bounds import Count, Seed, Steps
 
 #: The missing-value policies given by name.
 MISSING_NAMES = ("error", "drop", "mean", "median")
@@ -61,12 +62,12 @@ class DataConfig(StrictModel):
         description="Fraction of the training file's rows held out for validation (a permutation seeded by `seed`). "
         "Exclusive with `validation`.",
     )
-    batch_size: PositiveInt = Field(default=32, description="Rows per step (rows).")
-    epochs: PositiveInt | None = Field(
+    batch_size: Count = Field(default=32, description="Rows per step (rows).")
+    epochs: Steps | None = Field(
         default=1, description="Passes over the data (count); null repeats forever."
     )
     shuffle: bool = Field(default=True, description="Shuffle the rows each epoch (buffer: the whole file).")
-    seed: int | None = Field(
+    seed: Seed | None = Field(
         default=0, description="Seed for shuffling, the validation split and weight initialisation."
     )
     missing: MissingPolicy = Field(

@@ -6,9 +6,10 @@ import difflib
 import re
 from typing import Any, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, ValidationError, field_validator, model_validator
+from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.builders import BUILDER_PARAMS, RESERVED_PARAMS
 from hookrun.config_schemas.hooks.custom import IMPORT_PATH
 
@@ -34,7 +35,7 @@ class DecayConfig(StrictModel):
     rounded down with ``staircase``).
     """
 
-    decay_steps: PositiveInt = Field(description="Global steps over which the rate is multiplied by `decay_rate`.")
+    decay_steps: Steps = Field(description="Global steps over which the rate is multiplied by `decay_rate`.")
     decay_rate: float = Field(gt=0.0, le=1.0, description="Factor per `decay_steps` (unitless, 0 < r <= 1).")
     staircase: bool = Field(default=False, description="Decay in whole steps of `decay_steps` instead of smoothly.")
 

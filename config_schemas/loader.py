@@ -371,9 +371,9 @@ class _Builder:
         if tag in _TEXT_TAGS:
             return node.value
         construct = {
-            _INT: self.constructor.construct_yaml_int,
-            _FLOAT: self.constructor.construct_yaml_float,
-            _BOOL: self.constructor.construct_yaml_bool,
+            _INT: _core_int,
+            _FLOAT: _core_float,
+            _BOOL: _core_bool,
             _NULL: self.constructor.construct_yaml_null,
         }.get(tag)
         if construct is None:
@@ -453,10 +453,84 @@ class _TooDeep(Exception):
         self.loc = loc
 
 
+class _CoreSchemaLoader(yaml.SafeLoader):
+    """PyYAML's safe loader with YAML 1.2 core-schema plain scalars (the JSON Schema's types).
+
+    PyYAML resolves plain scalars by YAML 1.1: ``yes``/``on``/``off`` are booleans, ``1:20`` is
+    the sexagesimal 80, ``010`` is octal 8, ``1_000`` is 1000. The YAML 1.2 core schema, which
+    this loader follows, reads those as strings (``010`` as decimal 10): booleans are only
+    ``true``/``false`` (``True``, ``TRUE``), null only ``null``/``~``/empty, integers decimal,
+    ``0o`` octal or ``0x`` hexadecimal, and floats as in JSON plus ``.inf``/``.nan``. Merge keys
+    (``<<``) are still read.
+    """
+
+    yaml_implicit_resolvers: dict[str | None, list[tuple[str, re.Pattern[str]]]] = {}  # none of YAML 1.1's
+
+
+_CORE_SCALARS: tuple[tuple[str, str, str | list[str]], ...] = (
+    (_BOOL, r"(?:true|True|TRUE|false|False|FALSE)", "tTfF"),
+    (_NULL, r"(?:~|null|Null|NULL|)", ["~", "n", "N", ""]),
+    (_INT, r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)", "-+0123456789"),
+    (
+        _FLOAT,
+        r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))",
+        "-+0123456789.",
+    ),
+)
+_CORE_PATTERN = {tag: re.compile(rf"^{pattern}\Z") for tag, pattern, _ in _CORE_SCALARS}
+for _tag, _pattern, _first in _CORE_SCALARS:
+    _CoreSchemaLoader.add_implicit_resolver(_tag, _CORE_PATTERN[_tag], list(_first))
+_CoreSchemaLoader.add_implicit_resolver(_MERGE, re.compile(r"^<<\Z"), ["<"])
+
+
+class _QuotingDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper that also quotes strings YAML 1.2 would read otherwise (``1e3``, ``0o17``).
+
+    Its resolvers are YAML 1.1's and the core schema's together, so what it writes reads back the
+    same with this loader, with ``yaml.safe_load`` and with any other YAML reader.
+    """
+
+    yaml_implicit_resolvers = {key: list(value) for key, value in yaml.SafeDumper.yaml_implicit_resolvers.items()}
+
+
+for _tag, _pattern, _first in _CORE_SCALARS:
+    _QuotingDumper.add_implicit_resolver(_tag, _CORE_PATTERN[_tag], list(_first))
+
+
+def _core_text(node: ScalarNode, tag: str) -> str:
+    """The scalar's text when it is a core-schema ``tag`` value (explicitly tagged ones too), else ValueError."""
+    if _CORE_PATTERN[tag].match(node.value) is None:
+        raise ValueError(node.value)
+    return node.value
+
+
+def _core_int(node: ScalarNode) -> int:
+    """A YAML 1.2 core-schema integer: decimal (leading zeros allowed), ``0o`` octal, ``0x`` hexadecimal."""
+    text = _core_text(node, _INT)
+    if text.startswith(("0o", "0x")):
+        return int(text[2:], 8 if text[1] == "o" else 16)
+    return int(text, 10)
+
+
+def _core_float(node: ScalarNode) -> float:
+    """A YAML 1.2 core-schema float (``.inf``, ``-.inf``, ``.nan`` included; an integer too, under ``!!float``)."""
+    if _CORE_PATTERN[_INT].match(node.value):
+        return float(_core_int(node))
+    text = _core_text(node, _FLOAT).lower()
+    if text.lstrip("+-") in (".inf", ".nan"):
+        return float(text.replace(".", ""))
+    return float(text)
+
+
+def _core_bool(node: ScalarNode) -> bool:
+    """A YAML 1.2 core-schema boolean."""
+    return _core_text(node, _BOOL).lower() == "true"
+
+
 def _compose(text: str, source: str, loc: Loc = ()) -> Node | None:
-    """Compose one YAML document safely; raise ConfigError on a syntax error."""
+    """Compose one YAML document safely (YAML 1.2 core-schema scalars); raise ConfigError on a syntax error."""
     try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
+        return yaml.compose(text, Loader=_CoreSchemaLoader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         problem = exc.problem or "invalid YAML"
@@ -651,4 +725,4 @@ def resolved_yaml(loaded: LoadedConfig) -> str:
         equal ``RunConfig``.
     """
     data = loaded.config.model_dump(mode="json", by_alias=True)
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    return yaml.dump(data, Dumper=_QuotingDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)

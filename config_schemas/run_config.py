@@ -8,14 +8,15 @@ from typing import Any
 from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.bounds import MAX_GPU_INDEX
 from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
 from hookrun.config_schemas.hooks import AnyHookConfig
 from hookrun.config_schemas.session import SessionConfig
 
-DEVICE_PATTERN = re.compile(r"^(cpu|gpu|gpu:\d+|auto)$")
-DEVICE_FORMS = "cpu, gpu, gpu:N (N = 0, 1, ...) or auto"
+DEVICE_PATTERN = re.compile(r"^(cpu|gpu|gpu:\d{1,3}|auto)$")
+DEVICE_FORMS = f"cpu, gpu, gpu:N (N = 0 to {MAX_GPU_INDEX}) or auto"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
@@ -76,6 +77,8 @@ class RunConfig(StrictModel):
             normal = value.strip().lower()
             if normal != value and DEVICE_PATTERN.match(normal):
                 hint = f"; did you mean `{normal}`?"
+            elif re.fullmatch(r"gpu:\d+", normal):
+                hint = f"; a GPU index is at most {MAX_GPU_INDEX}"
             elif normal.startswith("gpu"):
                 hint = "; a GPU index is a whole number, e.g. `gpu:0`"
             raise ValueError(f"device {value!r} is not one of {DEVICE_FORMS}{hint}")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, NonNegativeInt
+from pydantic import Field
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.bounds import Threads
 
 
 class SessionConfig(StrictModel):
@@ -22,10 +23,10 @@ class SessionConfig(StrictModel):
         description="Let TensorFlow place ops on the CPU when the requested device is missing "
         "(also allows `device: gpu` on a machine without one).",
     )
-    intra_op_parallelism_threads: NonNegativeInt = Field(
+    intra_op_parallelism_threads: Threads = Field(
         default=0, description="Threads inside one op (count); 0 lets TensorFlow choose."
     )
-    inter_op_parallelism_threads: NonNegativeInt = Field(
+    inter_op_parallelism_threads: Threads = Field(
         default=0, description="Ops run in parallel (count); 0 lets TensorFlow choose."
     )
     engine: Literal["hookrun", "tf"] = Field(

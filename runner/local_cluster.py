@@ -35,11 +35,13 @@ from hookrun.config_schemas.errors import SetupError
 from hookrun.runner.cluster import TF_CONFIG_VAR, Task
 
 #: ``ps=1,worker=2[,chief=1]``.
-SPEC_PATTERN = re.compile(r"^\s*(chief|worker|ps)\s*=\s*(\d+)\s*$")
+SPEC_PATTERN = re.compile(r"^\s*(chief|worker|ps)\s*=\s*([0-9]+)\s*$")
 #: Seconds the training tasks get to stop (finish the step, save) before the parameter servers are stopped.
 STOP_GRACE_SECS = 20.0
 #: Seconds a task gets after SIGTERM before SIGKILL.
 KILL_GRACE_SECS = 5.0
+#: Most tasks of a local cluster: each is a TensorFlow process (a few hundred MB, 2-4 s to start).
+MAX_LOCAL_TASKS = 32
 
 
 def parse_spec(text: str) -> dict[str, int]:
@@ -47,7 +49,7 @@ def parse_spec(text: str) -> dict[str, int]:
 
     Raises:
         SetupError: not a comma-separated list of ``job=count`` (chief, worker, ps), or no ps or
-            no worker, or more than one chief.
+            no worker, or more than one chief, or more than :data:`MAX_LOCAL_TASKS` tasks.
     """
     counts: dict[str, int] = {}
     for part in text.split(","):
@@ -57,11 +59,17 @@ def parse_spec(text: str) -> dict[str, int]:
                 f"--local-cluster {text!r}: expected job=count pairs separated by commas, each job once, "
                 "e.g. ps=1,worker=2 (jobs: chief, worker, ps)"
             )
-        counts[match.group(1)] = int(match.group(2))
+        digits = match.group(2).lstrip("0") or "0"
+        counts[match.group(1)] = int(digits) if len(digits) <= 6 else 10**6  # any such count is too many
     if counts.get("ps", 0) < 1 or counts.get("worker", 0) + counts.get("chief", 0) < 1:
         raise SetupError(f"--local-cluster {text!r}: needs at least ps=1 and worker=1")
     if counts.get("chief", 0) > 1:
         raise SetupError(f"--local-cluster {text!r}: there is at most one chief (chief=1)")
+    if sum(counts.values()) > MAX_LOCAL_TASKS:
+        raise SetupError(
+            f"--local-cluster {text!r}: more than {MAX_LOCAL_TASKS} tasks; one machine runs at most {MAX_LOCAL_TASKS} "
+            "(each task is a TensorFlow process); use fewer, or a real cluster (`cluster:` or TF_CONFIG)"
+        )
     return {job: n for job, n in counts.items() if n > 0}
 
 

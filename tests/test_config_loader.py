@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 
 from hookrun.config_schemas import loader as loader_module
 from hookrun.config_schemas.loader import (
@@ -339,7 +340,8 @@ def test_duplicate_top_level_keys(tmp_path: Path) -> None:
     [
         ("1: x", "key `1` reads as an integer"),
         ("~: x", "a key is empty (null)"),
-        ("yes: x", "key `yes` reads as a boolean"),
+        ("true: x", "key `true` reads as a boolean"),
+        ("yes: x", "unknown key `yes`"),  # YAML 1.2: text, not a boolean
         ("? [a]\n: x", "a key must be a plain string"),
     ],
 )
@@ -450,7 +452,7 @@ def test_value_errors_show_the_bad_value(tmp_path: Path) -> None:
             f"{path}:7:12: error: data.missing: must be one of `error`, `drop`, `mean`, `median` or a mapping "
             "(got 'dorp'); did you mean `drop`?"
         ),
-        f"{path}:8:9: error: device: device 'tpu' is not one of cpu, gpu, gpu:N (N = 0, 1, ...) or auto",
+        f"{path}:8:9: error: device: device 'tpu' is not one of cpu, gpu, gpu:N (N = 0 to 999) or auto",
     ]
     assert all("Value error" not in i.message for i in issues)
 
@@ -643,3 +645,56 @@ def test_model_message_with_a_dotted_prefix_is_relocated(tmp_path: Path) -> None
     assert (issue.line, issue.column, issue.path) == (5, 23, "graph.params.hidden_units[1]")
     assert issue.message.endswith("(got 0)")
     assert not issue.message.startswith("params.")
+
+
+# --------------------------------------------------------------------------- strict values, YAML 1.2 scalars
+
+
+def test_plain_scalars_follow_the_yaml_1_2_core_schema(tmp_path: Path) -> None:
+    features = "[yes, on, off, y, 1:20, 1_000, 2024-01-01, '=']"
+    loaded = load_config(write(tmp_path, MINIMAL.replace("label: y}", f"label: y, features: {features}}}")))
+    assert loaded.config.data.features == ["yes", "on", "off", "y", "1:20", "1_000", "2024-01-01", "="]
+    text = MINIMAL.replace("label: y}", "label: y, batch_size: 010, epochs: 0x10, shuffle: FALSE}")
+    data = load_config(write(tmp_path, text)).config.data
+    assert (data.batch_size, data.epochs, data.shuffle) == (10, 16, False)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("batch_size: true", "must be an integer (got true); true and false are not numbers"),
+        ("batch_size: '8'", "must be an integer (got '8'); it is quoted, so it is text: remove the quotes"),
+        ("batch_size: 8.0", "must be an integer (got 8.0)"),
+        ("epochs: 1:20", "must be an integer (got '1:20'); hookrun reads YAML 1.2"),
+        ("shuffle: yes", "must be true or false (got 'yes'); hookrun reads YAML 1.2"),
+        ("shuffle: 1", "must be true or false (got 1)"),
+        ("label_scale: '100'", "must be a number (got '100'); it is quoted"),
+    ],
+)
+def test_values_are_strict(tmp_path: Path, value: str, message: str) -> None:
+    issue = only_issue(write(tmp_path, MINIMAL.replace("label: y}", f"label: y, {value}}}")))
+    assert issue.path == "data." + value.split(":")[0]
+    assert issue.message.startswith(message), issue.message
+
+
+def test_an_integer_is_a_number(tmp_path: Path) -> None:
+    text = MINIMAL.replace("{builder: linear_regressor}", "{builder: linear_regressor, optimizer: {learning_rate: 1}}")
+    loaded = load_config(write(tmp_path, text))
+    assert loaded.config.graph.optimizer.learning_rate == 1.0
+
+
+def test_overrides_are_read_as_yaml_1_2_values(tmp_path: Path) -> None:
+    path = write(tmp_path, MINIMAL)
+    data = load_config(path, ["data.batch_size=8", "data.shuffle=false", "data.features=[on, 1:20]"]).config.data
+    assert data.batch_size == 8 and type(data.batch_size) is int
+    assert (data.shuffle, data.features) == (False, ["on", "1:20"])
+    assert "must be true or false (got 'yes')" in only_issue(path, ("data.shuffle=yes",)).message
+    assert "must be an integer (got '8')" in only_issue(path, ("data.batch_size='8'",)).message
+
+
+def test_resolved_yaml_quotes_text_that_yaml_1_2_reads_as_numbers(tmp_path: Path) -> None:
+    features = "['1e3', '0o17', 'yes', '1:20', 'true']"
+    loaded = load_config(write(tmp_path, MINIMAL.replace("label: y}", f"label: y, features: {features}}}")))
+    again = load_config(write(tmp_path, resolved_yaml(loaded), "again.yaml"))
+    assert again.config.data.features == ["1e3", "0o17", "yes", "1:20", "true"]
+    assert yaml.safe_load(resolved_yaml(loaded))["data"]["features"] == ["1e3", "0o17", "yes", "1:20", "true"]

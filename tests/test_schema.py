@@ -149,3 +149,45 @@ def test_schema_command_does_not_import_tensorflow(tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, "-c", code, str(target)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     Draft202012Validator.check_schema(json.loads(target.read_text(encoding="utf-8")))
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "yaml_value"),
+    [
+        ("data", "batch_size", "true"),
+        ("data", "batch_size", "'8'"),
+        ("data", "batch_size", "8"),
+        ("data", "epochs", "1:20"),
+        ("data", "epochs", "010"),
+        ("data", "shuffle", "yes"),
+        ("data", "shuffle", "'true'"),
+        ("data", "shuffle", "True"),
+        ("data", "label_scale", "100"),
+        ("data", "label_scale", "'100'"),
+        ("data", "validation_split", "0.25"),
+        ("session", "allow_soft_placement", "on"),
+        ("session", "intra_op_parallelism_threads", "'2'"),
+    ],
+)
+def test_the_loader_agrees_with_the_schema(
+    tmp_path: Path, section: str, key: str, yaml_value: str, validator: Draft202012Validator
+) -> None:
+    """The same YAML value is accepted by both the loader and the JSON Schema, or by neither.
+
+    (One difference JSON cannot express: JSON Schema's ``integer`` also matches ``8.0``, which the
+    loader refuses for an integer field.)
+    """
+    from hookrun.config_schemas.loader import ConfigError, _compose, _to_data
+
+    text = (REPO / "configs" / "mtcars_linear.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "c.yaml"
+    path.write_text(text, encoding="utf-8")
+    override = f"{section}.{key}={yaml_value}"
+    try:
+        load_config(path, [override])
+        loader_accepts = True
+    except ConfigError:
+        loader_accepts = False
+    data = _to_data(_compose(text, str(path)), str(path), None)  # the document as the loader reads YAML
+    data.setdefault(section, {})[key] = _to_data(_compose(yaml_value, "--set"), "--set", None)
+    assert validator.is_valid(data) == loader_accepts, (override, loader_accepts)

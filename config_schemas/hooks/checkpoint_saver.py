@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt
+from pydantic import Field
 
+from hookrun.config_schemas.bounds import Count, Seconds, Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -18,10 +19,10 @@ class CheckpointSaverConfig(HookConfig):
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("save_steps", "save_secs"),)
 
     type: Literal["checkpoint_saver"] = Field(description="Hook type.")
-    save_steps: PositiveInt | None = Field(
+    save_steps: Steps | None = Field(
         default=None, description="Save every N global steps (steps). Exclusive with `save_secs`."
     )
-    save_secs: PositiveFloat | None = Field(
+    save_secs: Seconds | None = Field(
         default=None, description="Save every N seconds (seconds). Exclusive with `save_steps`."
     )
     checkpoint_dir: str | None = Field(
@@ -31,6 +32,6 @@ class CheckpointSaverConfig(HookConfig):
     checkpoint_basename: str = Field(
         default="model.ckpt", description="Checkpoint file prefix, as TensorFlow's `checkpoint_basename`."
     )
-    max_to_keep: PositiveInt = Field(
+    max_to_keep: Count = Field(
         default=5, description="Most recent checkpoints kept (count), as `tf.compat.v1.train.Saver`."
     )

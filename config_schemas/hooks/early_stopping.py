@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field
 
+from hookrun.config_schemas.bounds import Count
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -24,7 +25,7 @@ class EarlyStoppingConfig(HookConfig):
     mode: Literal["min", "max"] = Field(
         default="min", description="`min`: lower is better (losses, errors); `max`: higher is better (accuracy)."
     )
-    patience: PositiveInt = Field(
+    patience: Count = Field(
         default=5, description="Stop after this many evaluations in a row without improvement (evaluations)."
     )
     min_delta: float = Field(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt
+from pydantic import Field
 
+from hookrun.config_schemas.bounds import Seconds, Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 #: Why an ``evaluation`` hook cannot run (reported at the hook).
@@ -26,11 +27,11 @@ class EvaluationConfig(HookConfig):
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("every_n_steps", "every_n_secs"),)
 
     type: Literal["evaluation"] = Field(description="Hook type.")
-    every_n_steps: PositiveInt | None = Field(
+    every_n_steps: Steps | None = Field(
         default=None,
         description="Evaluate at every multiple of N global steps (steps). Exclusive with `every_n_secs`.",
     )
-    every_n_secs: PositiveFloat | None = Field(
+    every_n_secs: Seconds | None = Field(
         default=None, description="Evaluate every N seconds (seconds). Exclusive with `every_n_steps`."
     )
     at_end: bool = Field(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, NonNegativeInt
+from pydantic import Field
 
+from hookrun.config_schemas.bounds import NonNegativeSteps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -16,6 +17,6 @@ class GlobalStepWaiterConfig(HookConfig):
     mirrors: ClassVar[str] = "tf.compat.v1.train.GlobalStepWaiterHook"
 
     type: Literal["global_step_waiter"] = Field(description="Hook type.")
-    wait_until_step: NonNegativeInt = Field(
+    wait_until_step: NonNegativeSteps = Field(
         description="Global step to wait for before the first step (steps); 0 waits for nothing."
     )

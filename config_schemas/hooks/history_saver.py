@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field
 
+from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -17,7 +18,7 @@ class HistorySaverConfig(HookConfig):
     reads_tensors: ClassVar[tuple[str, ...]] = ("loss_tensor", "metrics")
 
     type: Literal["history_saver"] = Field(description="Hook type.")
-    every_n_step: PositiveInt = Field(
+    every_n_step: Steps = Field(
         default=10, description="Window length (global steps); a row is recorded at each multiple."
     )
     loss_tensor: str = Field(default="loss", description="Name of the loss tensor.")

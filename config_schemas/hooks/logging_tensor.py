@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
+from hookrun.config_schemas.bounds import Seconds, Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -21,12 +22,12 @@ class LoggingTensorConfig(HookConfig):
         default_factory=lambda: ["loss", "global_step"],
         description="Tensor names to log (a list), or a mapping from label to tensor name.",
     )
-    every_n_iter: PositiveInt | None = Field(
+    every_n_iter: Steps | None = Field(
         default=None,
         description="Log every N local steps (steps). Exclusive with `every_n_secs`; "
         "with neither and `at_end: false` the default is 100.",
     )
-    every_n_secs: PositiveFloat | None = Field(
+    every_n_secs: Seconds | None = Field(
         default=None, description="Log every N seconds (seconds). Exclusive with `every_n_iter`."
     )
     at_end: bool = Field(default=False, description="Log once at the end instead of periodically.")

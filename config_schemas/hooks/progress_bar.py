@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt
+from pydantic import Field
 
+from hookrun.config_schemas.bounds import Seconds, Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -16,16 +17,16 @@ class ProgressBarConfig(HookConfig):
     mirrors: ClassVar[str] = "tfestimators::hook_progress_bar"
 
     type: Literal["progress_bar"] = Field(description="Hook type.")
-    total: PositiveInt | None = Field(
+    total: Steps | None = Field(
         default=None,
         description="Global step at which the bar is full (steps); default: from `stop_at_step`, "
         "else rows x epochs / batch_size, else unknown (spinner).",
     )
-    refresh_secs: PositiveFloat = Field(
+    refresh_secs: Seconds = Field(
         default=0.1,
         description="Least time between reads of the loss for the bar (seconds); between reads the "
         "hook asks the session for nothing.",
     )
-    plain_every_n_secs: PositiveFloat = Field(
+    plain_every_n_secs: Seconds = Field(
         default=10.0, description="Without a terminal: print a plain progress line every N seconds."
     )

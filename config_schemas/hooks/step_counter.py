@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, model_validator
+from pydantic import Field, model_validator
 
+from hookrun.config_schemas.bounds import Seconds, Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -18,11 +19,11 @@ class StepCounterConfig(HookConfig):
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("every_n_steps", "every_n_secs"),)
 
     type: Literal["step_counter"] = Field(description="Hook type.")
-    every_n_steps: PositiveInt | None = Field(
+    every_n_steps: Steps | None = Field(
         default=None,
         description="Measure every N global steps (steps). Exclusive with `every_n_secs`; default 100.",
     )
-    every_n_secs: PositiveFloat | None = Field(
+    every_n_secs: Seconds | None = Field(
         default=None, description="Measure every N seconds (seconds). Exclusive with `every_n_steps`."
     )
     output_dir: str | None = Field(

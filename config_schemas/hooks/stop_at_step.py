@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PositiveInt
+from pydantic import Field
 
+from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -17,12 +18,12 @@ class StopAtStepConfig(HookConfig):
     exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("num_steps", "last_step"),)
 
     type: Literal["stop_at_step"] = Field(description="Hook type.")
-    num_steps: PositiveInt | None = Field(
+    num_steps: Steps | None = Field(
         default=None,
         description="Steps to run from the global step at session start (steps). "
         "Exclusive with `last_step`.",
     )
-    last_step: PositiveInt | None = Field(
+    last_step: Steps | None = Field(
         default=None,
         description="Global step at which to stop (steps). Exclusive with `num_steps`.",
     )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, Literal
 
-from pydantic import Field, PositiveFloat, PositiveInt, field_validator
+from pydantic import Field, field_validator
 
+from hookrun.config_schemas.bounds import Seconds, Steps
 from hookrun.config_schemas.hooks._base import HookConfig
 
 
@@ -21,10 +22,10 @@ class SummarySaverConfig(HookConfig):
     reads_tensors: ClassVar[tuple[str, ...]] = ("tensors",)
 
     type: Literal["summary_saver"] = Field(description="Hook type.")
-    save_steps: PositiveInt | None = Field(
+    save_steps: Steps | None = Field(
         default=None, description="Write every N global steps (steps). Exclusive with `save_secs`."
     )
-    save_secs: PositiveFloat | None = Field(
+    save_secs: Seconds | None = Field(
         default=None, description="Write every N seconds (seconds). Exclusive with `save_steps`."
     )
     tensors: list[str] = Field(

@@ -159,6 +159,13 @@ def test_local_cluster_specs() -> None:
             parse_spec(bad)
 
 
+@pytest.mark.parametrize("spec", ["ps=1,worker=99999999999999999999", "ps=1,worker=32", "ps=1,worker=" + "9" * 5000])
+def test_local_cluster_task_count_is_bounded(spec: str) -> None:
+    with pytest.raises(SetupError, match=r"more than 32 tasks; one machine runs at most 32"):
+        parse_spec(spec)
+    assert parse_spec("ps=1,worker=31") == {"ps": 1, "worker": 31}
+
+
 def test_task_parsing() -> None:
     assert parse_task(" worker : 3 ") == Task("worker", 3)
     assert str(Task("ps", 0)) == "ps:0" and Task("ps", 0).label == "ps0"

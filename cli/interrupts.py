@@ -1,0 +1,92 @@
+"""Ctrl-C and SIGTERM at any moment of the CLI: one line and exit 130 (143), never a traceback.
+
+:func:`install` is the first thing ``hookrun``'s entry point does, before typer, rich, pydantic or
+TensorFlow are imported. From then on SIGINT and SIGTERM raise :class:`Interrupted` (a
+``KeyboardInterrupt``, so ``finally`` blocks and context managers still clean up) and are recorded:
+an exception that surfaces after a signal (a library may wrap the ``KeyboardInterrupt``, as
+pydantic's schema building does in a ``SchemaError``) is reported as the interruption, not as an
+internal error. Training replaces these handlers with its own (``runner/session.py``: finish the
+step, save, exit 130/143) and restores them afterwards.
+
+Imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+
+#: Exit codes by signal, as in ``cli/exit_codes.py``.
+_MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+
+#: The signals received since :func:`install`, in order.
+received: list[int] = []
+#: Whether the one line about the interruption has been printed.
+announced = False
+#: Whether :func:`install` ran (the real entry point, not a test's in-process call).
+installed = False
+
+
+class Interrupted(KeyboardInterrupt):
+    """Raised by the handlers that :func:`install` sets up.
+
+    Attributes:
+        signum: the signal (SIGINT 2, SIGTERM 15).
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _handle(signum: int, frame: object) -> None:
+    received.append(signum)
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """Make SIGINT and SIGTERM raise :class:`Interrupted` and record them (main thread only).
+
+    A signal the parent process set to be ignored stays ignored, as Python itself does for SIGINT.
+    """
+    global installed
+    if threading.current_thread() is threading.main_thread():
+        for signum in _MESSAGES:
+            if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by the parent (nohup, `cmd &`): keep it so
+                signal.signal(signum, _handle)
+        installed = True
+
+
+def signal_of(error: BaseException | None = None) -> int | None:
+    """The signal behind ``error`` (or behind whatever is being handled), or None.
+
+    An :class:`Interrupted` carries its signal; any other exception counts as caused by a signal
+    when one was received since :func:`install` (a plain ``KeyboardInterrupt`` counts as SIGINT).
+    """
+    if isinstance(error, Interrupted):
+        return error.signum
+    if received:
+        return received[0]
+    if isinstance(error, KeyboardInterrupt):
+        return signal.SIGINT
+    return None
+
+
+def announce(signum: int) -> int:
+    """Print the one line (``interrupted`` / ``terminated``) once, on stderr; return the exit code (128 + signal).
+
+    From then on SIGINT and SIGTERM are ignored while the process exits (a second Ctrl-C must not
+    turn the one line into a traceback).
+    """
+    global announced
+    if installed and threading.current_thread() is threading.main_thread():
+        for other in _MESSAGES:
+            signal.signal(other, signal.SIG_IGN)
+    if not (installed and announced):
+        announced = True
+        try:
+            print(_MESSAGES.get(signum, f"stopped by signal {signum}"), file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass
+    return 128 + signum

@@ -1,0 +1,48 @@
+"""Bounded number types: every number in a config has the bound TensorFlow or the OS can honour.
+
+``hookrun validate`` (and the JSON Schema, which carries the same ``maximum``) rejects a value
+beyond its bound, so no value that passes validation fails later as an overflow inside
+TensorFlow, numpy or the OS.
+
+- Step counts (``save_steps``, ``every_n_steps``, ``num_steps``, ``epochs``, ...): at most
+  :data:`INT64_MAX`, TensorFlow's ``global_step`` and ``tf.data`` counts being int64.
+- Sizes of tensors and other counts (``batch_size``, ``hidden_units``, ``n_classes``, ``max_to_keep``,
+  ...): at most :data:`INT32_MAX`.
+- Thread counts: at most :data:`MAX_THREADS` (``ConfigProto`` holds an int32, but every thread is
+  real: TensorFlow starts them all).
+- Durations in seconds: at most :data:`MAX_SECONDS` (about 31 years; ``threading`` waits and
+  ``time.sleep`` overflow near 2**63 nanoseconds).
+- Seeds: 0 to :data:`MAX_SEED` (numpy and TensorFlow take 32- and 64-bit seeds).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+#: Largest int64 (TensorFlow's ``global_step``, ``tf.data`` counts, ``RunOptions`` timeouts).
+INT64_MAX = 2**63 - 1
+#: Largest int32 (tensor dimensions and most counts TensorFlow keeps in 32 bits).
+INT32_MAX = 2**31 - 1
+#: Most threads per thread pool (``intra_op_parallelism_threads``, ``inter_op_parallelism_threads``).
+MAX_THREADS = 1024
+#: Longest duration in a config (seconds): about 31.7 years.
+MAX_SECONDS = 1e9
+#: Largest seed: numpy's ``default_rng`` and TensorFlow's graph seed both take it.
+MAX_SEED = 2**32 - 1
+#: Largest GPU index in ``device: gpu:N`` (three digits).
+MAX_GPU_INDEX = 999
+
+#: A positive count of steps (or epochs).
+Steps = Annotated[int, Field(gt=0, le=INT64_MAX)]
+#: A count of steps that may be zero.
+NonNegativeSteps = Annotated[int, Field(ge=0, le=INT64_MAX)]
+#: A positive size or count kept in 32 bits.
+Count = Annotated[int, Field(gt=0, le=INT32_MAX)]
+#: A thread count; 0 lets TensorFlow choose.
+Threads = Annotated[int, Field(ge=0, le=MAX_THREADS)]
+#: A positive duration (seconds).
+Seconds = Annotated[float, Field(gt=0, le=MAX_SECONDS)]
+#: A random seed.
+Seed = Annotated[int, Field(ge=0, le=MAX_SEED)]

@@ -1,0 +1,65 @@
+"""Ctrl-C (and SIGTERM) at any early moment of ``hookrun train``: one line, exit 130 (143), no traceback.
+
+A real ``hookrun`` process gets the signal at several delays after it starts: while Python starts,
+while typer, rich and pydantic are imported and the config models are built, while the config is
+checked, while TensorFlow is imported. Each run is stopped long before training, so this is fast.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CONFIGS, REPO
+
+#: Seconds after the start at which the signal is sent.
+DELAYS = (0.03, 0.08, 0.12, 0.16, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.7, 1.0, 1.5)
+
+
+def hookrun_command() -> list[str]:
+    """The ``hookrun`` console script beside this Python, else ``python -m hookrun.cli.app``."""
+    script = Path(sys.executable).with_name("hookrun")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hookrun.cli.app"]
+
+
+def signalled(tmp_path: Path, signum: int, delay: float) -> tuple[int, str, str]:
+    """Start ``hookrun train`` on the mtcars config, send ``signum`` after ``delay`` s; return code, stdout, stderr."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0")
+    run_dir = tmp_path / f"run-{signum}-{delay}"
+    process = subprocess.Popen(
+        [*hookrun_command(), "train", str(CONFIGS / "mtcars_linear.yaml"), "--run-dir", str(run_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+    )
+    time.sleep(delay)
+    process.send_signal(signum)
+    try:
+        out, err = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        out, err = process.communicate()
+        pytest.fail(f"hookrun did not stop within 60 s of signal {signum} at {delay} s: {err[-2000:]}")
+    return process.returncode, out, err
+
+
+@pytest.mark.parametrize(("signum", "code", "line"), [(signal.SIGINT, 130, "interrupted"),
+                                                     (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_at_any_early_moment_exits_with_one_line(tmp_path: Path, signum: int, code: int, line: str) -> None:
+    delays = DELAYS if signum == signal.SIGINT else DELAYS[::3]
+    seen = []
+    for delay in delays:
+        returncode, out, err = signalled(tmp_path, signum, delay)
+        lines = [text for text in err.splitlines() if text.strip()]
+        assert "Traceback" not in out + err and "internal error" not in out + err, (delay, err)
+        if returncode == -signum:
+            # The signal came before Python had started (the kernel's default action): nothing printed.
+            assert lines == [], (delay, err)
+        else:
+            assert (returncode, lines) == (code, [line]), (delay, out, err)
+        seen.append(returncode)
+    assert code in seen  # at least one signal reached hookrun's own handling
