@@ -25,36 +25,16 @@ import difflib
 import importlib
 import importlib.util
 import pkgutil
-import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hookrun.config_schemas.errors import SetupError
-
-_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+from hookrun.config_schemas.errors import PlacedError
 
 
-def parse_yaml_path(text: str) -> tuple[str | int, ...]:
-    """``hooks[2].class`` -> ``("hooks", 2, "class")``: the inverse of ``format_yaml_path`` for plain keys."""
-    return tuple(key if key else int(index) for key, index in _PATH_PART.findall(text))
-
-
-class ImportFailure(SetupError):
-    """A ``module:name`` of the config cannot be found or imported (exit 2).
-
-    Attributes:
-        what: the config place as a YAML path (``hooks[2].class``, ``graph.builder``).
-        loc: the same place as keys and indices (``("hooks", 2, "class")``), for ``LoadedConfig.issue``.
-        reason: the message without the place.
-    """
-
-    def __init__(self, what: str, reason: str) -> None:
-        super().__init__(f"{what}: {reason}")
-        self.what = what
-        self.loc = parse_yaml_path(what)
-        self.reason = reason
+class ImportFailure(PlacedError):
+    """A ``module:name`` of the config cannot be found or imported (exit 2), with its config place."""
 
 
 @contextlib.contextmanager

@@ -20,7 +20,7 @@ from typing import Any
 
 #: The placeholder names, each with what it stands for (for messages and docs).
 PLACEHOLDERS: dict[str, str] = {
-    "run_dir": "the run directory (after --run-dir)",
+    "run_dir": "the run directory, after --run-dir",
     "config_dir": "the config file's directory",
 }
 

@@ -119,7 +119,7 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
     Raises:
         SetupError: an import fails, or the class (or the object it makes) lacks lifecycle
             methods (the message names them).
-        HookConfigError: ``args`` hold an unknown ``${...}`` placeholder.
+        HookArgsError: ``args`` hold an unknown ``${...}`` placeholder (reported at ``hooks[i].args``).
         HookArgsError: the constructor raised anything (the message gives the class, the
             exception type and its message); reported at ``hooks[i].args``, exit 2.
     """
@@ -132,7 +132,7 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         try:
             args = interpolate(config.args, {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir)})
         except ValueError as err:  # the checks before TensorFlow report it at the string's line first
-            raise HookConfigError(f"args: {err}") from None
+            raise HookArgsError(str(err), ("args",)) from None
         try:
             hook = cls(**args)
         except Exception as err:  # the user's constructor may raise anything: its arguments were rejected

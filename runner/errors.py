@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hookrun.config_schemas.errors import HookrunError, SetupError
+from hookrun.config_schemas.errors import HookrunError, PlacedError, SetupError
 
 
 class TrainingError(HookrunError):
@@ -23,4 +23,4 @@ class DataError(SetupError):
         self.loc = loc
 
 
-__all__ = ["DataError", "HookrunError", "SetupError", "TrainingError"]
+__all__ = ["DataError", "HookrunError", "PlacedError", "SetupError", "TrainingError"]

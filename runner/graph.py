@@ -12,7 +12,7 @@ from typing import Any
 from hookrun.config_schemas.run_config import RunConfig
 from hookrun.runner.data import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.device import DevicePlan
-from hookrun.runner.errors import SetupError
+from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph_builders.registry import get_builder
 from hookrun.runner.graph_builders.spec import GraphSpec
 from hookrun.runner.optimizers import make_train_op
@@ -84,9 +84,10 @@ def _call_builder(tf: Any, builder: Any, name: str, features: Any, labels: Any, 
     except SetupError:
         raise
     except Exception as err:
-        raise SetupError(f"graph.builder: {name} failed ({params['mode']} mode): {type(err).__name__}: {err}") from err
+        reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}"
+        raise PlacedError("graph.builder", reason) from err
     if spec.loss is None or getattr(spec.loss, "shape", None) is None or spec.loss.shape.rank != 0:
-        raise SetupError(f"graph.builder: {name} must return a scalar `loss` tensor")
+        raise PlacedError("graph.builder", f"{name} must return a scalar `loss` tensor")
     return spec
 
 
@@ -162,7 +163,7 @@ def build_graph(
             named["predictions"] = spec.predictions
         for name, tensor in spec.metrics.items():
             if name in named:
-                raise SetupError(f"graph.builder: metric name {name!r} clashes with a built-in tensor name")
+                raise PlacedError("graph.builder", f"metric name {name!r} clashes with a built-in tensor name")
             named[name] = tensor
         if learning_rate is not None and "learning_rate" not in named:
             named["learning_rate"] = learning_rate
@@ -231,15 +232,17 @@ def build_evaluation(
                     spec = _call_builder(tf, builder, builder_name, features, labels, params)
             except SetupError as err:
                 if "does not exist" in str(err):
-                    raise SetupError(
-                        f"graph.builder: {builder_name} creates a variable when called for evaluation ({err}); "
+                    raise PlacedError(
+                        "graph.builder",
+                        f"{builder_name} creates a variable when called for evaluation ({err}); "
                         "create weights with tf.compat.v1.get_variable and the same names in both modes"
                     ) from err
                 raise
             created = sorted(v.op.name for v in v1.trainable_variables() if v.op.name not in trainable_before)
             if created:
-                raise SetupError(
-                    f"graph.builder: {builder_name} created new variables when called for evaluation "
+                raise PlacedError(
+                    "graph.builder",
+                    f"{builder_name} created new variables when called for evaluation "
                     f"({', '.join(created[:5])}); create weights with tf.compat.v1.get_variable so training and "
                     "evaluation share them"
                 )

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 from rich.console import Console
 
-from hookrun.runner.errors import SetupError
+from hookrun.config_schemas.loader import ConfigError
 from tests.conftest import user_module
 
 #: A builder recording the params of each call, with weights from get_variable (shared) or tf.Variable (not).
@@ -75,8 +75,10 @@ def test_a_builder_that_makes_new_weights_for_evaluation_is_refused(make_config,
         data={"validation_split": 0.25},
         hooks=[EVALUATION],
     )
-    with pytest.raises(SetupError, match="created new variables when called for evaluation"):
+    with pytest.raises(ConfigError, match="created new variables when called for evaluation") as info:
         prepared_run(loaded, tmp_path)
+    (issue,) = info.value.issues
+    assert issue.path == "graph.builder" and issue.line is not None
 
 
 def test_dropout_only_in_the_training_graph(make_config, tmp_path):

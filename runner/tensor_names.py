@@ -231,13 +231,26 @@ def check_tensor_names(
             except UnknownTensorError:
                 if candidates is None:
                     candidates = candidate_names(names.graph, list(names.named))
-                close = did_you_mean(name, candidates)
-                hint = "did you mean " + " or ".join(f"`{c}`" for c in close) + "? " if close else ""
-                issues.append(
-                    loaded.issue(
-                        ("hooks", index, *where),
-                        f"unknown tensor {name!r}; {hint}(aliases: {', '.join(names.named)}; "
-                        "`hookrun inspect CONFIG` lists every tensor)",
-                    )
-                )
+                issues.append(loaded.issue(("hooks", index, *where), _unknown_message(name, names, candidates)))
     return issues
+
+
+def _unknown_message(name: str, names: TensorNames, candidates: Sequence[str]) -> str:
+    """Why ``name`` names no tensor: an op with several outputs or none, or no such name (with close ones)."""
+    op = None
+    if ":" not in name:
+        try:
+            op = names.graph.get_operation_by_name(name)
+        except (KeyError, ValueError):
+            op = None
+    if op is not None and op.outputs:
+        outputs = ", ".join(f"`{o.name}`" for o in op.outputs)
+        return f"op {name!r} has {len(op.outputs)} outputs; name one of them: {outputs}"
+    if op is not None:
+        return f"op {name!r} ({op.type}) makes no tensor, so it has no value to fetch; name a tensor"
+    close = did_you_mean(name, candidates)
+    hint = "did you mean " + " or ".join(f"`{c}`" for c in close) + "? " if close else ""
+    return (
+        f"unknown tensor {name!r}; {hint}(aliases: {', '.join(names.named)}; "
+        "`hookrun inspect CONFIG` lists every tensor)"
+    )

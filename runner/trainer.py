@@ -10,8 +10,7 @@ from typing import Any
 
 from rich.console import Console
 
-from hookrun.config_schemas.errors import SetupError
-from hookrun.config_schemas.imports import ImportFailure
+from hookrun.config_schemas.errors import PlacedError, SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
 from hookrun.hooks.files import atomic_write_text, describe_write_failure
@@ -189,8 +188,8 @@ def prepare(
 
     Raises:
         ConfigError: hooks name unknown tensors (exit 2; one issue per name, at its line, with a
-            "did you mean" over the whole graph); ``graph.builder`` or a custom hook's class or
-            function does not import (at its line).
+            "did you mean" over the whole graph); ``graph.builder`` does not import, fails or
+            returns no scalar loss, or a custom hook's class or function does not import (at its line).
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
@@ -245,7 +244,7 @@ def prepare(
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
         )
-    except ImportFailure as err:  # graph.builder: reported at its file:line:column
+    except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     evaluations = Evaluations(names=list(built.evaluation.values)) if built.evaluation is not None else None
     hooks: list[Any] = []
@@ -291,7 +290,7 @@ def prepare(
             except (UnknownTensorError, HookConfigError) as err:
                 loc = ("hooks", index, *getattr(err, "loc", ()))
                 raise ConfigError([loaded.issue(loc, str(err))]) from err
-            except ImportFailure as err:  # a custom hook's class or function: at its file:line:column
+            except PlacedError as err:  # a custom hook's class or function does not import: at its line
                 raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     return PreparedRun(
         tf,

@@ -86,3 +86,19 @@ def test_an_unknown_placeholder_is_a_located_config_error_before_tensorflow(tmp_
         ), result.stderr
         assert "Traceback" not in result.output
     assert not (tmp_path / "run").exists()
+
+
+def test_the_python_api_refuses_an_unknown_placeholder_at_the_args(make_config, run_train, write_module, tmp_path):
+    """``train()`` runs no preflight: the hook's build refuses the placeholder, located at ``args``."""
+    import pytest
+
+    from hookrun.config_schemas.loader import ConfigError
+
+    module = write_module("path_hook", PATH_HOOK)
+    hook = {"type": "custom", "class": f"{module}:PathHook", "args": {"vocab": "${cwd}/v", "out": "o", "extra": 1}}
+    with pytest.raises(ConfigError) as info:
+        run_train(make_config(hooks=[hook]))
+    (issue,) = info.value.issues
+    assert issue.path == "hooks[0].args" and issue.line is not None
+    assert "unknown placeholder `${cwd}`" in issue.message
+    assert not (tmp_path / "run").exists()

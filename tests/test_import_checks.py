@@ -85,10 +85,13 @@ def test_a_missing_submodule_of_a_package_that_extends_its_path_is_not_refused(t
         sys.modules.pop("growing_pkg_c4b1", None)
 
 
-def test_import_errors_at_build_carry_file_line_column(tmp_path, linear_csv, write_module):
+def test_import_and_builder_errors_at_build_carry_file_line_column(tmp_path, linear_csv, write_module):
     broken = write_module("broken_hooks", "raise RuntimeError('broken at import')\n")
     fine = write_module("fine_builders", "def build(features, labels, params):\n    return None\n")
     hooks = write_module("some_hooks", "class Hook:\n    pass\n")
+    raising = write_module(
+        "raising_builders", "def build(features, labels, params):\n    raise ValueError('bad params')\n"
+    )
     cases = {
         "class": (
             base_config(hooks=[{"type": "custom", "class": f"{broken}:Hook"}]),
@@ -99,6 +102,11 @@ def test_import_errors_at_build_carry_file_line_column(tmp_path, linear_csv, wri
             base_config(graph={"builder": f"{fine}:bulid"}),
             fine,
             f"graph.builder: module '{fine}' has no attribute 'bulid'; did you mean `build`?",
+        ),
+        "builder raises": (
+            base_config(graph={"builder": f"{raising}:build"}),
+            raising,
+            f"graph.builder: {raising}:build failed (train mode): ValueError: bad params",
         ),
         "function": (
             base_config(hooks=[{"type": "custom", "before_run": f"{hooks}:before_run"}]),
