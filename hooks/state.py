@@ -35,7 +35,7 @@ _STATE_FILE = re.compile(rf"^{STATE_PREFIX}-(\d+)\.json$")
 
 
 class HookStateError(RuntimeError):
-    """A hook's ``state_dict()`` returned something JSON cannot hold (training fails, exit 1)."""
+    """A hook's ``state_dict()`` returned something JSON cannot hold, or a saved state file is damaged (exit 1)."""
 
 
 def state_file(checkpoint_dir: Path, step: int) -> Path:
@@ -85,7 +85,13 @@ class HookStates:
         path = state_file(self._checkpoint_dir, step)
         if not path.exists():
             return
-        saved = json.loads(path.read_text(encoding="utf-8")).get("hooks", {})
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))["hooks"]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise HookStateError(
+                f"{path}: cannot read the hooks' saved state ({type(err).__name__}: {err}); "
+                "delete the file to resume without it"
+            ) from err
         for key, hook in self._stateful:
             entry = saved.get(key)
             load = getattr(hook, "load_state_dict", None)
