@@ -160,7 +160,7 @@ def test_an_object_lacking_methods_is_refused_naming_them(tmp_path, linear_csv, 
     result = cli_train(path, tmp_path / "r")
     assert result.exit_code == 2, result.output
     assert "lacks after_create_session, after_run, end" in result.stderr, result.stderr
-    assert "hooks[0].class" in result.stderr
+    assert "hooks[0].class" in result.stderr and f"{path.name}:" in result.stderr
 
 
 #: Hooks that fail outside the step loop.
