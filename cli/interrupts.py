@@ -6,7 +6,8 @@ TensorFlow are imported. From then on SIGINT and SIGTERM raise :class:`Interrupt
 an exception that surfaces after a signal (a library may wrap the ``KeyboardInterrupt``, as
 pydantic's schema building does in a ``SchemaError``) is reported as the interruption, not as an
 internal error. Training replaces these handlers with its own (``runner/session.py``: finish the
-step, save, exit 130/143) and restores them afterwards.
+step, save, exit 130/143) and restores them afterwards; it calls the handlers these replaced (a
+launcher's), not these.
 
 Imports only the standard library.
 """
@@ -40,9 +41,17 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+#: The handlers :func:`install` replaced, by signal (a launcher's own, say). Training's handler
+#: (``runner/session.py``) finds them as ``_handle.hookrun_replaced`` and calls them, not ``_handle``.
+replaced: dict[int, object] = {}
+
+
 def _handle(signum: int, frame: object) -> None:
     received.append(signum)
     raise Interrupted(signum)
+
+
+_handle.hookrun_replaced = replaced  # type: ignore[attr-defined]
 
 
 def install() -> None:
@@ -54,7 +63,7 @@ def install() -> None:
     if threading.current_thread() is threading.main_thread():
         for signum in _MESSAGES:
             if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by the parent (nohup, `cmd &`): keep it so
-                signal.signal(signum, _handle)
+                replaced[signum] = signal.signal(signum, _handle)
         installed = True
 
 

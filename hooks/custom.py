@@ -10,7 +10,6 @@ from typing import Any
 
 import tensorflow as tf
 
-from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.hooks import CustomHookConfig
 from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
 from hookrun.config_schemas.imports import import_object
@@ -75,8 +74,8 @@ class FunctionHook(tf.compat.v1.train.SessionRunHook):
         return f"<FunctionHook {self.name}>"
 
 
-class HookArgsError(HookConfigError):
-    """A custom hook's class rejected its ``args`` (any exception from its constructor); exit 2.
+class LocatedHookError(HookConfigError):
+    """A custom hook's entry is wrong at ``loc`` (the runner reports it at that key's file:line:column, exit 2).
 
     Attributes:
         loc: the place under the hook's entry to report it at, e.g. ``("args",)``.
@@ -85,6 +84,14 @@ class HookArgsError(HookConfigError):
     def __init__(self, message: str, loc: tuple[str, ...]) -> None:
         super().__init__(message)
         self.loc = loc
+
+
+class HookArgsError(LocatedHookError):
+    """A custom hook's class rejected its ``args`` (any exception from its constructor); exit 2."""
+
+
+class NotAHookError(LocatedHookError):
+    """The class (or what it made) lacks ``SessionRunHook`` methods; exit 2, the missing ones named."""
 
 
 def missing_methods(obj: Any) -> list[str]:
@@ -117,8 +124,9 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         The hook.
 
     Raises:
-        SetupError: an import fails, or the class (or the object it makes) lacks lifecycle
-            methods (the message names them).
+        SetupError: an import fails.
+        NotAHookError: the class (or the object it makes) lacks lifecycle methods (the message
+            names them); reported at ``hooks[i].class``, exit 2.
         HookArgsError: ``args`` hold an unknown ``${...}`` placeholder (reported at ``hooks[i].args``).
         HookArgsError: the constructor raised anything (the message gives the class, the
             exception type and its message); reported at ``hooks[i].args``, exit 2.
@@ -128,7 +136,7 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         cls = import_object(config.class_, ctx.base_dir, what=where)
         missing = missing_methods(cls) if isinstance(cls, type) else []
         if missing:
-            raise SetupError(_missing_message(where, config.class_, missing))
+            raise NotAHookError(_missing_message(config.class_, missing), ("class",))
         try:
             args = interpolate(config.args, {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir)})
         except ValueError as err:  # the checks before TensorFlow report it at the string's line first
@@ -142,7 +150,7 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
             ) from err
         missing = missing_methods(hook)
         if missing:
-            raise SetupError(_missing_message(where, config.class_, missing, made=type(hook).__name__))
+            raise NotAHookError(_missing_message(config.class_, missing, made=type(hook).__name__), ("class",))
         return hook
     functions = {
         method: import_object(getattr(config, method), ctx.base_dir, what=f"{ctx.where}.{method}")
@@ -152,10 +160,10 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
     return FunctionHook(**functions, name=config.display_name())
 
 
-def _missing_message(where: str, path: str, missing: list[str], made: str | None = None) -> str:
+def _missing_message(path: str, missing: list[str], made: str | None = None) -> str:
     what = f"{path!r} made a {made}, which" if made else f"{path!r}"
     return (
-        f"{where}: {what} is not a SessionRunHook: it lacks {', '.join(missing)} "
+        f"{what} is not a SessionRunHook: it lacks {', '.join(missing)} "
         "(subclass tf.compat.v1.train.SessionRunHook, or define all of "
         + ", ".join(LIFECYCLE_METHODS)
         + ")"

@@ -39,9 +39,11 @@ class EarlyStoppingHook(tf.compat.v1.train.SessionRunHook):
     When each method fires:
 
     - ``begin``: creates the ``Saver`` for the best checkpoint (``keep_best``).
-    - ``after_create_session``: with ``keep_best``, reads ``best/best.json`` so a
-      resumed run only replaces the best checkpoint with a better one (the count
-      of evaluations without improvement starts again at 0 in a new process).
+    - ``after_create_session``: with ``keep_best`` and no saved state, reads ``best/best.json``
+      so a resumed run only replaces the best checkpoint with a better one.
+    - ``state_dict``/``load_state_dict`` (:mod:`hookrun.hooks.state`): ``best``, ``best_step``
+      and ``wait`` are saved with each checkpoint and given back when it is restored, so
+      patience goes on counting across a resume, with or without ``keep_best``.
     - ``after_run``: looks at the evaluations published since the last call;
       saves a new best (``keep_best``); stops when patience runs out.
     - ``end``: looks at the final evaluation (a new best is still saved).
@@ -103,6 +105,24 @@ class EarlyStoppingHook(tf.compat.v1.train.SessionRunHook):
             state = read_best(self.best_dir / BEST_FILE)
             if state is not None and state["monitor"] == self.monitor:
                 self.best, self.best_step = float(state["value"]), int(state["step"])
+
+    def state_dict(self) -> dict[str, Any]:
+        """``best``, ``best_step`` and ``wait`` for the checkpoint being written (see :mod:`hookrun.hooks.state`)."""
+        return {
+            "monitor": self.monitor,
+            "mode": self.mode,
+            "best": self.best,
+            "best_step": self.best_step,
+            "wait": self.wait,
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Take back ``best``, ``best_step`` and ``wait`` saved with the restored checkpoint (same monitor and mode)."""
+        if state.get("monitor") != self.monitor or state.get("mode") != self.mode:
+            return
+        self.best = None if state["best"] is None else float(state["best"])
+        self.best_step = None if state["best_step"] is None else int(state["best_step"])
+        self.wait = int(state["wait"])
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Consider new evaluations; request a stop when patience has run out."""

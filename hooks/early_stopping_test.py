@@ -112,3 +112,25 @@ def test_unknown_monitor_for_a_custom_builder_fails_at_the_hook(make_config, run
     with pytest.raises(ConfigError) as info:
         run_train(loaded)
     assert "hooks[2]: monitor 'val_rmse' is not evaluated; the evaluation gives: val_loss" in str(info.value)
+
+
+@pytest.mark.parametrize("engine", ["hookrun", "tf"])
+def test_patience_survives_a_resume_without_keep_best(make_config, write_module, run_train, tmp_path, engine):
+    """Stopped mid-patience and resumed, it stops where one uninterrupted run stops (hook state, issue 11)."""
+    builder = write_module("valley", VALLEY_BUILDER)
+    stopping = {"patience": 3, "keep_best": False}
+
+    def config(last_step):
+        loaded = valley_config(make_config, write_module, stopping, last_step=last_step, builder=builder)
+        loaded.config.session.engine = engine
+        return loaded
+
+    whole = run_train(config(40), run_dir=tmp_path / "whole")
+    stop = expected_stop([(e["step"], e["val_loss"]) for e in whole.evaluations], 3, 0.0, "min")
+    assert stop is not None and whole.final_global_step == stop  # the valley: 16 (12, 14, 16 are no better than 10)
+    first = run_train(config(stop - 2), run_dir=tmp_path / "resumed")  # two evaluations into the patience
+    assert first.final_global_step == stop - 2
+    assert (tmp_path / "resumed" / f"hook_state-{stop - 2}.json").exists()
+    second = run_train(config(40), run_dir=tmp_path / "resumed")
+    assert second.initial_step == stop - 2
+    assert second.final_global_step == stop  # without the saved wait and best it would run 3 more evaluations

@@ -114,7 +114,9 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
       (one ``global_step`` read per session, shared); keeps only the rows up
       to it from an existing ``history.csv`` (a resumed run continues the
       file; rows past the restored checkpoint are dropped, so the history
-      always matches the weights); starts a new window.
+      always matches the weights); resumes the window saved with the restored
+      checkpoint (``state_dict``/``load_state_dict``, :mod:`hookrun.hooks.state`),
+      else starts a new one.
     - ``before_run``: asks for the loss (and metrics) on every step, and for
       ``global_step`` too while the clock reads.
     - ``after_run``: moves the clock past the step and adds the step's values to
@@ -187,19 +189,33 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self._file: TextIO | None = None
         self._loaded = False
         self._console = console
+        self._restored: dict[str, Any] | None = None  # the window saved with the restored checkpoint
 
     def begin(self) -> None:
         """Build the clock's read of ``global_step`` and the request that adds it to the values."""
         super().begin()
         self._fetch_reading = tf.compat.v1.train.SessionRunArgs((*self._values, self._clock.tensor))
 
+    def state_dict(self) -> dict[str, Any]:
+        """The open window (start, sums, count) at ``step``, for the checkpoint being written."""
+        return {"step": self.step, "window_start": self._window_start, "sums": list(self._sums), "count": self._count}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Keep the open window saved with the restored checkpoint; ``after_create_session`` resumes it."""
+        self._restored = state
+
     def after_create_session(self, session: Any, coord: Any) -> None:
-        """Sync the clock; on the first session, continue an existing history file."""
+        """Sync the clock; resume the window saved with the checkpoint, or start one; continue the file."""
         super().after_create_session(session, coord)
         self.step = self._clock.step
         self._window_start = self.step
         self._sums = [0.0] * len(self._sums)
         self._count = 0
+        restored, self._restored = self._restored, None
+        if restored is not None and restored.get("step") == self.step and len(restored["sums"]) == len(self._sums):
+            self._window_start = int(restored["window_start"])
+            self._sums = [float(v) for v in restored["sums"]]
+            self._count = int(restored["count"])
         if not self._loaded:
             self._loaded = True
             if self.path is not None:

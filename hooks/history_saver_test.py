@@ -126,3 +126,54 @@ def test_read_history_drops_a_row_torn_by_a_crash(tmp_path):
     assert [row["step"] for row in read_history(path)] == [2, 4]
     path.write_text("step,mean_loss,total_loss\n2,1.5,3\n4,1.25,2.5\n", encoding="utf-8")
     assert read_history(path)[-1] == {"step": 4, "mean_loss": 1.25, "total_loss": 2.5}
+
+
+ABORT_ONCE = """
+import tensorflow as tf
+
+
+LOSSES = {}
+
+
+class AbortOnce(tf.compat.v1.train.SessionRunHook):
+    # A preemption (AbortedError) before the run of step `at`: the session is re-created from the checkpoint.
+    # Records each step's loss (a retried step's replaces the first).
+    def __init__(self, at):
+        self.at, self.done, self.step = at, False, 0
+
+    def after_create_session(self, session, coord):
+        self.step = int(session.run(tf.compat.v1.train.get_global_step()))
+
+    def before_run(self, run_context):
+        if self.step + 1 == self.at and not self.done:
+            self.done = True
+            raise tf.errors.AbortedError(None, None, "simulated preemption")
+        return tf.compat.v1.train.SessionRunArgs("loss:0")
+
+    def after_run(self, run_context, run_values):
+        self.step += 1
+        LOSSES[self.step] = float(run_values.results)
+"""
+
+
+@pytest.mark.parametrize("engine", ["hookrun", "tf"])
+def test_a_window_open_at_the_restored_checkpoint_is_resumed_whole(
+    make_config, run_train, tmp_path, write_module, engine
+):
+    """A recovered session restores the checkpoint at 6 and the window open there (hook state): the row
+    at 8 covers steps 5-8, not 7-8 alone."""
+    module = write_module("abort_once", ABORT_ONCE)
+
+    def config():
+        hooks = [
+            {"type": "history_saver", "every_n_step": 4},
+            {"type": "checkpoint_saver", "save_steps": 2},
+            {"type": "stop_at_step", "last_step": 8},
+        ]
+        hooks.insert(0, {"type": "custom", "class": f"{module}:AbortOnce", "args": {"at": 7}})
+        return make_config(hooks=hooks, session={"engine": engine})
+
+    recovered = run_train(config(), run_dir=tmp_path / "recovered")
+    losses = user_module(module).LOSSES  # steps 5 and 6 before the preemption, 7 and 8 after it
+    assert [row["step"] for row in recovered.history] == [4, 8]
+    assert recovered.history[-1]["total_loss"] == pytest.approx(sum(losses[s] for s in (5, 6, 7, 8)), rel=1e-5)

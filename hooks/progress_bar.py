@@ -121,6 +121,14 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         super().begin()
         self._fetch_reading = tf.compat.v1.train.SessionRunArgs((self._loss, self._clock.tensor))
 
+    def state_dict(self) -> dict[str, Any]:
+        """The last loss shown, for the checkpoint being written."""
+        return {"loss": self.loss}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Show the loss saved with the restored checkpoint until the first new read."""
+        self.loss = None if state.get("loss") is None else float(state["loss"])
+
     def after_create_session(self, session: Any, coord: Any) -> None:
         """Sync the clock; start the display on the first session."""
         super().after_create_session(session, coord)
@@ -134,7 +142,7 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             self._progress = Progress(
                 *progress_columns(self.total is not None, self.label), console=self._console, refresh_per_second=10
             )
-            self._task = self._progress.add_task("train", total=self.total, completed=self.step, loss=None)
+            self._task = self._progress.add_task("train", total=self.total, completed=self.step, loss=self.loss)
             self._progress.start()
 
     def before_run(self, run_context: Any) -> Any:

@@ -60,7 +60,7 @@ class StopSignals:
 
     def _handle(self, signum: int, frame: object) -> None:
         if self._handling:  # a hook's handler calling the one it replaced (ours): call the one ours replaced
-            _call(self._previous.get(signum), signum, frame)
+            _call(_underlying(self._previous.get(signum), signum), signum, frame)
             return
         if self.signum is not None and signum == signal.SIGINT:
             raise KeyboardInterrupt
@@ -75,7 +75,8 @@ class StopSignals:
     def __enter__(self) -> StopSignals:
         if threading.current_thread() is threading.main_thread():
             for sig in self.SIGNALS:
-                self._previous[sig] = self._chained[sig] = signal.signal(sig, self._handle)
+                self._previous[sig] = signal.signal(sig, self._handle)
+                self._chained[sig] = _underlying(self._previous[sig], sig)
         return self
 
     def adopt(self) -> None:
@@ -91,6 +92,16 @@ class StopSignals:
             signal.signal(sig, handler)  # type: ignore[arg-type]
         self._previous.clear()
         self._chained.clear()
+
+
+def _underlying(handler: object, signum: int) -> object:
+    """The handler to chain to: ``handler``, or for the CLI's own (``hookrun.cli.interrupts``), the one it replaced.
+
+    The CLI's handler turns a signal before training into a one-line exit; during training
+    hookrun's graceful stop replaces it, so what it had replaced (a launcher's handler) is chained.
+    """
+    replaced = getattr(handler, "hookrun_replaced", None)
+    return replaced.get(signum) if isinstance(replaced, dict) else handler
 
 
 def _call(handler: object, signum: int, frame: object) -> None:

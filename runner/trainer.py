@@ -442,6 +442,20 @@ def _train_locked(
         trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
         tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
         hooks = tracer.wrap(hooks, [planned.name for planned in hook_plan(prepared.hook_configs)])
+    labels = prepared.hook_labels
+    if chief:  # hook state beside each checkpoint (hookrun.hooks.state); the chief writes the checkpoints
+        from hookrun.hooks.state import HookStates
+
+        states = HookStates(
+            prepared.hooks,
+            [label.partition(" ")[0] for label in labels],
+            prepared.built.global_step,
+            lambda: prepared.scaffold.saver,
+            directory,
+        )
+        if states:  # first: load before any after_create_session; last: save once every hook has run
+            hooks = [states.loader, *hooks, states.writer]
+            labels = ["hook state (load)", *labels, "hook state (save)"]
     config_proto = session_config(
         tf,
         prepared.plan,
@@ -467,7 +481,7 @@ def _train_locked(
                 prepared.initial_step,
                 engine=config.session.engine,
                 session_factory=session_factory,
-                hook_labels=prepared.hook_labels,
+                hook_labels=labels,
             )
         completed = True
     finally:

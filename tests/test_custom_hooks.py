@@ -6,6 +6,8 @@ happened, constructor errors are config errors (exit 2), duck-typed hooks are ac
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import yaml
 from typer.testing import CliRunner
@@ -158,7 +160,7 @@ def test_an_object_lacking_methods_is_refused_naming_them(tmp_path, linear_csv, 
     result = cli_train(path, tmp_path / "r")
     assert result.exit_code == 2, result.output
     assert "lacks after_create_session, after_run, end" in result.stderr, result.stderr
-    assert "hooks[0].class" in result.stderr
+    assert "hooks[0].class" in result.stderr and f"{path.name}:" in result.stderr
 
 
 #: Hooks that fail outside the step loop.
@@ -227,3 +229,52 @@ def test_a_failed_restore_says_so_not_a_step(engine, write_module, make_config, 
     text = str(info.value)
     assert f"while restoring checkpoint {tmp_path / 'run' / 'model.ckpt-2'} (before the first step)" in text, text
     assert "at step" not in text and "NotFoundError" in text, text
+
+
+#: A custom hook with state (the hook state protocol: state_dict / load_state_dict).
+STATEFUL = """
+import tensorflow as tf
+
+LOADED = []
+
+
+class Counting(tf.compat.v1.train.SessionRunHook):
+    def __init__(self):
+        self.n = 0
+
+    def state_dict(self):
+        return {"n": self.n}
+
+    def load_state_dict(self, state):
+        LOADED.append(state)
+        self.n = state["n"]
+
+    def after_run(self, run_context, run_values):
+        self.n += 1
+"""
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_hook_state_is_saved_with_each_checkpoint_collected_with_it_and_restored(
+    engine, write_module, make_config, run_train, tmp_path
+):
+    module = write_module("stateful", STATEFUL)
+
+    def hooks(last_step):
+        return [
+            {"type": "custom", "class": f"{module}:Counting"},
+            {"type": "checkpoint_saver", "save_steps": 2, "max_to_keep": 2},
+            {"type": "stop_at_step", "last_step": last_step},
+        ]
+
+    run_train(make_config(hooks=hooks(5), session={"engine": engine}))
+    run = tmp_path / "run"
+    # checkpoints at 0, 2, 4 and 5 (end); the Saver keeps 4 and 5, and their states alone remain
+    assert sorted(p.name for p in run.glob("hook_state-*.json")) == ["hook_state-4.json", "hook_state-5.json"]
+    saved = json.loads((run / "hook_state-5.json").read_text())
+    assert saved["step"] == 5 and saved["hooks"]["hooks[0]"] == {"class": "Counting", "state": {"n": 5}}
+    assert json.loads((run / "hook_state-4.json").read_text())["hooks"]["hooks[0]"]["state"] == {"n": 4}
+    assert user_module(module).LOADED == []
+    run_train(make_config(hooks=hooks(8), session={"engine": engine}))
+    assert user_module(module).LOADED == [{"n": 5}]
+    assert json.loads((run / "hook_state-8.json").read_text())["hooks"]["hooks[0]"]["state"] == {"n": 8}

@@ -93,25 +93,29 @@ class Recorder(tf.compat.v1.train.SessionRunHook):
 
 
 @pytest.fixture(autouse=True)
-def time_bound() -> Iterator[None]:
-    """Fail the test if it runs longer than ``TIME_LIMIT_SECS`` (SIGALRM in the main thread; else measured)."""
+def time_bound(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Fail the test if it runs longer than ``TIME_LIMIT_SECS`` (SIGALRM in the main thread; else measured).
+
+    A test module may set its own ``TIME_LIMIT_SECS`` (the corpus runs six trainings per case).
+    """
+    limit = getattr(request.module, "TIME_LIMIT_SECS", TIME_LIMIT_SECS)
     started = time.monotonic()
     armed = threading.current_thread() is threading.main_thread()
     previous: Any = None
     if armed:
 
         def expire(signum: int, frame: object) -> None:
-            raise TimeoutError(f"conformance test ran past {TIME_LIMIT_SECS} s")
+            raise TimeoutError(f"conformance test ran past {limit} s")
 
         previous = signal.signal(signal.SIGALRM, expire)
-        signal.setitimer(signal.ITIMER_REAL, TIME_LIMIT_SECS)
+        signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         yield
     finally:
         if armed:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
-    assert time.monotonic() - started < TIME_LIMIT_SECS
+    assert time.monotonic() - started < limit
 
 
 @dataclass
@@ -179,6 +183,57 @@ class Harness:
         finally:
             tf.compat.v1.summary.FileWriterCache.clear()
         return list(self.calls), outcome
+
+
+def plain_training_session(
+    make_config: Callable[..., LoadedConfig],
+    directory: Path,
+    make_hooks: Callable[[Any], list[Any]],
+    last_step: int,
+    save_steps: int,
+    filename: str = "plain.yaml",
+    **sections: Any,
+) -> Any:
+    """A plain ``MonitoredTrainingSession`` script on the graph hookrun builds; returns None or the exception.
+
+    As a user writes it without hookrun::
+
+        with MonitoredTrainingSession(checkpoint_dir=directory, hooks=[*hooks, StopAtStepHook(last_step)],
+                                      save_checkpoint_steps=save_steps) as session:
+            while not session.should_stop():
+                session.run(train_op)
+
+    (summaries and the step counter off, as hookrun runs only its configured hooks). The graph comes
+    from :func:`hookrun.runner.trainer.prepare` on a config without hooks; re-running it on the same
+    ``directory`` resumes from its latest checkpoint (the data resumes there too, as in hookrun).
+    ``make_hooks(tf)`` builds the hooks inside the graph.
+    """
+    from hookrun.runner.trainer import prepare
+
+    loaded = make_config(hooks=[], filename=filename, **sections)
+    prepared = prepare(loaded, directory, Console(quiet=True))
+    for close in prepared.on_close:
+        close()
+    tf = prepared.tf
+    try:
+        with prepared.built.graph.as_default():
+            hooks = [*make_hooks(tf), tf.compat.v1.train.StopAtStepHook(last_step=last_step)]
+            with tf.compat.v1.train.MonitoredTrainingSession(
+                checkpoint_dir=str(directory),
+                hooks=hooks,
+                save_checkpoint_steps=save_steps,
+                save_checkpoint_secs=None,
+                save_summaries_steps=None,
+                save_summaries_secs=None,
+                log_step_count_steps=None,
+            ) as session:
+                while not session.should_stop():
+                    session.run(prepared.built.train_op)
+    except Exception as err:  # the test asserts on it
+        return err
+    finally:
+        tf.compat.v1.summary.FileWriterCache.clear()
+    return None
 
 
 @pytest.fixture(params=["hookrun", "tf"])
