@@ -14,7 +14,7 @@ from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.imports import ImportFailure
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
-from hookrun.hooks.files import atomic_write_text, describe_write_failure
+from hookrun.hooks.files import atomic_write_text, describe_write_failure, read_regular_bytes
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.checkpoints import Resume, find_checkpoint, write_checkpoint_state
@@ -534,7 +534,7 @@ def read_saved_config(path: Path) -> str:
     import yaml
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_bytes(path).decode("utf-8")
         if not isinstance(yaml.safe_load(text) or {}, dict):
             raise ValueError("not a mapping")
     except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as err:

@@ -95,6 +95,34 @@ def test_a_symlinked_lock_file_or_trace_file_leaves_its_target_intact(tmp_path, 
     assert not (run_dir / "trace.jsonl").is_symlink()  # a file of hookrun's own replaced the link
 
 
+# --- 2. the lock outlives its file ---------------------------------------------------------------------
+
+
+def test_deleting_the_lock_file_does_not_let_a_second_trainer_in(tmp_path, linear_csv):
+    import time
+
+    run_dir = tmp_path / "run"
+    config = write_config(tmp_path, 10**9, "forever.yaml")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "hookrun.cli.app", "train", str(config), "--run-dir", str(run_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not list(run_dir.glob("model.ckpt-*.index")):  # training, holding the lock
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        (run_dir / ".hookrun.lock").unlink()
+        result = train(write_config(tmp_path, 8), run_dir)
+        assert result.exit_code == 2, result.output
+        line = one_error_line(result)
+        assert f"run directory in use by process {first.pid}" in line
+        assert first.poll() is None
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+
+
 # --- 3. a lost `checkpoint` state file, or one naming missing files ------------------------------------
 
 
