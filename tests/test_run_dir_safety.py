@@ -392,6 +392,25 @@ def test_a_full_disk_is_one_line_and_keeps_the_last_good_checkpoint(tmp_path, li
     assert latest is not None and restore_step(latest) >= (8 if resumed else 0)
 
 
+def test_a_checkpoint_too_large_for_the_disk_leaves_the_one_it_would_replace_loadable(tmp_path, linear_csv):
+    """The save at session start rewrites model.ckpt-8 (TensorFlow saves at the restored step): it fails."""
+    run_dir = tmp_path / "run"
+    graph = {"builder": "dnn_regressor", "params": {"hidden_units": [500, 500]}}
+    for last_step, name in ((8, "c8.yaml"), (16, "c16.yaml")):
+        config = base_config(hooks=hooks(last_step), graph=graph, data={"epochs": None})
+        (tmp_path / name).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    assert train(tmp_path / "c8.yaml", run_dir).exit_code == 0
+    data = run_dir / "model.ckpt-8.data-00000-of-00001"
+    assert data.stat().st_size > 900_000
+    saved = data.read_bytes()
+    done = limited_train(tmp_path / "c16.yaml", run_dir, 700_000)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines == [f"error: cannot write {data}: [Errno 27] File too large (in step 9)"], done.stderr
+    assert data.read_bytes() == saved and restore_step(str(run_dir / "model.ckpt-8")) == 8
+    assert [p.name for p in run_dir.iterdir() if "tempstate" in p.name or ".tmp" in p.name] == []
+
+
 def test_leftovers_of_a_killed_save_are_removed_at_the_next_start(tmp_path, linear_csv):
     run_dir = tmp_path / "run"
     trained(tmp_path, linear_csv, run_dir, 8)
