@@ -406,7 +406,7 @@ def test_a_checkpoint_too_large_for_the_disk_leaves_the_one_it_would_replace_loa
     done = limited_train(tmp_path / "c16.yaml", run_dir, 700_000)
     assert done.returncode == 1, done.stdout + done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
-    assert lines == [f"error: cannot write {data}: [Errno 27] File too large (in step 9)"], done.stderr
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot write {data}: [Errno 27] File too large ("), lines
     assert data.read_bytes() == saved and restore_step(str(run_dir / "model.ckpt-8")) == 8
     assert [p.name for p in run_dir.iterdir() if "tempstate" in p.name or ".tmp" in p.name] == []
 
