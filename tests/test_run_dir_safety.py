@@ -295,7 +295,7 @@ def test_a_damaged_saved_config_is_one_line_naming_the_file(tmp_path, linear_csv
     assert str(run_dir / "config.yaml") in line and "damaged" in line and "delete it" in line
 
 
-def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
+def keep_best_config(tmp_path: Path) -> Path:
     config = base_config(
         hooks=[
             {"type": "stop_at_step", "last_step": 8},
@@ -306,6 +306,11 @@ def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
     )
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
+    path = keep_best_config(tmp_path)
     assert train(path, tmp_path / "run").exit_code == 0
     best = tmp_path / "run" / "best" / "best.json"
     best.write_text('{"step": 8, "monitor": "val_loss", "value": "oops"')
@@ -313,6 +318,20 @@ def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
     assert result.exit_code == 2, result.output
     line = one_error_line(result)
     assert str(best) in line and "delete it" in line
+
+
+def test_a_symlinked_best_directory_is_refused_and_its_target_untouched(tmp_path, linear_csv):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "checkpoint").write_text("precious\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "best").symlink_to(victim)
+    result = train(keep_best_config(tmp_path), run_dir)
+    assert result.exit_code == 2, result.output
+    assert "is a symlink" in one_error_line(result)
+    assert [p.name for p in victim.iterdir()] == ["checkpoint"]
+    assert (victim / "checkpoint").read_text() == "precious\n"
 
 
 # --- 11. run-directory paths that cannot be used --------------------------------------------------------
