@@ -201,7 +201,8 @@ def build(config: EarlyStoppingConfig, ctx: HookContext) -> EarlyStoppingHook:
     Raises:
         HookConfigError: no evaluation runs (no validation data), or ``monitor`` is not one of
             the evaluation's names (the message lists them).
-        SetupError: ``best/best.json`` of a resumed run is damaged (checked now, before training).
+        SetupError: ``best/best.json`` of a resumed run is damaged, or ``best`` is a symlink (checked
+            now, before training).
     """
     if ctx.evaluations is None:
         raise HookConfigError(NO_VALIDATION_DATA)
@@ -213,7 +214,10 @@ def build(config: EarlyStoppingConfig, ctx: HookContext) -> EarlyStoppingHook:
             f"monitor {config.monitor!r} is not evaluated; the evaluation gives: {', '.join(names)}{hint}"
         )
     if config.keep_best:
-        read_best(ctx.run_dir / "best" / BEST_FILE)
+        best = ctx.run_dir / "best"
+        if best.is_symlink():  # the best checkpoint and best.json are written there: never through a link
+            raise SetupError(f"{best}: is a symlink; remove it (keep_best writes the best checkpoint there)")
+        read_best(best / BEST_FILE)
     return EarlyStoppingHook(
         evaluations=ctx.evaluations,
         monitor=config.monitor,

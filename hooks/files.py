@@ -16,10 +16,9 @@ from typing import TextIO
 
 from hookrun.config_schemas.errors import HookrunError
 
-#: Errors that mean "the disk refused the write" rather than a bug (errno values).
-WRITE_ERRNOS = frozenset(
-    {errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EIO, errno.EACCES, errno.EPERM}
-)
+#: Errors that can only mean "the disk refused the write" (errno values): file too large, no space
+#: left, quota exceeded, read-only file system.
+WRITE_ERRNOS = frozenset({errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 
 #: Suffixes that writers add to a file's name while it is being written (TensorFlow's atomic
 #: writes add ``.tmp<32 hex digits>``, its checkpoint writer ``.tempstate<digits>``).
@@ -101,6 +100,21 @@ def open_new(path: Path) -> TextIO:
     except OSError as err:
         raise RunDirWriteError(path, err) from err
     return os.fdopen(fd, "w", encoding="utf-8", newline="")
+
+
+def read_regular_bytes(path: Path) -> bytes:
+    """The bytes of ``path``, which must be a regular file (a FIFO or device there would block or never end).
+
+    Raises:
+        OSError: it cannot be read, or is not a regular file (``EINVAL``, naming it).
+    """
+    import stat
+
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        return handle.read()
 
 
 def written_name(path: str) -> str:

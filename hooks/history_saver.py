@@ -14,7 +14,7 @@ import tensorflow as tf
 
 from hookrun.config_schemas.hooks import HistorySaverConfig
 from hookrun.hooks.context import Evaluations, HookContext
-from hookrun.hooks.files import RunDirWriteError, atomic_write_text, open_append
+from hookrun.hooks.files import RunDirWriteError, atomic_write_text, open_append, read_regular_bytes
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 #: The first columns of every history row, in order (a documented interface).
@@ -56,7 +56,7 @@ def read_history(path: Path, skipped: list[str] | None = None) -> list[dict[str,
     """
     if not path.exists():
         return []
-    data = path.read_bytes()
+    data = read_regular_bytes(path)
     if data and not data.endswith(b"\n"):
         data = data[: data.rfind(b"\n") + 1]  # drop the torn last line
     lines = data.split(b"\n")[:-1] if data else []

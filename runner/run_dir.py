@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hookrun.hooks.files import RunDirWriteError, atomic_write_text, is_temporary_name
+from hookrun.hooks.files import RunDirWriteError, atomic_write_text, is_temporary_name, read_regular_bytes
 from hookrun.runner.errors import SetupError
 
 __all__ = [
@@ -18,7 +18,9 @@ __all__ = [
     "RunDirLock",
     "atomic_write_text",
     "clean_temporary_files",
+    "close_summary_writers",
     "prepare_run_dir",
+    "read_saved_config",
     "resolve_run_dir",
     "writer_thread_errors_deferred",
 ]
@@ -243,3 +245,44 @@ def writer_thread_errors_deferred() -> Iterator[None]:
     finally:
         threading.excepthook = previous
         logger.removeFilter(reported_later)
+
+
+def read_saved_config(path: Path) -> str:
+    """The text of a run directory's saved ``config.yaml``, checked to be YAML.
+
+    Raises:
+        SetupError: it cannot be read or parsed (exit 2), naming the file and the fix.
+    """
+    import yaml
+
+    try:
+        text = read_regular_bytes(path).decode("utf-8")
+        if not isinstance(yaml.safe_load(text) or {}, dict):
+            raise ValueError("not a mapping")
+    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise SetupError(
+            f"{path}: the run directory's saved config is damaged ({reason}); restore it, or delete it to "
+            "resume without comparing configs"
+        ) from None
+    return text
+
+
+def close_summary_writers(tf: Any) -> BaseException | None:
+    """Close every cached summary ``FileWriter`` (``FileWriterCache.clear``), even when one fails.
+
+    Returns:
+        The first writer's error (e.g. its event file could not be written), or None.
+    """
+    cache = tf.compat.v1.summary.FileWriterCache
+    try:
+        cache.clear()
+        return None
+    except Exception as err:
+        writers = list(getattr(cache, "_cache", {}).values())  # clear() stops at the first failing close
+        for writer in writers:
+            with contextlib.suppress(Exception):
+                writer.close()
+        if hasattr(cache, "_cache"):
+            cache._cache = {}
+        return err

@@ -372,7 +372,7 @@ def run_monitored(
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         write_failure = describe_write_failure(err)
         if write_failure:
-            raise TrainingError(f"{write_failure} ({where.replace('at step', 'in step')})") from err
+            raise TrainingError(f"{write_failure} ({where})") from err
         message = _op_error_line(err.message or str(err))
         raise TrainingError(f"TensorFlow error {where}: {type(err).__name__}: {message}") from err
     except KeyboardInterrupt:
@@ -388,7 +388,7 @@ def run_monitored(
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         write_failure = describe_write_failure(err)
         if write_failure:
-            raise TrainingError(f"{write_failure} ({where.replace('at step', 'in step')})") from err
+            raise TrainingError(f"{write_failure} ({where})") from err
         message = (str(err).strip().splitlines() or [""])[0]
         raise TrainingError(f"training failed {where}: {type(err).__name__}: {message}") from err
     closed = time.perf_counter()

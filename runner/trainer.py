@@ -27,7 +27,9 @@ from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.run_dir import (
     RunDirLock,
     clean_temporary_files,
+    close_summary_writers,
     prepare_run_dir,
+    read_saved_config,
     resolve_run_dir,
     writer_thread_errors_deferred,
 )
@@ -536,47 +538,6 @@ def _train_locked(
         summary_file = cluster.plan.task_file(summary_file)
     atomic_write_text(directory / summary_file, json.dumps(summary, indent=2) + "\n")
     return result
-
-
-def read_saved_config(path: Path) -> str:
-    """The text of a run directory's saved ``config.yaml``, checked to be YAML.
-
-    Raises:
-        SetupError: it cannot be read or parsed (exit 2), naming the file and the fix.
-    """
-    import yaml
-
-    try:
-        text = path.read_text(encoding="utf-8")
-        if not isinstance(yaml.safe_load(text) or {}, dict):
-            raise ValueError("not a mapping")
-    except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as err:
-        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise SetupError(
-            f"{path}: the run directory's saved config is damaged ({reason}); restore it, or delete it to "
-            "resume without comparing configs"
-        ) from None
-    return text
-
-
-def close_summary_writers(tf: Any) -> BaseException | None:
-    """Close every cached summary ``FileWriter`` (``FileWriterCache.clear``), even when one fails.
-
-    Returns:
-        The first writer's error (e.g. its event file could not be written), or None.
-    """
-    cache = tf.compat.v1.summary.FileWriterCache
-    try:
-        cache.clear()
-        return None
-    except Exception as err:
-        writers = list(getattr(cache, "_cache", {}).values())  # clear() stops at the first failing close
-        for writer in writers:
-            with contextlib.suppress(Exception):
-                writer.close()
-        if hasattr(cache, "_cache"):
-            cache._cache = {}
-        return err
 
 
 def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool = False) -> dict[str, Any]:

@@ -95,6 +95,34 @@ def test_a_symlinked_lock_file_or_trace_file_leaves_its_target_intact(tmp_path, 
     assert not (run_dir / "trace.jsonl").is_symlink()  # a file of hookrun's own replaced the link
 
 
+# --- 2. the lock outlives its file ---------------------------------------------------------------------
+
+
+def test_deleting_the_lock_file_does_not_let_a_second_trainer_in(tmp_path, linear_csv):
+    import time
+
+    run_dir = tmp_path / "run"
+    config = write_config(tmp_path, 10**9, "forever.yaml")
+    first = subprocess.Popen(
+        [sys.executable, "-m", "hookrun.cli.app", "train", str(config), "--run-dir", str(run_dir)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 240
+        while not list(run_dir.glob("model.ckpt-*.index")):  # training, holding the lock
+            assert first.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+        (run_dir / ".hookrun.lock").unlink()
+        result = train(write_config(tmp_path, 8), run_dir)
+        assert result.exit_code == 2, result.output
+        line = one_error_line(result)
+        assert f"run directory in use by process {first.pid}" in line
+        assert first.poll() is None
+    finally:
+        first.kill()
+        first.wait(timeout=30)
+
+
 # --- 3. a lost `checkpoint` state file, or one naming missing files ------------------------------------
 
 
@@ -267,7 +295,7 @@ def test_a_damaged_saved_config_is_one_line_naming_the_file(tmp_path, linear_csv
     assert str(run_dir / "config.yaml") in line and "damaged" in line and "delete it" in line
 
 
-def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
+def keep_best_config(tmp_path: Path) -> Path:
     config = base_config(
         hooks=[
             {"type": "stop_at_step", "last_step": 8},
@@ -278,6 +306,11 @@ def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
     )
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
+    path = keep_best_config(tmp_path)
     assert train(path, tmp_path / "run").exit_code == 0
     best = tmp_path / "run" / "best" / "best.json"
     best.write_text('{"step": 8, "monitor": "val_loss", "value": "oops"')
@@ -285,6 +318,20 @@ def test_a_damaged_best_json_is_one_line_naming_the_file(tmp_path, linear_csv):
     assert result.exit_code == 2, result.output
     line = one_error_line(result)
     assert str(best) in line and "delete it" in line
+
+
+def test_a_symlinked_best_directory_is_refused_and_its_target_untouched(tmp_path, linear_csv):
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "checkpoint").write_text("precious\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "best").symlink_to(victim)
+    result = train(keep_best_config(tmp_path), run_dir)
+    assert result.exit_code == 2, result.output
+    assert "is a symlink" in one_error_line(result)
+    assert [p.name for p in victim.iterdir()] == ["checkpoint"]
+    assert (victim / "checkpoint").read_text() == "precious\n"
 
 
 # --- 11. run-directory paths that cannot be used --------------------------------------------------------
@@ -362,6 +409,25 @@ def test_a_full_disk_is_one_line_and_keeps_the_last_good_checkpoint(tmp_path, li
     assert left == []
     latest = tf.train.latest_checkpoint(str(run_dir))
     assert latest is not None and restore_step(latest) >= (8 if resumed else 0)
+
+
+def test_a_checkpoint_too_large_for_the_disk_leaves_the_one_it_would_replace_loadable(tmp_path, linear_csv):
+    """The save at session start rewrites model.ckpt-8 (TensorFlow saves at the restored step): it fails."""
+    run_dir = tmp_path / "run"
+    graph = {"builder": "dnn_regressor", "params": {"hidden_units": [500, 500]}}
+    for last_step, name in ((8, "c8.yaml"), (16, "c16.yaml")):
+        config = base_config(hooks=hooks(last_step), graph=graph, data={"epochs": None})
+        (tmp_path / name).write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    assert train(tmp_path / "c8.yaml", run_dir).exit_code == 0
+    data = run_dir / "model.ckpt-8.data-00000-of-00001"
+    assert data.stat().st_size > 900_000
+    saved = data.read_bytes()
+    done = limited_train(tmp_path / "c16.yaml", run_dir, 700_000)
+    assert done.returncode == 1, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot write {data}: [Errno 27] File too large ("), lines
+    assert data.read_bytes() == saved and restore_step(str(run_dir / "model.ckpt-8")) == 8
+    assert [p.name for p in run_dir.iterdir() if "tempstate" in p.name or ".tmp" in p.name] == []
 
 
 def test_leftovers_of_a_killed_save_are_removed_at_the_next_start(tmp_path, linear_csv):
