@@ -63,6 +63,9 @@ def train_command(
     ps=1,worker=2 starts them all here and stops them all when the chief finishes, on Ctrl-C, or
     when one fails.
     """
+    from hookrun.runner.local_cluster import watch_launcher
+
+    watch_launcher()  # a task of --local-cluster: stop when the launcher is gone
     from rich.console import Console
 
     from hookrun.cli.errors import print_issues, reported_errors
