@@ -21,6 +21,7 @@ def main() -> None:
     from hookrun.cli import interrupts
 
     interrupts.install()
+    _show_data_warnings_as_one_line()
     try:
         from hookrun.cli.typer_app import app
 
@@ -37,6 +38,25 @@ def main() -> None:
         if signum is None:
             raise
         sys.exit(interrupts.announce(signum))
+
+
+def _show_data_warnings_as_one_line() -> None:
+    """Print a ``DataWarning`` once, as ``warning: <message>`` on stderr (no source path); others as Python does."""
+    import warnings
+
+    default = warnings.showwarning
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: Any = None,
+             line: str | None = None) -> None:
+        if category.__name__ == "DataWarning" and category.__module__ == "hookrun.config_schemas.errors":
+            if str(message) not in shown:  # once, though the sample check and training both read the rows
+                shown.add(str(message))
+                print(f"warning: {message}", file=file or sys.stderr, flush=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
 
 
 def __getattr__(name: str) -> Any:
