@@ -30,6 +30,7 @@ import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -134,7 +135,8 @@ def watch_launcher(environ: Mapping[str, str] | None = None) -> bool:
     text = (os.environ if environ is None else environ).get(LAUNCHER_FD_VAR, "")
     try:
         fd = int(text)
-        os.fstat(fd)
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):  # not the launcher's pipe (a stray variable)
+            return False
     except (ValueError, OSError):
         return False
 
