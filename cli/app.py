@@ -9,7 +9,6 @@ line (SIGTERM 143). ``from hookrun.cli.app import app`` still gives the typer ap
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 
 def main() -> None:
@@ -18,9 +17,14 @@ def main() -> None:
     Raises:
         SystemExit: always (the command's exit code; 130 after SIGINT, 143 after SIGTERM).
     """
-    from hookrun.cli import interrupts
+    try:
+        from hookrun.cli import interrupts
 
-    interrupts.install()
+        interrupts.install()
+    except KeyboardInterrupt:  # while `signal` itself loaded: Python's default SIGINT handler was still in place
+        print("interrupted", file=sys.stderr, flush=True)
+        sys.exit(130)
+    _show_data_warnings_as_one_line()
     try:
         from hookrun.cli.typer_app import app
 
@@ -39,7 +43,26 @@ def main() -> None:
         sys.exit(interrupts.announce(signum))
 
 
-def __getattr__(name: str) -> Any:
+def _show_data_warnings_as_one_line() -> None:
+    """Print a ``DataWarning`` once, as ``warning: <message>`` on stderr (no source path); others as Python does."""
+    import warnings
+
+    default = warnings.showwarning
+    shown: set[str] = set()
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
+             line: str | None = None) -> None:
+        if category.__name__ == "DataWarning" and category.__module__ == "hookrun.config_schemas.errors":
+            if str(message) not in shown:  # once, though the sample check and training both read the rows
+                shown.add(str(message))
+                print(f"warning: {message}", file=file or sys.stderr, flush=True)
+        else:
+            default(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+
+
+def __getattr__(name: str) -> object:
     """``app``: the typer app, imported on first use (so ``main`` can install its handlers first)."""
     if name == "app":
         from hookrun.cli.typer_app import app

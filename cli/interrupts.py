@@ -14,9 +14,11 @@ Imports only the standard library.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
+from typing import Any
 
 #: Exit codes by signal, as in ``cli/exit_codes.py``.
 _MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -53,13 +55,43 @@ def _handle(signum: int, frame: object) -> None:
 
 _handle.hookrun_replaced = replaced  # type: ignore[attr-defined]
 
+# Training's graceful stop (``runner/session.py``: finish the step, save, 130/143) replaces this handler
+# instead of chaining to it, as it does Python's own SIGINT default.
+_handle.replaced_by_graceful_stop = True  # type: ignore[attr-defined]
+
+
+_default_unraisable = sys.unraisablehook
+
+
+def _unraisable(unraisable: Any) -> None:
+    """An :class:`Interrupted` raised where Python cannot raise it (a weakref callback inside an import).
+
+    Python would print it as ``Exception ignored in ...`` with a traceback and carry on, losing the
+    signal; instead the one line is printed and the process exits at once (this happens only before
+    training, whose own handlers replace these).
+    """
+    error = getattr(unraisable, "exc_value", None)
+    if isinstance(error, Interrupted):
+        code = announce(error.signum)
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    _default_unraisable(unraisable)
+
 
 def install() -> None:
     """Make SIGINT and SIGTERM raise :class:`Interrupted` and record them (main thread only).
 
+    Also installs ``sys.unraisablehook`` so that an :class:`Interrupted` Python cannot raise (inside a
+    weakref callback during an import) still ends the process with the one line.
+
     A signal the parent process set to be ignored stays ignored, as Python itself does for SIGINT.
     """
     global installed
+    sys.unraisablehook = _unraisable
     if threading.current_thread() is threading.main_thread():
         for signum in _MESSAGES:
             if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by the parent (nohup, `cmd &`): keep it so

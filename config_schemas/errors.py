@@ -42,3 +42,10 @@ class PlacedError(SetupError):
         self.what = what
         self.loc = parse_yaml_path(what)
         self.reason = reason
+
+
+class DataWarning(UserWarning):
+    """Something in the data that training can use but probably should not (an infinite value).
+
+    ``hookrun``'s entry point prints it as one line, ``warning: <message>``, without a source path.
+    """

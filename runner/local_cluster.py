@@ -7,8 +7,15 @@ Ctrl-C reaches the launcher only, which hands it on in order: SIGINT to the chie
 (each finishes its step and runs every hook's ``end``; the chief then shuts the parameter servers
 down), a second Ctrl-C kills every task. When a task fails, its message is repeated and every
 other task is stopped the same way (SIGTERM to the training tasks, then to the parameter servers,
-then SIGKILL). On Linux each child also gets SIGTERM if the launcher itself dies
-(``PR_SET_PDEATHSIG``), so no task outlives it.
+then SIGKILL). No task outlives the launcher, even when it is killed with ``kill -9``: on Linux each
+child gets SIGTERM when the launcher dies (``PR_SET_PDEATHSIG``), and every child also watches a pipe
+whose write end only the launcher holds: at its end of file (the launcher is gone, however it ended)
+the child stops as on SIGTERM and, if still running :data:`LAUNCHER_GONE_GRACE_SECS` later, exits at
+once. The children share one process group, which the launcher kills last.
+
+On Linux the tasks run in a private network namespace (``runner/netns.py``): TensorFlow's gRPC
+servers listen on all interfaces, and there only the tasks themselves can reach them. Where the OS
+does not allow one, the launcher warns that the ports are open.
 
 Imports no TensorFlow: the launcher only starts, watches and stops processes.
 """
@@ -16,23 +23,27 @@ Imports no TensorFlow: the launcher only starts, watches and stops processes.
 from __future__ import annotations
 
 import collections
+import ctypes
 import json
 import os
 import re
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from hookrun.config_schemas.errors import SetupError
+from hookrun.runner import netns
 from hookrun.runner.cluster import TF_CONFIG_VAR, Task
+from hookrun.runner.netns import PrivateNetwork
 
 #: ``ps=1,worker=2[,chief=1]``.
 SPEC_PATTERN = re.compile(r"^\s*(chief|worker|ps)\s*=\s*([0-9]+)\s*$")
@@ -42,6 +53,10 @@ STOP_GRACE_SECS = 20.0
 KILL_GRACE_SECS = 5.0
 #: Most tasks of a local cluster: each is a TensorFlow process (a few hundred MB, 2-4 s to start).
 MAX_LOCAL_TASKS = 32
+#: The environment variable naming, in a task, the pipe whose end of file means the launcher is gone.
+LAUNCHER_FD_VAR = "HOOKRUN_LAUNCHER_FD"
+#: Seconds a task whose launcher is gone gets to stop (finish its step, save) before it exits at once.
+LAUNCHER_GONE_GRACE_SECS = 3.0
 
 
 def parse_spec(text: str) -> dict[str, int]:
@@ -93,17 +108,50 @@ def local_jobs(counts: dict[str, int]) -> dict[str, list[str]]:
     return {job: [f"127.0.0.1:{next(ports)}" for _ in range(n)] for job, n in counts.items()}
 
 
-def _die_with_parent(parent: int) -> None:
-    """In the child before exec: get SIGTERM when the launcher dies (Linux), and stop if it already has."""
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
+def _prepare_child(parent: int, libc: Any, network: PrivateNetwork | None) -> None:
+    """In the child before exec: SIGTERM when the launcher dies (Linux), stop if it already has, join the network."""
+    if libc is not None:
+        try:
+            libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        except AttributeError:
+            pass
     if os.getppid() != parent:
         os._exit(1)
+    if network is not None:
+        network.join(libc)
+
+
+def watch_launcher(environ: Mapping[str, str] | None = None) -> bool:
+    """In a task of a local cluster: stop when the launcher is gone, however it ended (``kill -9`` too).
+
+    Reads the pipe named by ``HOOKRUN_LAUNCHER_FD`` in a daemon thread. At its end of file the task
+    sends itself SIGTERM (it finishes its step and saves, as on SIGTERM) and, if it still runs
+    :data:`LAUNCHER_GONE_GRACE_SECS` later (blocked on a parameter server that went with the
+    launcher), exits at once with 143; the kernel then releases its run lock.
+
+    Returns:
+        Whether a launcher is being watched (False outside a local cluster).
+    """
+    text = (os.environ if environ is None else environ).get(LAUNCHER_FD_VAR, "")
+    try:
+        fd = int(text)
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):  # not the launcher's pipe (a stray variable)
+            return False
+    except (ValueError, OSError):
+        return False
+
+    def watch() -> None:
+        try:
+            while os.read(fd, 1):
+                pass
+        except OSError:
+            pass
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(LAUNCHER_GONE_GRACE_SECS)
+        os._exit(128 + signal.SIGTERM)
+
+    threading.Thread(target=watch, name="hookrun-launcher-watch", daemon=True).start()
+    return True
 
 
 @dataclass
@@ -156,6 +204,10 @@ class LocalCluster:
         self.children: list[Child] = []
         self._lock = threading.Lock()
         self._signals: list[int] = []
+        self._group: int | None = None
+        self._launcher_pipe: tuple[int, int] | None = None
+        self.network: PrivateNetwork | None = None
+        self.network_note = ""
 
     @property
     def chief(self) -> Task:
@@ -183,11 +235,18 @@ class LocalCluster:
         order += [Task("chief", 0)] if "chief" in self.jobs else []
         order += [Task("worker", i) for i in range(self.counts.get("worker", 0))]
         parent = os.getpid()
+        linux = sys.platform.startswith("linux")
+        libc = ctypes.CDLL(None, use_errno=True) if linux else None
+        self.network, self.network_note = netns.start(self.python)
+        self._say(network_message(self))
+        network = self.network
+        read_end, write_end = self._launcher_pipe = os.pipe()  # only the launcher ever holds the write end
         for task in order:
             env = dict(os.environ)
             env[TF_CONFIG_VAR] = json.dumps({"cluster": self.jobs, "task": {"type": task.job, "index": task.index}})
             env["PYTHONUNBUFFERED"] = "1"
             env["COLUMNS"] = str(max(80, width - len(task.label) - 3))
+            env[LAUNCHER_FD_VAR] = str(read_end)
             command = [self.python, "-m", "hookrun.cli.app", "train", str(self.config), "--task", str(task)]
             process = subprocess.Popen(
                 command + self.child_args,
@@ -198,9 +257,12 @@ class LocalCluster:
                 text=True,
                 errors="replace",
                 bufsize=1,
-                start_new_session=True,
-                preexec_fn=(lambda: _die_with_parent(parent)) if sys.platform.startswith("linux") else None,
+                pass_fds=(read_end,),
+                process_group=self._group or 0,  # one group, not the launcher's: Ctrl-C reaches the launcher only
+                preexec_fn=(lambda: _prepare_child(parent, libc, network)) if linux else None,
             )
+            if self._group is None:
+                self._group = process.pid
             child = Child(task, process)
             self._say(f"started {task} at {self.jobs[task.job][task.index]} (pid {process.pid})")
             for pipe, stream, errors in ((process.stdout, self.out, False), (process.stderr, self.err, True)):
@@ -208,6 +270,7 @@ class LocalCluster:
                 reader.start()
                 child.readers.append(reader)
             self.children.append(child)
+        os.close(read_end)
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self._signals.append(signum)
@@ -239,6 +302,19 @@ class LocalCluster:
             self._send(self.children, signal.SIGKILL)
             self._wait(self.children, KILL_GRACE_SECS)
 
+    def _release(self) -> None:
+        """Kill whatever is left in the children's process group, close the launcher pipe, end the namespace."""
+        if self._group is not None:
+            try:
+                os.killpg(self._group, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        if self._launcher_pipe is not None:
+            os.close(self._launcher_pipe[1])
+            self._launcher_pipe = None
+        if self.network is not None:
+            self.network.close()
+
     def run(self) -> int:
         """Start the cluster and watch it until the chief's run is over; return the exit code.
 
@@ -255,6 +331,7 @@ class LocalCluster:
             return self._watch()
         finally:
             self.stop(signal.SIGTERM, grace=KILL_GRACE_SECS)
+            self._release()
             for child in self.children:
                 for reader in child.readers:
                     reader.join(timeout=2.0)
@@ -307,3 +384,15 @@ def run_local_cluster(config: Path, spec: str, child_args: Sequence[str] = ()) -
     tasks = ", ".join(f"{job}={len(addresses)}" for job, addresses in cluster.jobs.items())
     print(f"local cluster {tasks} on 127.0.0.1 (chief: {cluster.chief})", file=sys.stderr, flush=True)
     return cluster.run()
+
+
+def network_message(cluster: LocalCluster) -> str:
+    """What the launcher says about its tasks' gRPC ports once they have started."""
+    if cluster.network is not None:
+        return "the tasks run in a private network namespace: only they can reach their gRPC ports"
+    ports = ", ".join(address.rpartition(":")[2] for addresses in cluster.jobs.values() for address in addresses)
+    return (
+        f"warning: TensorFlow's gRPC servers listen on ALL interfaces (ports {ports}) and run any graph sent to "
+        f"them, unauthenticated; a private network namespace was not possible ({cluster.network_note}), so "
+        "anyone who can reach this machine can run code as you: firewall these ports (see docs/security.md)"
+    )

@@ -18,6 +18,7 @@ fit and apply it on the first rows of the file.
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ import numpy as np
 
 from hookrun.config_schemas.builders import BUILDER_PARAMS, CLASSIFIERS
 from hookrun.config_schemas.data import DataConfig, MissingPolicy, policy_name
+from hookrun.config_schemas.errors import DataWarning
 from hookrun.config_schemas.graph import GraphConfig
 from hookrun.runner.data import CATEGORICAL, NUMERIC, RawColumns, TrainingData
 from hookrun.runner.errors import DataError, SetupError
@@ -166,6 +168,8 @@ class Preprocessor:
             raise DataError(f"{raw.source}: every row has a missing value; nothing is left to train on")
         for column in columns:
             state._fit_column(column, train, config)
+        if label.kind == NUMERIC:
+            warn_infinite(train, label.name)
         if label.kind == CATEGORICAL:
             if config.label_scale is not None:
                 raise DataError(
@@ -185,6 +189,7 @@ class Preprocessor:
         policy = config.policy_for(column.name)
         kind = policy_name(policy)
         if column.kind == NUMERIC:
+            warn_infinite(train, column.name)
             present = values[~missing]
             if kind in ("mean", "median"):
                 if present.size == 0:
@@ -193,7 +198,8 @@ class Preprocessor:
                         f"its {kind} from; use `{{constant: V}}` or `drop`",
                         loc=_policy_loc(config, column.name),
                     )
-                column.fill = float(present.mean() if kind == "mean" else np.median(present))
+                with np.errstate(invalid="ignore", over="ignore"):
+                    column.fill = float(present.mean() if kind == "mean" else np.median(present))
             elif kind == "constant":
                 try:
                     column.fill = float(policy.constant)  # type: ignore[union-attr]
@@ -205,8 +211,9 @@ class Preprocessor:
                     ) from None
             if self.standardize:
                 filled = np.where(missing, column.fill if column.fill is not None else np.nan, values)
-                std = float(filled.std())
-                column.mean = float(filled.mean())
+                with np.errstate(invalid="ignore", over="ignore"):  # infinite cells: warned about above
+                    std = float(filled.std())
+                    column.mean = float(filled.mean())
                 column.std = std if std > 0 else 1.0
         else:
             if kind == "constant":
@@ -291,7 +298,8 @@ class Preprocessor:
             if column.kind == NUMERIC:
                 filled = np.where(missing, column.fill if column.fill is not None else np.nan, values)
                 if column.mean is not None and column.std is not None:
-                    filled = (filled - column.mean) / column.std
+                    with np.errstate(invalid="ignore", over="ignore"):  # infinite cells: warned about in fit
+                        filled = (filled - column.mean) / column.std
                 blocks.append(filled[:, None])
             else:
                 index = {value: i for i, value in enumerate(column.vocabulary or [])}
@@ -428,6 +436,25 @@ class Preprocessor:
             )
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise SetupError(f"{path}: not a hookrun preprocessing state ({err}); use a new run directory") from None
+
+
+def warn_infinite(rows: RawColumns, name: str) -> None:
+    """Warn once (a :class:`DataWarning`) if numeric column ``name`` holds infinite values (``inf``, ``1e999``).
+
+    The column's mean and standard deviation, the values standardized with them and the loss are then
+    not finite; numpy's own ``RuntimeWarning`` about it is silenced where hookrun computes them.
+    """
+    infinite = np.isinf(rows.values[name])
+    if infinite.any():
+        count = int(infinite.sum())
+        first = int(rows.lines[infinite][0])
+        warnings.warn(
+            DataWarning(
+                f"{rows.source}:{first}: column {name!r} holds {count} infinite value(s) in the training rows, the "
+                "first on this line; its statistics and the loss will not be finite: replace or remove them"
+            ),
+            stacklevel=2,
+        )
 
 
 def policy_name_json(policy: str | dict[str, Any]) -> str:

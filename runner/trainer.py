@@ -57,7 +57,8 @@ class TrainResult:
         history: rows of the first ``history_saver`` (whole run, resumed rows included), else empty.
         history_columns: column names of ``history``.
         evaluations: one dict per evaluation in this run: ``step``, ``val_loss``, ``val_<metric>``.
-        checkpoint_path: the latest checkpoint prefix in the run directory, or None.
+        checkpoint_path: the latest checkpoint prefix in the run directory, or None; None on a cluster
+            task other than the chief (it writes no checkpoint).
         notes: lines worth showing the user (device fallback, dropped rows).
         signal: the signal (SIGINT 2, SIGTERM 15) that stopped training early, or None.
         trace_summary: per-hook cost of the lifecycle trace (``hookrun.runner.trace.TraceSummary``),
@@ -514,7 +515,9 @@ def _train_locked(
         history=list(history_hook.rows) if history_hook is not None else [],
         history_columns=list(history_hook.columns) if history_hook is not None else [],
         evaluations=[{"step": step, **values} for step, values in (prepared.evaluations or Evaluations([])).records],
-        checkpoint_path=tf.train.latest_checkpoint(str(directory)),
+        checkpoint_path=None if cluster is not None and not cluster.plan.is_chief else tf.train.latest_checkpoint(
+            str(directory)
+        ),
         notes=prepared.notes,
         signal=loop.signal,
         trace_summary=tracer.summary(loop.loop_seconds) if tracer is not None else None,

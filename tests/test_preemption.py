@@ -121,3 +121,26 @@ def test_kill_9_resumes_from_the_last_checkpoint_and_drops_later_history(tmp_pat
     assert f"global step {checkpoint_step} → {checkpoint_step + HISTORY_EVERY}" in done.stdout
     steps = history_steps(run_dir)
     assert steps == list(range(HISTORY_EVERY, checkpoint_step + HISTORY_EVERY + 1, HISTORY_EVERY))
+
+
+def test_an_interrupted_run_that_saved_nothing_does_not_claim_a_checkpoint(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    first = subprocess.run(hookrun("train", str(write_config(tmp_path, last_step=CHECKPOINT_EVERY)), "--run-dir",
+                                   str(run_dir)), capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert latest_checkpoint_step(run_dir) == CHECKPOINT_EVERY
+
+    # The same run resumed without a checkpoint_saver, then Ctrl-C: nothing is saved at that step.
+    config = yaml.safe_load(write_config(tmp_path).read_text())
+    config["hooks"] = [hook for hook in config["hooks"] if hook["type"] != "checkpoint_saver"]
+    without = tmp_path / "without_saver.yaml"
+    without.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    proc = start_and_wait(without, run_dir, min_rows=len(history_steps(run_dir)) + 3)
+    try:
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert "interrupted at step" in stderr and "checkpoint saved" not in stderr, stderr
+    assert f"no checkpoint at this step (latest: {run_dir / 'model.ckpt'}-{CHECKPOINT_EVERY})" in stderr

@@ -63,6 +63,9 @@ def train_command(
     ps=1,worker=2 starts them all here and stops them all when the chief finishes, on Ctrl-C, or
     when one fails.
     """
+    from hookrun.runner.local_cluster import watch_launcher
+
+    watch_launcher()  # a task of --local-cluster: stop when the launcher is gone
     from rich.console import Console
 
     from hookrun.cli.errors import print_issues, reported_errors
@@ -107,8 +110,15 @@ def train_command(
         if result.trace_summary is not None:
             out.print(trace_table(result.trace_summary))
         if result.signal is not None:
-            saved = f", checkpoint saved: {result.checkpoint_path}" if result.checkpoint_path else ""
-            err.print(f"interrupted at step {result.final_global_step}{saved}", style="yellow", highlight=False)
+            saved = ""
+            if result.checkpoint_path and result.checkpoint_path.endswith(f"-{result.final_global_step}"):
+                saved = f", checkpoint saved: {result.checkpoint_path}"
+            elif result.checkpoint_path:  # no checkpoint_saver wrote one at this step
+                saved = f", no checkpoint at this step (latest: {result.checkpoint_path})"
+            err.print(
+                f"interrupted at step {result.final_global_step}{saved}", style="yellow", highlight=False,
+                soft_wrap=True,
+            )
             raise typer.Exit(128 + result.signal)
         how = "end of data" if result.end_of_data else "stop requested"
         out.print(

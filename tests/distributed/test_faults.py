@@ -48,6 +48,7 @@ def test_a_killed_worker_leaves_the_others_training_and_rejoins_with_the_same_co
     assert rejoined.finish(30) == 0, rejoined.err[-2000:]
     assert ps.finish(30) == 0, ps.err[-2000:]
     assert "1 other worker(s) stopped, 1 ps task(s) shut down" in chief.out
+    assert "checkpoint" not in rejoined.out + rejoined.err  # a non-chief worker saves none, and says none
     summary = json.loads((tmp_path / "run" / "summary-worker1.json").read_text())
     assert summary["steps"] > 0 and summary["initial_step"] > 0
 
