@@ -134,7 +134,7 @@ def _run_local_cluster(
 ) -> int:
     """Run every task of ``spec`` as a child ``hookrun train --task ...``, passing the other flags on."""
     from hookrun.config_schemas.errors import SetupError
-    from hookrun.runner.local_cluster import run_local_cluster
+    from hookrun.runner.cluster.local import run_local_cluster
 
     if task is not None:
         raise SetupError("--task and --local-cluster exclude each other: --local-cluster starts every task itself")
