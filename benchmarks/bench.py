@@ -318,8 +318,9 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
         "- One fresh process per workload runs every loop R times, interleaved (the order rotates each round); "
         "the table shows the median steps/s, its ratio to (a) and to (c), and the range.",
         "- Same data and graph everywhere: hookrun's own data loading and preprocessing, and (a)–(c) run the graph "
-        "`hookrun.runner.graph.build_graph` builds (the one `hookrun train` runs); (d) is the same model in Keras 3 "
-        "on the same `tf.data` pipeline (shuffle → repeat → batch → prefetch). Session creation is never timed.",
+        "`hookrun.runner.graph.build.build_graph` builds (the one `hookrun train` runs); (d) is the same model in "
+        "Keras 3 on the same `tf.data` pipeline (shuffle → repeat → batch → prefetch). Session creation is never "
+        "timed.",
         f"- (a), (b): N steps after {meta['warmup']} untimed warm-up steps, fetching `[train_op, loss, global_step]`. "
         f"(d): `fit` of W+N batches, timed from the end of batch {meta['warmup']} (tracing excluded) "
         "to `on_train_end`.",

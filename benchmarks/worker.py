@@ -53,9 +53,9 @@ class Prepared:
 
     def __init__(self, tf: Any, config_path: Path) -> None:
         from hookrun.config_schemas.loader import load_config
-        from hookrun.runner.data import load_raw_data
-        from hookrun.runner.device import resolve_device, session_config
-        from hookrun.runner.preprocessing import Preprocessor
+        from hookrun.runner.data.preprocessing import Preprocessor
+        from hookrun.runner.data.reader import load_raw_data
+        from hookrun.runner.graph.device import resolve_device, session_config
 
         self.tf = tf
         self.loaded = load_config(config_path)
@@ -69,8 +69,8 @@ class Prepared:
         self.session_config = session_config(tf, self.plan, 0, 0)
 
     def build(self) -> Any:
-        """A fresh graph built by ``hookrun.runner.graph.build_graph`` (the graph ``hookrun train`` runs)."""
-        from hookrun.runner.graph import build_graph
+        """A fresh graph built by ``hookrun.runner.graph.build.build_graph`` (the graph ``hookrun train`` runs)."""
+        from hookrun.runner.graph.build import build_graph
 
         return build_graph(
             self.tf,
@@ -198,7 +198,7 @@ def loop_keras(prep: Prepared, workload: Workload, steps: int, warmup: int) -> d
     """(d) Keras 3 ``model.fit`` on the same ``tf.data`` pipeline; timed from the end of batch W to the end of fit."""
     import keras
 
-    from hookrun.runner.data import make_dataset
+    from hookrun.runner.data.reader import make_dataset
 
     tf = prep.tf
     warmup = max(warmup, 1)  # the first batch traces the train function: never timed

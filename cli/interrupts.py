@@ -5,7 +5,7 @@ TensorFlow are imported. From then on SIGINT and SIGTERM raise :class:`Interrupt
 ``KeyboardInterrupt``, so ``finally`` blocks and context managers still clean up) and are recorded:
 an exception that surfaces after a signal (a library may wrap the ``KeyboardInterrupt``, as
 pydantic's schema building does in a ``SchemaError``) is reported as the interruption, not as an
-internal error. Training replaces these handlers with its own (``runner/session.py``: finish the
+internal error. Training replaces these handlers with its own (``runner/session/monitored.py``: finish the
 step, save, exit 130/143) and restores them afterwards; it calls the handlers these replaced (a
 launcher's), not these.
 

@@ -10,11 +10,11 @@ from rich.table import Table
 from rich.text import Text
 
 from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
-from hookrun.runner.plan import FINISHING_RULES, PHASE_WHEN, PHASES, PlannedHook
+from hookrun.runner.session.plan import FINISHING_RULES, PHASE_WHEN, PHASES, PlannedHook
 
 if TYPE_CHECKING:
-    from hookrun.runner.tensor_names import GraphInventory
-    from hookrun.runner.trace import TraceSummary
+    from hookrun.runner.graph.tensor_names import GraphInventory
+    from hookrun.runner.session.trace import TraceSummary
 
 #: At most this many history rows are shown; longer histories elide the middle.
 MAX_HISTORY_ROWS = 24

@@ -1,6 +1,6 @@
 """Parameter models of the built-in graph builders (``graph.params``).
 
-One model per builder in ``runner/graph_builders/``; checked at validation
+One model per builder in ``runner/graph/builders/``; checked at validation
 time, without TensorFlow. Custom builders' params are passed through as given.
 """
 

@@ -3,7 +3,7 @@
 The addresses (``ps``, ``worker``, optional ``chief``) may instead come from the standard
 ``TF_CONFIG`` environment variable; the settings here apply either way. Which task a process is
 comes from ``hookrun train --task worker:1`` or ``TF_CONFIG``'s ``task``
-(see :mod:`hookrun.runner.cluster`).
+(see :mod:`hookrun.runner.cluster.plan`).
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.builders import BUILDER_PARAMS, RESERVED_PARAMS
 from hookrun.config_schemas.hooks.custom import IMPORT_PATH
 
-#: Built-in graph builders (``runner/graph_builders/<name>.py``).
+#: Built-in graph builders (``runner/graph/builders/<name>.py``).
 BUILTIN_BUILDERS = tuple(BUILDER_PARAMS)
 
 #: Optimizers, by hookrun name -> ``tf.compat.v1.train`` class.

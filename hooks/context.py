@@ -153,7 +153,7 @@ class HookContext:
         where: the hook's position for messages, e.g. ``hooks[3]``.
         on_close: the runner appends callables here to run after the session closes,
             on success and on failure alike (stop live displays, flush files).
-        evaluation: the graph's evaluation part (``hookrun.runner.graph.EvalGraph``), or None
+        evaluation: the graph's evaluation part (``hookrun.runner.graph.build.EvalGraph``), or None
             when the run has no validation data or no ``evaluation`` hook.
         evaluations: the shared validation results (:class:`Evaluations`), or None likewise.
         task: on a cluster, this task's label (``worker1``; prefixes its output), else None. Other

@@ -17,8 +17,8 @@ from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.config_schemas.imports import find_module
 from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
-from hookrun.runner.data import load_raw_data
-from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
+from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
+from hookrun.runner.data.reader import load_raw_data
 
 #: Data rows read by the quick check (rows); ``train`` reads the whole file anyway.
 PREVIEW_ROWS = 200

@@ -16,15 +16,16 @@ from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, Ten
 from hookrun.hooks.files import atomic_write_text, describe_write_failure
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
-from hookrun.runner.checkpoints import Resume, find_checkpoint, write_checkpoint_state
-from hookrun.runner.cluster import check_addresses, resolve_cluster
-from hookrun.runner.config_change import compare_configs
-from hookrun.runner.data import load_raw_data, steps_per_run
-from hookrun.runner.device import resolve_device, session_config
+from hookrun.runner.cluster.plan import check_addresses, resolve_cluster
+from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
+from hookrun.runner.data.reader import load_raw_data, steps_per_run
 from hookrun.runner.errors import TrainingError
-from hookrun.runner.graph import build_graph
-from hookrun.runner.preprocessing import Preprocessor, check_label_for_builder
-from hookrun.runner.run_dir import (
+from hookrun.runner.graph.build import build_graph
+from hookrun.runner.graph.device import resolve_device, session_config
+from hookrun.runner.graph.tensor_names import check_tensor_names
+from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_checkpoint_state
+from hookrun.runner.run_dir.config_change import compare_configs
+from hookrun.runner.run_dir.directory import (
     RunDirLock,
     clean_temporary_files,
     close_summary_writers,
@@ -33,8 +34,7 @@ from hookrun.runner.run_dir import (
     resolve_run_dir,
     writer_thread_errors_deferred,
 )
-from hookrun.runner.session import run_monitored
-from hookrun.runner.tensor_names import check_tensor_names
+from hookrun.runner.session.monitored import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
 PREPROCESSING_FILE = "preprocessing.json"
@@ -61,7 +61,7 @@ class TrainResult:
             task other than the chief (it writes no checkpoint).
         notes: lines worth showing the user (device fallback, dropped rows).
         signal: the signal (SIGINT 2, SIGTERM 15) that stopped training early, or None.
-        trace_summary: per-hook cost of the lifecycle trace (``hookrun.runner.trace.TraceSummary``),
+        trace_summary: per-hook cost of the lifecycle trace (``hookrun.runner.session.trace.TraceSummary``),
             or None when tracing was off.
         task: on a cluster, this process's task (``worker:1``, ``ps:0``), else None.
     """
@@ -132,7 +132,7 @@ class PreparedRun:
         tf: the ``tensorflow`` module.
         built: the graph, ``train_op`` and named tensors.
         hooks: ``SessionRunHook`` instances, in config order.
-        scaffold: the session's :class:`hookrun.runner.scaffold.Scaffold` (its saver, with the
+        scaffold: the session's :class:`hookrun.runner.session.scaffold.Scaffold` (its saver, with the
             checkpoint_saver's ``max_to_keep``, is built after every hook's ``begin()``).
         plan: the device plan.
         initial_step: ``global_step`` restored from the run directory (0 if none).
@@ -140,7 +140,7 @@ class PreparedRun:
         on_close: callables to run after the session, on success and failure.
         notes: lines for the user.
         evaluations: the validation results shared by the hooks, or None without an evaluation.
-        cluster: on a cluster, this task's :class:`hookrun.runner.cluster_session.ClusterRun`, else None.
+        cluster: on a cluster, this task's :class:`hookrun.runner.cluster.session.ClusterRun`, else None.
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
         hook_labels: per hook, its place and name for messages: ``hooks[2] (custom my_hooks:Counter)``.
@@ -230,7 +230,7 @@ def prepare(
     running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
     hook_configs = [h for _, h in running]
     if cluster is not None:
-        from hookrun.runner.cluster import shard
+        from hookrun.runner.cluster.plan import shard
 
         data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
     wants_evaluation = any(h.type == "evaluation" for h in hook_configs)  # type: ignore[attr-defined]
@@ -258,7 +258,7 @@ def prepare(
             (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
             default=5,
         )
-        from hookrun.runner.scaffold import Scaffold
+        from hookrun.runner.session.scaffold import Scaffold
 
         # The Saver, init and ready ops are built by finalize(), after every hook's begin() (TensorFlow's order),
         # with relative paths in the `checkpoint` state file: a moved or copied run directory resumes from its files.
@@ -337,7 +337,7 @@ def train(
     resolved before training); create the run directory and check it is
     writable; write the resolved ``config.yaml`` (and ``preprocessing.json``);
     run the monitored session (see
-    :func:`hookrun.runner.session.run_monitored`); write ``summary.json``.
+    :func:`hookrun.runner.session.monitored.run_monitored`); write ``summary.json``.
     Re-running with the same run directory resumes from its latest checkpoint.
 
     Args:
@@ -348,9 +348,9 @@ def train(
         allow_config_change: resume even when the graph or data shape differs
             from the run directory's saved ``config.yaml``.
         trace: record every hook call to ``<run_dir>/trace.jsonl`` (also on with
-            ``session.trace: true``); see :mod:`hookrun.runner.trace`.
+            ``session.trace: true``); see :mod:`hookrun.runner.session.trace`.
         task: on a cluster (``cluster:`` or ``TF_CONFIG``), this process's task, e.g. ``worker:1``
-            (default: ``TF_CONFIG``'s); see :mod:`hookrun.runner.cluster`. A ``ps`` task serves
+            (default: ``TF_CONFIG``'s); see :mod:`hookrun.runner.cluster.plan`. A ``ps`` task serves
             until the chief finishes; a worker other than the chief neither locks the run
             directory nor writes the run's own files (its own carry the task: ``summary-worker1.json``).
 
@@ -370,7 +370,7 @@ def train(
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
         if cluster_plan.is_ps:
-            from hookrun.runner.cluster import serve_ps
+            from hookrun.runner.cluster.plan import serve_ps
 
             served = serve_ps(cluster_plan, console, verbose)
             return TrainResult(directory, 0, 0, 0, served, False, notes=cluster_plan.notes, task=str(cluster_plan.task))
@@ -402,7 +402,7 @@ def _train_locked(
     cluster = None
     if cluster_plan is not None:
         import_tensorflow(verbose)  # quietly, before cluster_session imports it
-        from hookrun.runner.cluster_session import ClusterRun
+        from hookrun.runner.cluster.session import ClusterRun
 
         cluster = ClusterRun(cluster_plan)
     prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
@@ -439,8 +439,8 @@ def _train_locked(
 
     hooks, tracer = prepared.hooks, None
     if trace or config.session.trace:  # off: hooks are not wrapped at all
-        from hookrun.runner.plan import plan as hook_plan
-        from hookrun.runner.trace import TRACE_FILE, TraceRecorder
+        from hookrun.runner.session.plan import plan as hook_plan
+        from hookrun.runner.session.trace import TRACE_FILE, TraceRecorder
 
         trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
         tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
@@ -580,13 +580,13 @@ def inspect_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bo
         verbose: show TensorFlow's INFO logs.
 
     Returns:
-        A :class:`hookrun.runner.tensor_names.GraphInventory`: every nameable tensor (name, dtype,
+        A :class:`hookrun.runner.graph.tensor_names.GraphInventory`: every nameable tensor (name, dtype,
         shape, op type), the aliases and what each resolves to, the variables.
 
     Raises:
         ConfigError, SetupError: as :func:`prepare`.
     """
-    from hookrun.runner.tensor_names import graph_inventory
+    from hookrun.runner.graph.tensor_names import graph_inventory
 
     directory = run_dir_for(loaded, run_dir).resolve()
     prepared = prepare(loaded, directory, Console(quiet=True), verbose)

@@ -14,7 +14,7 @@ import pytest
 
 from hookrun.config_schemas.loader import load_config
 from hookrun.hooks.history_saver import read_history
-from hookrun.runner.data import split_rows
+from hookrun.runner.data.reader import split_rows
 from tests.conftest import CONFIGS
 
 DATA = CONFIGS / "data" / "california_housing.csv"

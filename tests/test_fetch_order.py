@@ -14,7 +14,7 @@ from __future__ import annotations
 import pytest
 from tensorflow.python.client import pywrap_tf_session as c_api
 
-import hookrun.runner.engine as engine_module
+import hookrun.runner.session.engine as engine_module
 from tests.conftest import user_module
 
 #: As OpenSeq2Seq's PrintLossAndTimeHook: the loss and global_step, fetched with the train op.

@@ -63,7 +63,7 @@ def train_command(
     ps=1,worker=2 starts them all here and stops them all when the chief finishes, on Ctrl-C, or
     when one fails.
     """
-    from hookrun.runner.local_cluster import watch_launcher
+    from hookrun.runner.cluster.local import watch_launcher
 
     watch_launcher()  # a task of --local-cluster: stop when the launcher is gone
     from rich.console import Console
@@ -144,7 +144,7 @@ def _run_local_cluster(
 ) -> int:
     """Run every task of ``spec`` as a child ``hookrun train --task ...``, passing the other flags on."""
     from hookrun.config_schemas.errors import SetupError
-    from hookrun.runner.local_cluster import run_local_cluster
+    from hookrun.runner.cluster.local import run_local_cluster
 
     if task is not None:
         raise SetupError("--task and --local-cluster exclude each other: --local-cluster starts every task itself")

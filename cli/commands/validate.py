@@ -15,8 +15,8 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
     from hookrun.cli.errors import print_issues
     from hookrun.cli.render import phase_plan, plan_table
     from hookrun.config_schemas.loader import ConfigError, load_config, resolved_yaml
-    from hookrun.runner.plan import plan
     from hookrun.runner.preflight import preflight
+    from hookrun.runner.session.plan import plan
 
     loaded = load_config(config, overrides)
     issues = preflight(loaded)

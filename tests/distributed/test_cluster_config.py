@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
-from hookrun.runner.cluster import Task, check_addresses, parse_task, port_in_use, resolve_cluster, shard
-from hookrun.runner.data import TrainingData
-from hookrun.runner.local_cluster import local_jobs, parse_spec
+from hookrun.runner.cluster.local import local_jobs, parse_spec
+from hookrun.runner.cluster.plan import Task, check_addresses, parse_task, port_in_use, resolve_cluster, shard
+from hookrun.runner.data.reader import TrainingData
 
 CLUSTER = {"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223", "127.0.0.1:2224"]}
 
@@ -179,7 +179,7 @@ def test_placement_chief_only_hooks_and_device_filters_on_a_non_chief_worker(mak
     import tensorflow as tf
     from rich.console import Console
 
-    from hookrun.runner.cluster_session import ClusterRun
+    from hookrun.runner.cluster.session import ClusterRun
     from hookrun.runner.trainer import prepare
 
     loaded = make_config(

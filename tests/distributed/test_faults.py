@@ -11,7 +11,7 @@ import signal
 import time
 from pathlib import Path
 
-from hookrun.runner.local_cluster import free_ports
+from hookrun.runner.cluster.local import free_ports
 from tests.distributed.conftest import mtcars_config
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from hookrun.runner.device import DevicePlan, resolve_device, session_config
 from hookrun.runner.errors import SetupError
+from hookrun.runner.graph.device import DevicePlan, resolve_device, session_config
 
 CPU = "/device:CPU:0"
 

@@ -79,7 +79,7 @@ class RunCounter(tf.compat.v1.train.SessionRunHook):
         return counted
 
     def after_create_session(self, session, coord):
-        engine = sys.modules.get("hookrun.runner.engine")
+        engine = sys.modules.get("hookrun.runner.session.engine")
         for owner, name in ((pywrap_tf_session, "TF_SessionRun_wrapper"), (engine, "_session_run")):
             if owner is not None and getattr(owner, name, None) is not None:
                 self._saved.append((owner, name, getattr(owner, name)))

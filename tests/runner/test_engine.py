@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from hookrun.runner import engine
-from hookrun.runner.engine import HookedMonitoredSession
+from hookrun.runner.session import engine
+from hookrun.runner.session.engine import HookedMonitoredSession
 
 v1 = tf.compat.v1
 Pair = collections.namedtuple("Pair", "first second")

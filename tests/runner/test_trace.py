@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from hookrun.runner.trace import TRACE_FILE, TraceRecorder, TracingHook, read_trace, summarize
+from hookrun.runner.session.trace import TRACE_FILE, TraceRecorder, TracingHook, read_trace, summarize
 from tests.conftest import NUM_ROWS, user_module
 
 #: Fetches the loss in before_run and records what after_run receives.

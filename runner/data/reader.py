@@ -3,7 +3,7 @@
 The files are parsed with Python's ``csv`` module (so every error names its
 line and column) into typed columns (:class:`RawColumns`: numbers, or text
 for categorical columns, with missing cells marked). The training split is
-then preprocessed (:mod:`hookrun.runner.preprocessing`) into ``float32``
+then preprocessed (:mod:`hookrun.runner.data.preprocessing`) into ``float32``
 arrays held in memory and fed through a ``tf.data`` pipeline: shuffle ->
 repeat(epochs) -> batch -> skip(resumed steps) -> prefetch. The validation
 split gets its own, initializable, pipeline (:func:`make_eval_dataset`).

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from hookrun.runner.session import StopSignals
+from hookrun.runner.session.monitored import StopSignals
 
 
 def test_first_signal_is_recorded_second_sigint_interrupts_at_once() -> None:

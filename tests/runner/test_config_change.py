@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from hookrun.config_schemas.loader import load_config, resolved_yaml
-from hookrun.runner.config_change import compare_configs
 from hookrun.runner.errors import SetupError
+from hookrun.runner.run_dir.config_change import compare_configs
 
 SAVED = """
 name: a

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from hookrun.runner.errors import SetupError
-from hookrun.runner.run_dir import LOCK_FILE, RunDirLock, atomic_write_text, prepare_run_dir
+from hookrun.runner.run_dir.directory import LOCK_FILE, RunDirLock, atomic_write_text, prepare_run_dir
 
 HOLD = textwrap.dedent(
     """
     import sys, time
     from pathlib import Path
-    from hookrun.runner.run_dir import RunDirLock
+    from hookrun.runner.run_dir.directory import RunDirLock
     with RunDirLock(Path(sys.argv[1])):
         print("locked", flush=True)
         time.sleep(60)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookrun.runner.graph_builders.layers import classification_head, dense
-from hookrun.runner.graph_builders.spec import GraphSpec
+from hookrun.runner.graph.builders.layers import classification_head, dense
+from hookrun.runner.graph.builders.spec import GraphSpec
 
 
 def linear_classifier(features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:

@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from hookrun.config_schemas.run_config import RunConfig
-from hookrun.runner.data import TrainingData, make_dataset, make_eval_dataset
-from hookrun.runner.device import DevicePlan
+from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.errors import PlacedError, SetupError
-from hookrun.runner.graph_builders.registry import get_builder
-from hookrun.runner.graph_builders.spec import GraphSpec
-from hookrun.runner.optimizers import make_train_op
+from hookrun.runner.graph.builders.registry import get_builder
+from hookrun.runner.graph.builders.spec import GraphSpec
+from hookrun.runner.graph.device import DevicePlan
+from hookrun.runner.graph.optimizers import make_train_op
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
 EVAL_SCOPE = "evaluation"

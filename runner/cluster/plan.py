@@ -5,7 +5,7 @@ What hookrun does here is TensorFlow's documented between-graph replication, not
 ``tf.compat.v1.train.replica_device_setter``, a ``MonitoredSession`` per worker whose chief
 restores and initializes (``ChiefSessionCreator``) while the others wait for it
 (``SessionManager.wait_for_session``). The sessions and the queues through which the chief ends
-the run are in :mod:`hookrun.runner.cluster_session`.
+the run are in :mod:`hookrun.runner.cluster.session`.
 
 This module imports no TensorFlow at import time, so a bad ``--task``, a port already in use or an
 unreachable host is reported (exit 2) before TensorFlow loads.
@@ -392,7 +392,7 @@ def serve_ps(plan: ClusterPlan, console: Any, verbose: bool = False) -> float:
     from hookrun.runner.tf_env import import_tensorflow
 
     tf = import_tensorflow(verbose)  # quietly, before cluster_session imports it
-    from hookrun.runner.cluster_session import done_queue
+    from hookrun.runner.cluster.session import done_queue
     v1 = tf.compat.v1
     config = v1.ConfigProto(device_filters=[plan.task.device])
     server = start_server(tf, plan, config)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from hookrun.runner.data import (
+from hookrun.runner.data.preprocessing import Preprocessor
+from hookrun.runner.data.reader import (
     CATEGORICAL,
     NUMERIC,
     load_raw_data,
@@ -21,7 +22,6 @@ from hookrun.runner.data import (
     steps_per_run,
 )
 from hookrun.runner.errors import DataError, SetupError
-from hookrun.runner.preprocessing import Preprocessor
 from tests.conftest import data_config, write_data_file
 
 

@@ -287,7 +287,7 @@ def _open_session(tf: Any, engine: str, hooks: list[Any], scaffold: Any, checkpo
         )
     if engine != "hookrun":
         raise ValueError(f"unknown session engine {engine!r}")
-    from hookrun.runner.engine import HookedMonitoredSession
+    from hookrun.runner.session.engine import HookedMonitoredSession
 
     creator = tf.compat.v1.train.ChiefSessionCreator(
         scaffold=scaffold, checkpoint_dir=str(checkpoint_dir), config=config
@@ -309,7 +309,7 @@ def run_monitored(
 ) -> LoopResult:
     """Run ``train_op`` under a monitored session until it should stop.
 
-    ``engine`` picks the session: ``hookrun`` (:class:`hookrun.runner.engine.HookedMonitoredSession`
+    ``engine`` picks the session: ``hookrun`` (:class:`hookrun.runner.session.engine.HookedMonitoredSession`
     with a ``ChiefSessionCreator``: TensorFlow's creation, restore and recovery, hookrun's
     per-step dispatch) or ``tf`` (``tf.compat.v1.train.MonitoredTrainingSession``).
 
@@ -332,7 +332,7 @@ def run_monitored(
         engine: ``hookrun`` or ``tf`` (see above).
         session_factory: a callable returning the monitored session to use instead (on a cluster:
             TensorFlow's ``MonitoredSession`` with the chief's or a worker's session creator; see
-            :mod:`hookrun.runner.cluster_session`); ``engine`` is then ignored.
+            :mod:`hookrun.runner.cluster.session`); ``engine`` is then ignored.
         hook_labels: a name per hook for error messages (``hooks[2] (custom)``), or None.
 
     Returns:

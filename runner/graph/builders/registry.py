@@ -11,10 +11,10 @@ from hookrun.config_schemas.imports import import_object
 
 #: Built-in name -> "module:function" (imported only when used).
 BUILTINS: dict[str, str] = {
-    "linear_regressor": "hookrun.runner.graph_builders.linear_regressor:linear_regressor",
-    "dnn_regressor": "hookrun.runner.graph_builders.dnn_regressor:dnn_regressor",
-    "linear_classifier": "hookrun.runner.graph_builders.linear_classifier:linear_classifier",
-    "dnn_classifier": "hookrun.runner.graph_builders.dnn_classifier:dnn_classifier",
+    "linear_regressor": "hookrun.runner.graph.builders.linear_regressor:linear_regressor",
+    "dnn_regressor": "hookrun.runner.graph.builders.dnn_regressor:dnn_regressor",
+    "linear_classifier": "hookrun.runner.graph.builders.linear_classifier:linear_classifier",
+    "dnn_classifier": "hookrun.runner.graph.builders.dnn_classifier:dnn_classifier",
 }
 
 

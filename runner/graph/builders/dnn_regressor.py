@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookrun.runner.graph_builders.layers import dense, hidden_layers, regression_head
-from hookrun.runner.graph_builders.spec import GraphSpec
+from hookrun.runner.graph.builders.layers import dense, hidden_layers, regression_head
+from hookrun.runner.graph.builders.spec import GraphSpec
 
 
 def dnn_regressor(features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:

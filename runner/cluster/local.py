@@ -41,9 +41,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from hookrun.config_schemas.errors import SetupError
-from hookrun.runner import netns
-from hookrun.runner.cluster import TF_CONFIG_VAR, Task
-from hookrun.runner.netns import PrivateNetwork
+from hookrun.runner.cluster import netns
+from hookrun.runner.cluster.netns import PrivateNetwork
+from hookrun.runner.cluster.plan import TF_CONFIG_VAR, Task
 
 #: ``ps=1,worker=2[,chief=1]``.
 SPEC_PATTERN = re.compile(r"^\s*(chief|worker|ps)\s*=\s*([0-9]+)\s*$")

@@ -29,7 +29,7 @@ from hookrun.config_schemas.builders import BUILDER_PARAMS, CLASSIFIERS
 from hookrun.config_schemas.data import DataConfig, MissingPolicy, policy_name
 from hookrun.config_schemas.errors import DataWarning
 from hookrun.config_schemas.graph import GraphConfig
-from hookrun.runner.data import CATEGORICAL, NUMERIC, RawColumns, TrainingData
+from hookrun.runner.data.reader import CATEGORICAL, NUMERIC, RawColumns, TrainingData
 from hookrun.runner.errors import DataError, SetupError
 
 #: Version of the ``preprocessing.json`` layout written by :meth:`Preprocessor.save`.
@@ -108,7 +108,7 @@ class Preprocessor:
         columns: one state per feature column, in feature order.
         label: the label's state.
         standardize: whether numeric features are z-scored.
-        split: how training and validation rows were split (see :class:`hookrun.runner.data.RawData`).
+        split: how training and validation rows were split (see :class:`hookrun.runner.data.reader.RawData`).
     """
 
     columns: list[ColumnState]
@@ -370,7 +370,7 @@ class Preprocessor:
 
         Args:
             config: the ``data:`` section.
-            split: the current split description (:attr:`hookrun.runner.data.RawData.split`).
+            split: the current split description (:attr:`hookrun.runner.data.reader.RawData.split`).
             path: the state file, for the message.
 
         Raises:

@@ -23,7 +23,7 @@ signals. The chief, once its session has closed, enqueues a token on ``hookrun_s
 each other worker sees it at its next step, finishes that step, closes its session (every hook's
 ``end`` runs) and enqueues its index on ``hookrun_worker_done``; the chief waits for those
 (``shutdown_timeout_secs``), then enqueues on each parameter server's ``done_queue_<i>``, which
-the parameter server (:func:`hookrun.runner.cluster.serve_ps`) is blocked dequeuing: it exits.
+the parameter server (:func:`hookrun.runner.cluster.plan.serve_ps`) is blocked dequeuing: it exits.
 
 This module imports TensorFlow; the runner imports it only for a cluster run.
 """
@@ -40,8 +40,8 @@ from typing import Any
 
 import tensorflow as tf
 
-from hookrun.runner.cluster import ClusterPlan, Task, start_server, wait_for_ps
-from hookrun.runner.graph import EVAL_SCOPE
+from hookrun.runner.cluster.plan import ClusterPlan, Task, start_server, wait_for_ps
+from hookrun.runner.graph.build import EVAL_SCOPE
 
 #: Capacity of the control queues (tokens); the chief puts at most a few in each.
 QUEUE_CAPACITY = 1024

@@ -1,0 +1,4 @@
+"""Multi-machine training.
+
+``plan``: the cluster plan; ``session``: the cluster session; ``local``: ``--local-cluster``.
+"""

@@ -1,0 +1,6 @@
+"""The graph.
+
+``device``: placement; ``builders``: the built-in builders and their registry; ``optimizers``: the
+optimizer and ``train_op``; ``build``: the training and evaluation graph; ``tensor_names``: resolving
+the names hooks use.
+"""

@@ -1,0 +1,1 @@
+"""hookrun's tests (a package: `tests.conftest` has one import name)."""
