@@ -243,7 +243,10 @@ def writer_thread_errors_deferred() -> Iterator[None]:
     try:
         yield
     finally:
-        threading.excepthook = previous
+        # Only if still ours: a hook chained over it inside (the cluster's quiet queue-runner hook, whose
+        # threads may die after this block) stays installed; ours, left in its chain, only filters.
+        if threading.excepthook is hook:
+            threading.excepthook = previous
         logger.removeFilter(reported_later)
 
 
