@@ -119,16 +119,21 @@ def find_checkpoint(tf: Any, run_dir: Path) -> Resume:
 
     Raises:
         SetupError: checkpoint files exist but none can be read (exit 2): starting afresh would
-            overwrite them.
+            overwrite them; or the directory cannot be listed.
     """
     resume = Resume()
     if not run_dir.is_dir():
         return resume
     candidates: list[tuple[int, str]] = []
-    for entry in os.scandir(run_dir):
-        found = _INDEX.match(entry.name)
-        if found and entry.is_file():
-            candidates.append((int(found.group("step")), entry.name[: -len(".index")]))
+    try:
+        for entry in os.scandir(run_dir):
+            found = _INDEX.match(entry.name)
+            if found and entry.is_file():
+                candidates.append((int(found.group("step")), entry.name[: -len(".index")]))
+    except OSError as err:
+        raise SetupError(
+            f"{run_dir}: cannot read the run directory ({err.strerror or err}); choose another `--run-dir`"
+        ) from None
     candidates.sort(reverse=True)
     state_path = run_dir / CHECKPOINT_STATE
     state, unreadable = _read_state(tf, state_path)
@@ -165,6 +170,8 @@ def find_checkpoint(tf: Any, run_dir: Path) -> Resume:
         resume.notes.append(f"{state_path} is damaged ({unreadable}); resuming from {chosen}, found among the files")
     elif state is None:
         resume.notes.append(f"{state_path} was missing; resuming from {chosen}, found among the files")
+    elif not named:
+        resume.notes.append(f"{state_path} names no checkpoint; resuming from {chosen}, found among the files")
     elif os.path.isabs(named) and os.path.realpath(os.path.dirname(named)) != str(run_dir):
         resume.notes.append(
             f"{state_path} pointed into {os.path.dirname(named)} (the run directory was moved or copied); "
