@@ -144,7 +144,7 @@ def test_deleting_the_lock_file_does_not_release_the_lock(tmp_path: Path) -> Non
 
 
 def test_clean_temporary_files_removes_only_what_writers_left_half_written(tmp_path: Path) -> None:
-    from hookrun.runner.run_dir import clean_temporary_files
+    from hookrun.runner.run_dir.directory import clean_temporary_files
 
     left = [
         "model.ckpt-16.data-00000-of-00001.tempstate8412765317046538181",
