@@ -23,6 +23,8 @@ WRITE_ERRNOS = frozenset({errno.EFBIG, errno.ENOSPC, errno.EDQUOT, errno.EROFS})
 #: Suffixes that writers add to a file's name while it is being written (TensorFlow's atomic
 #: writes add ``.tmp<32 hex digits>``, its checkpoint writer ``.tempstate<digits>``).
 _TEMP_SUFFIX = re.compile(r"(\.tmp[0-9a-f]{32}|\.tempstate\d*)$")
+#: hookrun's own: :func:`atomic_write_text`'s ``.<name>.<8 random>.tmp`` and the writability probe.
+_OWN_TEMP = re.compile(r"^(\..+\.[a-z0-9_]{8}\.tmp|\.write-probe\.[a-z0-9_]{8})$")
 
 
 class RunDirWriteError(HookrunError):
@@ -124,9 +126,7 @@ def written_name(path: str) -> str:
 
 def is_temporary_name(name: str) -> bool:
     """Whether ``name`` is a file that a writer left half-written: TensorFlow's or hookrun's temporaries."""
-    if _TEMP_SUFFIX.search(name):
-        return True
-    return name.startswith(".") and name.endswith(".tmp") or name.startswith(".write-probe.")
+    return bool(_TEMP_SUFFIX.search(name) or _OWN_TEMP.match(name))
 
 
 def describe_write_failure(err: BaseException) -> str | None:

@@ -157,6 +157,18 @@ def test_a_state_file_naming_missing_files_resumes_from_the_newest_that_exists(t
     assert "resuming from model.ckpt-16" in result.stdout
 
 
+def test_the_state_files_choice_wins_over_a_newer_unrecorded_checkpoint(tmp_path, linear_csv):
+    """A kill -9 between writing model.ckpt-24 and recording it: resume from what was recorded, as TensorFlow."""
+    run_dir = tmp_path / "run"
+    trained(tmp_path, linear_csv, run_dir, 24)
+    state = run_dir / "checkpoint"
+    recorded = 'model_checkpoint_path: "model.ckpt-16"'
+    state.write_text(state.read_text().replace('model_checkpoint_path: "model.ckpt-24"', recorded))
+    result = train(write_config(tmp_path, 32), run_dir)
+    assert result.exit_code == 0, result.output
+    assert resumed_from(result.stdout) == 16
+
+
 # --- 4. moved and copied run directories --------------------------------------------------------------
 
 

@@ -8,7 +8,8 @@ moved run directory could not resume, and a copy resumed from the original's fil
 :func:`find_checkpoint` decides from the files themselves (``<prefix>-<step>.index`` and its data
 shards, every tensor read once, so a truncated or zeroed file is caught here rather than in the
 restore); :func:`write_checkpoint_state` rewrites the state file with paths relative to the run
-directory, naming that checkpoint, before the session restores from it.
+directory, naming that checkpoint, before the session restores from it. The state file's own
+choice comes first when it reads back whole; the files decide only when it does not.
 """
 
 from __future__ import annotations
@@ -99,13 +100,15 @@ def _state_text(tf: Any, run_dir: Path, listed: list[str]) -> str:
 
 
 def find_checkpoint(tf: Any, run_dir: Path) -> Resume:
-    """The newest readable checkpoint in ``run_dir``, found from its files (reads only).
+    """The checkpoint ``run_dir`` resumes from, checked against its files (reads only).
 
-    Every ``<prefix>-<step>.index`` in ``run_dir`` is a candidate, newest step first; the first
-    whose tensors all read back (:func:`checkpoint_damage`) is chosen and each newer, damaged
-    one is named in a note. The state file's own choice is only a witness: when it is missing,
-    unreadable, names missing files or another directory's (a moved or copied run directory:
-    an absolute path elsewhere), a note says what was used instead.
+    Every ``<prefix>-<step>.index`` in ``run_dir`` is a candidate: first the one the state file
+    names (by file name, so an absolute path into the directory's old place still counts; it is
+    the latest TensorFlow recorded as written whole), then the others, newest step first. The
+    first whose tensors all read back (:func:`checkpoint_damage`) is chosen, and each damaged one
+    tried before it is named in a note. When the state file is missing, unreadable, names missing
+    files or points into another directory (a moved or copied run directory), a note says what
+    was used instead.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -116,23 +119,32 @@ def find_checkpoint(tf: Any, run_dir: Path) -> Resume:
 
     Raises:
         SetupError: checkpoint files exist but none can be read (exit 2): starting afresh would
-            overwrite them.
+            overwrite them; or the directory cannot be listed.
     """
     resume = Resume()
     if not run_dir.is_dir():
         return resume
     candidates: list[tuple[int, str]] = []
-    for entry in os.scandir(run_dir):
-        found = _INDEX.match(entry.name)
-        if found and entry.is_file():
-            candidates.append((int(found.group("step")), entry.name[: -len(".index")]))
+    try:
+        for entry in os.scandir(run_dir):
+            found = _INDEX.match(entry.name)
+            if found and entry.is_file():
+                candidates.append((int(found.group("step")), entry.name[: -len(".index")]))
+    except OSError as err:
+        raise SetupError(
+            f"{run_dir}: cannot read the run directory ({err.strerror or err}); choose another `--run-dir`"
+        ) from None
     candidates.sort(reverse=True)
     state_path = run_dir / CHECKPOINT_STATE
     state, unreadable = _read_state(tf, state_path)
     named = state.model_checkpoint_path if state is not None else ""
 
+    # The state file's own choice first, when it names a file here (TensorFlow records a checkpoint
+    # there only once it is written whole); then every other, newest first.
+    recorded = os.path.basename(named) if named else ""
+    order = sorted(candidates, key=lambda c: (c[1] != recorded, -c[0]))
     damaged: list[tuple[str, str]] = []
-    for step, name in candidates:
+    for step, name in order:
         reason = checkpoint_damage(tf, str(run_dir / name))
         if reason is None:
             resume.path = str(run_dir / name)
@@ -158,13 +170,15 @@ def find_checkpoint(tf: Any, run_dir: Path) -> Resume:
         resume.notes.append(f"{state_path} is damaged ({unreadable}); resuming from {chosen}, found among the files")
     elif state is None:
         resume.notes.append(f"{state_path} was missing; resuming from {chosen}, found among the files")
+    elif not named:
+        resume.notes.append(f"{state_path} names no checkpoint; resuming from {chosen}, found among the files")
     elif os.path.isabs(named) and os.path.realpath(os.path.dirname(named)) != str(run_dir):
         resume.notes.append(
             f"{state_path} pointed into {os.path.dirname(named)} (the run directory was moved or copied); "
             f"resuming from this directory's {chosen}"
         )
     elif os.path.basename(named) != chosen and not damaged:
-        resume.notes.append(f"{state_path} named {named}, which is missing or older; resuming from {chosen}")
+        resume.notes.append(f"{state_path} named {named}, which is missing; resuming from {chosen}")
 
     steps = {name: step for step, name in candidates}
     listed = []

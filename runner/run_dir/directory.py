@@ -274,12 +274,16 @@ def read_saved_config(path: Path) -> str:
 def close_summary_writers(tf: Any) -> BaseException | None:
     """Close every cached summary ``FileWriter`` (``FileWriterCache.clear``), even when one fails.
 
+    A writer thread that fails on its last flush prints no traceback (see
+    :func:`writer_thread_errors_deferred`); its error is returned.
+
     Returns:
         The first writer's error (e.g. its event file could not be written), or None.
     """
     cache = tf.compat.v1.summary.FileWriterCache
     try:
-        cache.clear()
+        with writer_thread_errors_deferred():  # a writer thread failing on its last flush: reported here
+            cache.clear()
         return None
     except Exception as err:
         writers = list(getattr(cache, "_cache", {}).values())  # clear() stops at the first failing close

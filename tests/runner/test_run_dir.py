@@ -141,3 +141,25 @@ def test_deleting_the_lock_file_does_not_release_the_lock(tmp_path: Path) -> Non
     finally:
         proc.kill()
         proc.wait(timeout=10)
+
+
+def test_clean_temporary_files_removes_only_what_writers_left_half_written(tmp_path: Path) -> None:
+    from hookrun.runner.run_dir.directory import clean_temporary_files
+
+    left = [
+        "model.ckpt-16.data-00000-of-00001.tempstate8412765317046538181",
+        "graph.pbtxt.tmp3e9b585344eb4b53befb200b73955268",
+        ".history.csv.fayxbvi_.tmp",
+        "best/checkpoint.tmp0123456789abcdef0123456789abcdef",
+    ]
+    kept = ["notes.tmp.txt", ".mine.tmp", "model.ckpt-16.index", "history.csv", "best/best.json"]
+    (tmp_path / "best").mkdir()
+    for name in left + kept:
+        (tmp_path / name).write_text("x")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "graph.pbtxt.tmp3e9b585344eb4b53befb200b73955268").write_text("theirs")
+    (tmp_path / "linked").symlink_to(outside)  # a symlinked folder is not entered
+    assert clean_temporary_files(tmp_path) == sorted(left)
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file()) == sorted(kept)
+    assert (outside / "graph.pbtxt.tmp3e9b585344eb4b53befb200b73955268").read_text() == "theirs"
