@@ -240,7 +240,8 @@ class LocalCluster:
         self.network, self.network_note = netns.start(self.python)
         self._say(network_message(self))
         network = self.network
-        read_end, write_end = self._launcher_pipe = os.pipe()  # only the launcher ever holds the write end
+        self._launcher_pipe = os.pipe()  # only the launcher ever holds the write end
+        read_end = self._launcher_pipe[0]
         for task in order:
             env = dict(os.environ)
             env[TF_CONFIG_VAR] = json.dumps({"cluster": self.jobs, "task": {"type": task.job, "index": task.index}})
@@ -270,7 +271,8 @@ class LocalCluster:
                 reader.start()
                 child.readers.append(reader)
             self.children.append(child)
-        os.close(read_end)
+        os.close(read_end)  # the tasks have it
+        self._launcher_pipe = (-1, self._launcher_pipe[1])
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self._signals.append(signum)
@@ -310,7 +312,9 @@ class LocalCluster:
             except (ProcessLookupError, PermissionError):
                 pass
         if self._launcher_pipe is not None:
-            os.close(self._launcher_pipe[1])
+            for fd in self._launcher_pipe:
+                if fd >= 0:
+                    os.close(fd)
             self._launcher_pipe = None
         if self.network is not None:
             self.network.close()
