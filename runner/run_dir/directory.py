@@ -243,7 +243,8 @@ def writer_thread_errors_deferred() -> Iterator[None]:
     try:
         yield
     finally:
-        threading.excepthook = previous
+        if threading.excepthook is hook:  # not when another hook was chained on top (the cluster's): it stays
+            threading.excepthook = previous
         logger.removeFilter(reported_later)
 
 
