@@ -238,17 +238,17 @@ class LocalCluster:
         linux = sys.platform.startswith("linux")
         libc = ctypes.CDLL(None, use_errno=True) if linux else None
         self.network, self.network_note = netns.start(self.python)
-        self._say(network_message(self))
-        network = self.network
-        read_end, write_end = self._launcher_pipe = os.pipe()  # only the launcher ever holds the write end
-        for task in order:
+        self._launcher_pipe = os.pipe()  # only the launcher ever holds the write end
+        read_end = self._launcher_pipe[0]
+
+        def spawn(task: Task, network: PrivateNetwork | None) -> subprocess.Popen[str]:
             env = dict(os.environ)
             env[TF_CONFIG_VAR] = json.dumps({"cluster": self.jobs, "task": {"type": task.job, "index": task.index}})
             env["PYTHONUNBUFFERED"] = "1"
             env["COLUMNS"] = str(max(80, width - len(task.label) - 3))
             env[LAUNCHER_FD_VAR] = str(read_end)
             command = [self.python, "-m", "hookrun.cli.app", "train", str(self.config), "--task", str(task)]
-            process = subprocess.Popen(
+            return subprocess.Popen(
                 command + self.child_args,
                 env=env,
                 stdin=subprocess.DEVNULL,
@@ -261,6 +261,18 @@ class LocalCluster:
                 process_group=self._group or 0,  # one group, not the launcher's: Ctrl-C reaches the launcher only
                 preexec_fn=(lambda: _prepare_child(parent, libc, network)) if linux else None,
             )
+
+        for task in order:
+            try:
+                process = spawn(task, self.network)
+            except subprocess.SubprocessError as err:
+                if self.network is None or self.children:
+                    raise
+                self.network.close()  # the namespace was made but cannot be joined (a seccomp filter)
+                self.network, self.network_note = None, f"its tasks could not join it: {err}"
+                process = spawn(task, None)
+            if not self.children:
+                self._say(network_message(self))
             if self._group is None:
                 self._group = process.pid
             child = Child(task, process)
@@ -270,7 +282,8 @@ class LocalCluster:
                 reader.start()
                 child.readers.append(reader)
             self.children.append(child)
-        os.close(read_end)
+        os.close(read_end)  # the tasks have it
+        self._launcher_pipe = (-1, self._launcher_pipe[1])
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         self._signals.append(signum)
@@ -310,7 +323,9 @@ class LocalCluster:
             except (ProcessLookupError, PermissionError):
                 pass
         if self._launcher_pipe is not None:
-            os.close(self._launcher_pipe[1])
+            for fd in self._launcher_pipe:
+                if fd >= 0:
+                    os.close(fd)
             self._launcher_pipe = None
         if self.network is not None:
             self.network.close()
