@@ -17,7 +17,7 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
     """Train from a config file path or a loaded config; see :func:`hookrun.runner.trainer.train`.
 
     Args:
-        config: a YAML path, or a ``LoadedConfig`` from ``hookrun.config_schemas.loader.load_config``.
+        config: a YAML path, or a ``LoadedConfig`` from ``hookrun.runner.config.load_config``.
         **kwargs: ``run_dir``, ``console``, ``verbose``, ``allow_config_change``, ``trace``.
 
     Returns:
@@ -27,17 +27,12 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
         ConfigError, SetupError: invalid config or data (exit code 2).
         TrainingError: training failed (exit code 1).
     """
-    from hookrun.config_schemas.loader import load_config
-    from hookrun.runner.preflight import preflight
     from hookrun.runner.trainer import train as _train
 
     if isinstance(config, (str, Path)):
-        from hookrun.config_schemas.loader import ConfigError
+        from hookrun.runner.config import load_checked
 
-        config = load_config(config)
-        errors = [issue for issue in preflight(config) if issue.severity == "error"]
-        if errors:
-            raise ConfigError(errors)
+        config, _warnings = load_checked(config)
     return _train(config, **kwargs)
 
 

@@ -71,10 +71,11 @@ class _ConsoleHandler(logging.Handler):
 
 
 def _is_hookrun_hook(path: str) -> bool:
-    """True when ``path`` is a module of ``hookrun.hooks``."""
+    """True when ``path`` is a module of ``hookrun.hooks`` (a hook's folder included)."""
     import hookrun.hooks
 
-    return os.path.dirname(os.path.abspath(path)) == os.path.dirname(os.path.abspath(hookrun.hooks.__file__))
+    root = os.path.dirname(os.path.abspath(hookrun.hooks.__file__))
+    return os.path.commonpath([root, os.path.abspath(path)]) == root
 
 
 @contextlib.contextmanager

@@ -390,7 +390,7 @@ def run_monitored(
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         raise TrainingError(f"training failed {where}: {_raiser(err, hooks)}called sys.exit({err.code!r})") from err
     except Exception as err:
-        from hookrun.hooks.checkpoint_saver import NonFiniteWeightsError
+        from hookrun.hooks.checkpoint_saver.hook import NonFiniteWeightsError
 
         if isinstance(err, NonFiniteWeightsError):
             raise TrainingError(str(err)) from err

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hookrun.config_schemas.hooks import HookConfig
+from hookrun.config_schemas.hook_base import HookConfig
 
 #: Lifecycle phases in the order TensorFlow calls them.
 PHASES = ("begin", "after_create_session", "before_run / after_run", "end")
