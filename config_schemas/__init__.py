@@ -9,6 +9,12 @@ the full ``RunConfig`` model from them with :func:`run_config.run_config_model`.
 
 from __future__ import annotations
 
+# One import name per module: `import config_schemas` from the repository root would load a second copy.
+if __name__ != "hookrun.config_schemas":
+    raise ImportError(
+        f"import hookrun.config_schemas, not {__name__}: the folder config_schemas/ installs as hookrun.config_schemas"
+    )
+
 import importlib
 from typing import TYPE_CHECKING, Any
 

@@ -5,6 +5,10 @@ Importing this package does not import TensorFlow; :func:`train` does, when call
 
 from __future__ import annotations
 
+# One import name per module: `import runner` from the repository root would load a second copy.
+if __name__ != "hookrun.runner":
+    raise ImportError(f"import hookrun.runner, not {__name__}: the folder runner/ installs as hookrun.runner")
+
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
