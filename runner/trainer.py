@@ -370,7 +370,7 @@ def train(
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
         if cluster_plan.is_ps:
-            from hookrun.runner.cluster.plan import serve_ps
+            from hookrun.runner.cluster.servers import serve_ps
 
             served = serve_ps(cluster_plan, console, verbose)
             return TrainResult(directory, 0, 0, 0, served, False, notes=cluster_plan.notes, task=str(cluster_plan.task))
