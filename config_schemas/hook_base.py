@@ -64,6 +64,24 @@ class HookConfig(StrictModel):
                 raise ValueError(f"set exactly one of {names}")
         return self
 
+    # What the hook needs from the runner, asked before the graph is built (see hookrun.hooks.context).
+
+    def display_name(self) -> str:
+        """The hook's name in plans and messages: its ``type`` (a ``custom`` hook names its class or functions)."""
+        return str(getattr(self, "type", type(self).__name__))
+
+    def needs_evaluation(self) -> bool:
+        """True when the hook runs the graph's evaluation part (the runner builds it only then)."""
+        return False
+
+    def checkpoints_to_keep(self) -> int | None:
+        """How many checkpoints the session's ``Saver`` must keep for this hook (``max_to_keep``), or None."""
+        return None
+
+    def ends_at_step(self, initial_step: int) -> int | None:
+        """The global step at which this hook ends the run, given the restored ``initial_step``; None if it does not."""
+        return None
+
     def tensor_names(self) -> list[str]:
         """Tensor names this hook refers to, for resolution before training.
 

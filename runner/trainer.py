@@ -12,7 +12,14 @@ from rich.console import Console
 
 from hookrun.config_schemas.errors import PlacedError, SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
-from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
+from hookrun.hooks.context import (
+    ContributesResult,
+    Evaluations,
+    HookConfigError,
+    HookContext,
+    TensorNames,
+    UnknownTensorError,
+)
 from hookrun.hooks.files import atomic_write_text, describe_write_failure
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
@@ -38,6 +45,8 @@ from hookrun.runner.session.monitored import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
 PREPROCESSING_FILE = "preprocessing.json"
+#: ``max_to_keep`` of the session's Saver when no hook asks for more (``tf.compat.v1.train.Saver``'s default).
+DEFAULT_MAX_TO_KEEP = 5
 
 
 @dataclass
@@ -113,10 +122,7 @@ def restored_step(tf: Any, run_dir: Path) -> int:
 
 def expected_last_step(loaded: LoadedConfig, num_rows: int, initial_step: int) -> int | None:
     """Global step where training should end: the earliest ``stop_at_step``, or the data's end; None if unbounded."""
-    candidates: list[int] = []
-    for hook in loaded.config.hooks:
-        if hook.type == "stop_at_step":  # type: ignore[attr-defined]
-            candidates.append(hook.last_step if hook.last_step is not None else initial_step + hook.num_steps)  # type: ignore[attr-defined]
+    candidates = [step for hook in loaded.config.hooks if (step := hook.ends_at_step(initial_step)) is not None]
     data = loaded.config.data
     data_steps = steps_per_run(num_rows, data.batch_size, data.epochs)
     if data_steps is not None:
@@ -233,7 +239,7 @@ def prepare(
         from hookrun.runner.cluster.plan import shard
 
         data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
-    wants_evaluation = any(h.type == "evaluation" for h in hook_configs)  # type: ignore[attr-defined]
+    wants_evaluation = any(h.needs_evaluation() for h in hook_configs)
     try:
         built = build_graph(
             tf,
@@ -255,8 +261,7 @@ def prepare(
     last_step = expected_last_step(loaded, total_rows, initial_step)
     with built.graph.as_default():
         max_to_keep = max(
-            (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
-            default=5,
+            (keep for h in config.hooks if (keep := h.checkpoints_to_keep()) is not None), default=DEFAULT_MAX_TO_KEEP
         )
         from hookrun.runner.session.scaffold import Scaffold
 
@@ -275,10 +280,8 @@ def prepare(
                 run_dir=directory,
                 base_dir=loaded.base_dir,
                 tensors=names,
-                global_step=built.global_step,
                 scaffold=scaffold,
                 console=console,
-                initial_step=initial_step,
                 expected_last_step=last_step,
                 where=f"hooks[{index}]",
                 on_close=on_close,
@@ -315,9 +318,9 @@ def prepare(
 
 def _hook_label(index: int, hook_config: Any) -> str:
     """``hooks[2] (custom my_hooks:Counter)``: a hook's place and name, for messages."""
-    name = hook_config.type
-    if name == "custom":
-        name = f"custom {hook_config.display_name()}"
+    name = hook_config.display_name()
+    if name != hook_config.type:
+        name = f"{hook_config.type} {name}"
     return f"hooks[{index}] ({name})"
 
 
@@ -501,7 +504,8 @@ def _train_locked(
     if closed is not None:  # an event file could not be written, though training itself succeeded
         raise TrainingError(describe_write_failure(closed) or f"cannot close the event files: {closed}") from closed
     initial_step = prepared.initial_step
-    history_hook = next((h for h in prepared.hooks if type(h).__name__ == "HistorySaverHook"), None)
+    contributions = [h.hook_result() for h in prepared.hooks if isinstance(h, ContributesResult)]
+    history = next((c for c in contributions if c.history is not None), None)  # the first hook's that keeps one
     final_step = loop.final_global_step
     if final_step is None:
         final_step = restored_step(tf, directory) if loop.steps == 0 else initial_step + loop.steps
@@ -512,8 +516,8 @@ def _train_locked(
         steps=loop.steps,
         loop_seconds=loop.loop_seconds,
         end_of_data=loop.end_of_data,
-        history=list(history_hook.rows) if history_hook is not None else [],
-        history_columns=list(history_hook.columns) if history_hook is not None else [],
+        history=list(history.history or []) if history is not None else [],
+        history_columns=list(history.history_columns) if history is not None else [],
         evaluations=[{"step": step, **values} for step, values in (prepared.evaluations or Evaluations([])).records],
         checkpoint_path=None if cluster is not None and not cluster.plan.is_chief else tf.train.latest_checkpoint(
             str(directory)
@@ -535,6 +539,8 @@ def _train_locked(
     }
     if result.evaluations:
         summary["validation"] = result.evaluations[-1]
+    for contribution in contributions:
+        summary.update(contribution.summary)
     summary_file = "summary.json"
     if cluster is not None:
         summary["task"] = result.task

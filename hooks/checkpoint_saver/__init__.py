@@ -36,3 +36,7 @@ class CheckpointSaverConfig(HookConfig):
     max_to_keep: Count = Field(
         default=5, description="Most recent checkpoints kept (count), as `tf.compat.v1.train.Saver`."
     )
+
+    def checkpoints_to_keep(self) -> int:
+        """The session's ``Saver`` keeps ``max_to_keep`` checkpoints (the Scaffold builds it)."""
+        return self.max_to_keep

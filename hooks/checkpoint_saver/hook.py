@@ -13,11 +13,11 @@ from typing import Any
 import tensorflow as tf
 
 from hookrun.hooks.checkpoint_saver import CheckpointSaverConfig
-from hookrun.hooks.context import HookContext
+from hookrun.hooks.context import HookContext, HookFailure
 from hookrun.hooks.step_clock import ClockedHook
 
 
-class NonFiniteWeightsError(RuntimeError):
+class NonFiniteWeightsError(HookFailure):
     """A checkpoint was about to hold NaN or infinite weights; it was not written."""
 
 

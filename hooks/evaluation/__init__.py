@@ -43,3 +43,7 @@ class EvaluationConfig(HookConfig):
         description="TensorBoard event directory for the validation scalars, relative to the run directory.",
     )
     log: bool = Field(default=True, description="Print one line with the values after each evaluation.")
+
+    def needs_evaluation(self) -> bool:
+        """The evaluation hook runs the graph's evaluation part."""
+        return True

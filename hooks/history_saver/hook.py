@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import tensorflow as tf
 
-from hookrun.hooks.context import Evaluations, HookContext
+from hookrun.hooks.context import Evaluations, HookContext, HookResult
 from hookrun.hooks.files import RunDirWriteError, atomic_write_text, open_append, read_regular_bytes
 from hookrun.hooks.history_saver import HistorySaverConfig
 from hookrun.hooks.step_clock import ClockedHook, StepClock
@@ -320,6 +320,10 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             self._console.print(f"warning: {message}", style="yellow", markup=False, highlight=False, soft_wrap=True)
         else:
             tf.compat.v1.logging.warning(message)
+
+    def hook_result(self) -> HookResult:
+        """The history for ``TrainResult.history``: every row (resumed ones included) and the columns."""
+        return HookResult(history=list(self.rows), history_columns=list(self.columns))
 
 
 def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:

@@ -28,3 +28,7 @@ class StopAtStepConfig(HookConfig):
         default=None,
         description="Global step at which to stop (steps). Exclusive with `num_steps`.",
     )
+
+    def ends_at_step(self, initial_step: int) -> int:
+        """``last_step``, or ``initial_step + num_steps``."""
+        return self.last_step if self.last_step is not None else initial_step + (self.num_steps or 0)

@@ -57,6 +57,6 @@ def plan(hooks: list[HookConfig]) -> list[PlannedHook]:
     planned = []
     for index, hook in enumerate(hooks):
         kind = hook.type  # type: ignore[attr-defined]
-        name = hook.display_name() if kind == "custom" else kind  # type: ignore[attr-defined]
+        name = hook.display_name()
         planned.append(PlannedHook(index, kind, name, describe(hook), type(hook).mirrors))
     return planned
