@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from hookrun.hooks import tf_internals
 from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import StepClock
 
@@ -140,7 +141,7 @@ class TensorNames:
             v1 = tf.compat.v1
             for variable in v1.global_variables() + v1.local_variables():
                 if getattr(variable, "handle", None) is not None and variable.handle.name == tensor.name:
-                    element = variable._as_graph_element()  # the variable's Read/ReadVariableOp:0
+                    element = tf_internals.graph_element(variable)  # the variable's Read/ReadVariableOp:0
                     return element if element is not None else variable.value()
             # A variable in no collection: read the handle with a new op, as the variable would.
             return tf.raw_ops.ReadVariableOp(resource=tensor, dtype=tensor.op.get_attr("dtype"))

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.python.platform import tf_logging as logging
 
+from hookrun.hooks import tf_internals
 from hookrun.hooks.context import HookContext
 from hookrun.hooks.nan_tensor import NanTensorConfig
 
+logging = tf_internals.tf_logging()
 
 class NanTensorHook(tf.compat.v1.train.NanTensorHook):
     """Check the loss after every step; mirrors ``tf.compat.v1.train.NanTensorHook``.

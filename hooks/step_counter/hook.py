@@ -8,12 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.python.platform import tf_logging as logging
 
+from hookrun.hooks import tf_internals
 from hookrun.hooks.context import HookContext
 from hookrun.hooks.step_clock import ClockedHook
 from hookrun.hooks.step_counter import StepCounterConfig
 
+logging = tf_internals.tf_logging()
 
 class StepCounterHook(ClockedHook, tf.compat.v1.train.StepCounterHook):
     """Log and record ``global_step/sec``; mirrors ``tf.compat.v1.train.StepCounterHook``.
