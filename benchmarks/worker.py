@@ -52,7 +52,7 @@ class Prepared:
     """The workload's config, preprocessed arrays and device plan, loaded once with hookrun's own code."""
 
     def __init__(self, tf: Any, config_path: Path) -> None:
-        from hookrun.config_schemas.loader import load_config
+        from hookrun.runner.config import load_config
         from hookrun.runner.data.preprocessing import Preprocessor
         from hookrun.runner.data.reader import load_raw_data
         from hookrun.runner.graph.device import resolve_device, session_config
@@ -250,7 +250,7 @@ def loop_hookrun(config_path: Path) -> dict[str, Any]:
     """(e) ``hookrun.runner.trainer.train`` on a generated config, a fresh run directory, a non-terminal console."""
     from rich.console import Console
 
-    from hookrun.config_schemas.loader import load_config
+    from hookrun.runner.config import load_config
     from hookrun.runner.trainer import train
 
     directory = Path(tempfile.mkdtemp(prefix="bench-hookrun-"))

@@ -9,7 +9,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
+from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.runner.session.plan import FINISHING_RULES, PHASE_WHEN, PHASES, PlannedHook
 
 if TYPE_CHECKING:

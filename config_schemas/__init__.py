@@ -1,11 +1,19 @@
 """Pydantic models of a hookrun config. Never imports TensorFlow.
 
 The names below are imported on first access (PEP 562), so importing one
-submodule (``hookrun.config_schemas.hooks`` for ``hookrun list-hooks``) does
-not import and define every other model.
+submodule (``hookrun.config_schemas.hook_base`` for ``hookrun list-hooks``) does
+not import and define every other model. The hook models are not here: each
+hook's lives in its folder of ``hooks/``, and ``hookrun.hooks.registry`` builds
+the full ``RunConfig`` model from them with :func:`run_config.run_config_model`.
 """
 
 from __future__ import annotations
+
+# One import name per module: `import config_schemas` from the repository root would load a second copy.
+if __name__ != "hookrun.config_schemas":
+    raise ImportError(
+        f"import hookrun.config_schemas, not {__name__}: the folder config_schemas/ installs as hookrun.config_schemas"
+    )
 
 import importlib
 from typing import TYPE_CHECKING, Any
@@ -13,33 +21,31 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from hookrun.config_schemas.data import DataConfig
     from hookrun.config_schemas.graph import BUILTIN_BUILDERS, GraphConfig, OptimizerConfig
-    from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE, HOOK_CONFIGS, HookConfig
-    from hookrun.config_schemas.run_config import RunConfig
+    from hookrun.config_schemas.hook_base import HookConfig
+    from hookrun.config_schemas.run_config import RunConfigBase, run_config_model
     from hookrun.config_schemas.session import SessionConfig
 
 #: Public name -> the submodule that defines it.
 _EXPORTS = {
     "BUILTIN_BUILDERS": "graph",
-    "HOOK_CONFIGS": "hooks",
-    "HOOK_CONFIG_BY_TYPE": "hooks",
     "DataConfig": "data",
     "GraphConfig": "graph",
-    "HookConfig": "hooks",
+    "HookConfig": "hook_base",
     "OptimizerConfig": "graph",
-    "RunConfig": "run_config",
+    "RunConfigBase": "run_config",
+    "run_config_model": "run_config",
     "SessionConfig": "session",
 }
 
 __all__ = [
     "BUILTIN_BUILDERS",
-    "HOOK_CONFIGS",
-    "HOOK_CONFIG_BY_TYPE",
     "DataConfig",
     "GraphConfig",
     "HookConfig",
     "OptimizerConfig",
-    "RunConfig",
+    "RunConfigBase",
     "SessionConfig",
+    "run_config_model",
 ]
 
 

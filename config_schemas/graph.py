@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Any, Literal
 
@@ -11,7 +10,8 @@ from pydantic import Field, PositiveFloat, ValidationError, field_validator, mod
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.builders import BUILDER_PARAMS, RESERVED_PARAMS
-from hookrun.config_schemas.hooks.custom import IMPORT_PATH
+from hookrun.config_schemas.imports import IMPORT_PATH
+from hookrun.config_schemas.suggest import did_you_mean
 
 #: Built-in graph builders (``runner/graph/builders/<name>.py``).
 BUILTIN_BUILDERS = tuple(BUILDER_PARAMS)
@@ -83,8 +83,7 @@ class GraphConfig(StrictModel):
                 raise ValueError(f"{value!r} is not an import path of the form `package.module:function`")
             return value
         if value not in BUILTIN_BUILDERS:
-            close = difflib.get_close_matches(value, BUILTIN_BUILDERS, n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            hint = did_you_mean(value, BUILTIN_BUILDERS)
             raise ValueError(
                 f"unknown builder {value!r}; use one of {', '.join(BUILTIN_BUILDERS)} or `package.module:function`"
                 + hint

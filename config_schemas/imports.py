@@ -21,16 +21,38 @@ the message carries the config's ``file:line:column``.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import importlib
 import importlib.util
 import pkgutil
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from hookrun.config_schemas.errors import PlacedError
+from hookrun.config_schemas.suggest import did_you_mean
+
+#: ``package.module:attribute``, the form of every import path a config names.
+IMPORT_PATH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+def check_import_path(value: str | None) -> str | None:
+    """Check the ``package.module:attribute`` form of an import path.
+
+    Args:
+        value: the path, or None.
+
+    Returns:
+        The path unchanged.
+
+    Raises:
+        ValueError: when the string is not of the form ``module:attr``.
+    """
+    if value is not None and not IMPORT_PATH.match(value):
+        raise ValueError(f"{value!r} is not an import path of the form `package.module:name`")
+    return value
+
 
 
 class ImportFailure(PlacedError):
@@ -129,8 +151,7 @@ def _not_found(parts: list[str], depth: int, path: Any, base_dir: Path) -> str:
     else:
         siblings = [m.name for m in pkgutil.iter_modules(list(path or []))]
         where = f"in package {'.'.join(parts[: depth - 1])!r}"
-    close = difflib.get_close_matches(missing, siblings, n=1)
-    hint = f"; did you mean `{close[0]}`?" if close else "; check the name, or install the package"
+    hint = did_you_mean(missing, siblings) or "; check the name, or install the package"
     return f"cannot find module {'.'.join(parts[:depth])!r} {where}{hint}"
 
 
@@ -170,8 +191,7 @@ def import_object(path: str, base_dir: Path, what: str, callable_required: bool 
             obj = getattr(obj, part)
         except AttributeError:
             public = [n for n in dir(obj) if not n.startswith("_")]
-            close = difflib.get_close_matches(part, public, n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else ""
+            hint = did_you_mean(part, public)
             raise ImportFailure(what, f"module {module_name!r} has no attribute {attr_path!r}{hint}") from None
     if callable_required and not callable(obj):
         raise ImportFailure(what, f"{path!r} is a {type(obj).__name__}, not callable")

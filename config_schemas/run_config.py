@@ -1,18 +1,24 @@
-"""The top-level config model: one YAML file, one training run."""
+"""The top-level config model: one YAML file, one training run.
+
+The hook list's model is not known here (``config_schemas`` never imports ``hooks``):
+:class:`RunConfigBase` holds every other part, and :func:`run_config_model` adds ``hooks:`` for a
+given set of hook config models. ``hookrun.hooks.registry`` calls it with the hooks it finds.
+"""
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Annotated, Any, Union
 
-from pydantic import Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, create_model, field_validator, model_serializer
 
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import MAX_GPU_INDEX
 from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
-from hookrun.config_schemas.hooks import AnyHookConfig
+from hookrun.config_schemas.hook_base import HookConfig
 from hookrun.config_schemas.session import SessionConfig
 
 DEVICE_PATTERN = re.compile(r"^(cpu|gpu|gpu:\d{1,3}|auto)$")
@@ -20,8 +26,8 @@ DEVICE_FORMS = f"cpu, gpu, gpu:N (N = 0 to {MAX_GPU_INDEX}) or auto"
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-class RunConfig(StrictModel):
-    """A hookrun config: graph builder, data, device and an ordered hook list.
+class RunConfigBase(StrictModel):
+    """A hookrun config: graph builder, data, device and (added by :func:`run_config_model`) an ordered hook list.
 
     The hook list is the whole truth: exactly these hooks run, in this order;
     hookrun adds none of its own and switches off the ones
@@ -45,9 +51,8 @@ class RunConfig(StrictModel):
         description="Parameter-server training on TensorFlow's gRPC runtime: task addresses (or TF_CONFIG's) "
         "and settings; `hookrun train --task worker:1` picks this process's task.",
     )
-    hooks: list[AnyHookConfig] = Field(  # type: ignore[valid-type]
-        default_factory=list, description="SessionRunHooks, in the order they are called."
-    )
+    #: The ``hooks:`` entries; :func:`run_config_model` narrows the item to the union of the hook types.
+    hooks: list[HookConfig] = Field(default_factory=list, description="SessionRunHooks, in the order they are called.")
 
     @model_serializer(mode="wrap")
     def _without_absent_cluster(self, handler: SerializerFunctionWrapHandler) -> Any:
@@ -83,3 +88,34 @@ class RunConfig(StrictModel):
                 hint = "; a GPU index is a whole number, e.g. `gpu:0`"
             raise ValueError(f"device {value!r} is not one of {DEVICE_FORMS}{hint}")
         return value
+
+
+def run_config_model(hook_configs: Sequence[type[HookConfig]]) -> type[RunConfigBase]:
+    """The config model for a set of hook types: :class:`RunConfigBase` plus ``hooks:``.
+
+    Args:
+        hook_configs: the hook config models (``HookConfig`` subclasses with a ``type`` literal), in
+            catalogue order; ``hooks:`` items are a union of them, discriminated on ``type``.
+
+    Returns:
+        A model class named ``RunConfig`` whose last field is ``hooks`` (the order ``resolved_yaml``
+        writes).
+
+    Raises:
+        ValueError: no hook config model is given.
+    """
+    if not hook_configs:
+        raise ValueError("run_config_model needs at least one hook config model")
+    union: Any = Union[tuple(hook_configs)]  # noqa: UP007 - a union built from a tuple
+    if len(hook_configs) > 1:
+        union = Annotated[union, Field(discriminator="type")]
+    return create_model(
+        "RunConfig",
+        __base__=RunConfigBase,
+        __module__=__name__,
+        __doc__=RunConfigBase.__doc__,
+        hooks=(
+            list[union],
+            Field(default_factory=list, description="SessionRunHooks, in the order they are called."),
+        ),
+    )

@@ -1,12 +1,28 @@
-"""What the runner hands each hook builder. Imports no TensorFlow."""
+"""The interface between the runner and the hooks, both ways. Imports no TensorFlow.
+
+To a hook (when it is built): :class:`HookContext`, with :class:`TensorNames`, the shared
+:class:`Evaluations` and the graph's :class:`EvaluationGraph`.
+
+From a hook to the runner:
+
+- before the graph is built, what it needs, from its config (TF-free, see
+  :class:`hookrun.config_schemas.hook_base.HookConfig`): ``needs_evaluation()``,
+  ``checkpoints_to_keep()``, ``last_step(initial_step)``, ``display_name()``;
+- after the run, what it contributes to the ``TrainResult`` and ``summary.json``: a built hook that has
+  ``hook_result() -> HookResult`` (:class:`ContributesResult`);
+- a failure the user must see as is (exit 1, no "where" added): :class:`HookFailure`.
+
+The runner calls these and knows no hook by its type or class.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
+from hookrun.hooks import tf_internals
 from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import StepClock
 
@@ -17,6 +33,47 @@ class UnknownTensorError(LookupError):
 
 class HookConfigError(ValueError):
     """A hook's settings do not fit the built graph (the runner reports it at the hook's line, exit 2)."""
+
+
+class HookFailure(RuntimeError):
+    """A hook stopped training with a complete, user-facing message (exit 1; reported as is)."""
+
+
+@dataclass(frozen=True)
+class HookResult:
+    """What one hook hands to the run's result.
+
+    Attributes:
+        history: rows for ``TrainResult.history`` (whole run, resumed rows included), or None.
+        history_columns: column names of ``history``.
+        summary: keys to add to ``summary.json`` (JSON values).
+    """
+
+    history: list[dict[str, Any]] | None = None
+    history_columns: list[str] = field(default_factory=list)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class ContributesResult(Protocol):
+    """A built hook that contributes to the run's result; the runner asks it after the session closed."""
+
+    def hook_result(self) -> HookResult:
+        """The hook's contribution (called once, after every hook's ``end``)."""
+        ...
+
+
+class EvaluationGraph(Protocol):
+    """The graph's evaluation part as hooks see it (the runner's ``hookrun.runner.graph.build.EvalGraph``).
+
+    Running ``reset_op``, then ``update_op`` ``num_batches`` times, then fetching ``values`` evaluates
+    the current weights on every validation row once.
+    """
+
+    reset_op: Any
+    update_op: Any
+    num_batches: int
+    values: Mapping[str, Any]
 
 
 @dataclass
@@ -84,7 +141,7 @@ class TensorNames:
             v1 = tf.compat.v1
             for variable in v1.global_variables() + v1.local_variables():
                 if getattr(variable, "handle", None) is not None and variable.handle.name == tensor.name:
-                    element = variable._as_graph_element()  # the variable's Read/ReadVariableOp:0
+                    element = tf_internals.graph_element(variable)  # the variable's Read/ReadVariableOp:0
                     return element if element is not None else variable.value()
             # A variable in no collection: read the handle with a new op, as the variable would.
             return tf.raw_ops.ReadVariableOp(resource=tensor, dtype=tensor.op.get_attr("dtype"))
@@ -144,37 +201,33 @@ class HookContext:
         run_dir: the run directory (absolute); relative hook paths resolve here.
         base_dir: the config file's directory; ``module:attr`` paths resolve here first.
         tensors: name resolution for hook parameters.
-        global_step: the ``global_step`` tensor.
         scaffold: the ``tf.compat.v1.train.Scaffold`` the session will use (its saver restores).
         console: the ``rich.console.Console`` all output goes through.
-        initial_step: ``global_step`` restored from the latest checkpoint, 0 for a new run (steps).
         expected_last_step: global step at which the run should end, from ``stop_at_step``
             or the data (``rows x epochs / batch_size``); None if unknown (steps).
         where: the hook's position for messages, e.g. ``hooks[3]``.
         on_close: the runner appends callables here to run after the session closes,
             on success and on failure alike (stop live displays, flush files).
-        evaluation: the graph's evaluation part (``hookrun.runner.graph.build.EvalGraph``), or None
+        evaluation: the graph's evaluation part (:class:`EvaluationGraph`), or None
             when the run has no validation data or no ``evaluation`` hook.
         evaluations: the shared validation results (:class:`Evaluations`), or None likewise.
         task: on a cluster, this task's label (``worker1``; prefixes its output), else None. Other
             workers move ``global_step`` too, so hooks that count steps read it on a cluster.
         chief: this task writes the run's own files (always, without a cluster); see :meth:`task_file`.
         clock: the ``global_step`` clock the run's step-driven hooks share (one per run; see
-            :class:`~hookrun.hooks.step_clock.StepClock`).
+            :class:`~hookrun.hooks.step_clock.StepClock`); it starts at the restored ``global_step``.
     """
 
     tf: Any
     run_dir: Path
     base_dir: Path
     tensors: TensorNames
-    global_step: Any
     scaffold: Any
     console: Any
-    initial_step: int = 0
     expected_last_step: int | None = None
     where: str = "hooks[?]"
     on_close: list[Callable[[], None]] = field(default_factory=list)
-    evaluation: Any = None
+    evaluation: EvaluationGraph | None = None
     evaluations: Evaluations | None = None
     task: str | None = None
     chief: bool = True

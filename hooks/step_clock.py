@@ -182,9 +182,9 @@ class StepClock:
             return self.step
         exact = int(run_context.session.run(self.tensor))
         if not self.reading and exact != self.step:
-            from tensorflow.python.platform import tf_logging as logging
+            from hookrun.hooks.tf_internals import tf_logging
 
-            logging.warning(
+            tf_logging().warning(
                 "global_step is %d where counting one per step gives %d: the train op does not add exactly one "
                 "to global_step per run. hookrun's hooks now read global_step with every step.",
                 exact,

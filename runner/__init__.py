@@ -5,6 +5,10 @@ Importing this package does not import TensorFlow; :func:`train` does, when call
 
 from __future__ import annotations
 
+# One import name per module: `import runner` from the repository root would load a second copy.
+if __name__ != "hookrun.runner":
+    raise ImportError(f"import hookrun.runner, not {__name__}: the folder runner/ installs as hookrun.runner")
+
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +21,7 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
     """Train from a config file path or a loaded config; see :func:`hookrun.runner.trainer.train`.
 
     Args:
-        config: a YAML path, or a ``LoadedConfig`` from ``hookrun.config_schemas.loader.load_config``.
+        config: a YAML path, or a ``LoadedConfig`` from ``hookrun.runner.config.load_config``.
         **kwargs: ``run_dir``, ``console``, ``verbose``, ``allow_config_change``, ``trace``.
 
     Returns:
@@ -27,17 +31,12 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
         ConfigError, SetupError: invalid config or data (exit code 2).
         TrainingError: training failed (exit code 1).
     """
-    from hookrun.config_schemas.loader import load_config
-    from hookrun.runner.preflight import preflight
     from hookrun.runner.trainer import train as _train
 
     if isinstance(config, (str, Path)):
-        from hookrun.config_schemas.loader import ConfigError
+        from hookrun.runner.config import load_checked
 
-        config = load_config(config)
-        errors = [issue for issue in preflight(config) if issue.severity == "error"]
-        if errors:
-            raise ConfigError(errors)
+        config, _warnings = load_checked(config)
     return _train(config, **kwargs)
 
 

@@ -7,16 +7,14 @@ are printed and the run goes on.
 
 from __future__ import annotations
 
-import difflib
-
 from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.graph import BUILTIN_BUILDERS
-from hookrun.config_schemas.hooks.custom import LIFECYCLE_METHODS
-from hookrun.config_schemas.hooks.evaluation import NO_VALIDATION_DATA
+from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.config_schemas.imports import find_module
 from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
+from hookrun.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.data.reader import load_raw_data
 
@@ -139,20 +137,12 @@ def _check_early_stopping(loaded: LoadedConfig, index: int, first_evaluation: in
         ]
     graph = loaded.config.graph
     metrics = builtin_eval_metrics(graph.builder, graph.params)
-    monitor = loaded.config.hooks[index].monitor  # type: ignore[attr-defined]
     if metrics is None:
         return []
-    names = ["val_loss", *(f"val_{m}" for m in metrics)]
-    if monitor in names:
-        return []
-    close = difflib.get_close_matches(monitor, names, n=1)
-    hint = f"; did you mean `{close[0]}`?" if close else ""
-    return [
-        loaded.issue(
-            ("hooks", index, "monitor"),
-            f"{monitor!r} is not evaluated for {graph.builder}; the evaluation gives: {', '.join(names)}{hint}",
-        )
-    ]
+    problem = loaded.config.hooks[index].unknown_monitor(  # type: ignore[attr-defined]
+        ["val_loss", *(f"val_{m}" for m in metrics)], evaluated_for=graph.builder
+    )
+    return [] if problem is None else [loaded.issue(("hooks", index, "monitor"), problem)]
 
 
 def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:

@@ -14,9 +14,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
-#: Functions in ``basic_session_run_hooks.py`` whose INFO lines users asked for:
-#: ``LoggingTensorHook._log_tensors`` and ``StepCounterHook._log_and_record``.
-_HOOK_LOG_FUNCS = frozenset({"_log_tensors", "_log_and_record"})
+from hookrun.hooks import tf_internals
+
 #: TensorFlow's hooks module: its warnings explain why a run stopped, so they always get through; as do
 #: the warnings of hookrun's own hooks (``nan_tensor`` stopping on a NaN loss, the step clock switching to reads).
 _HOOKS_MODULE = "basic_session_run_hooks"
@@ -53,7 +52,7 @@ class _ConsoleHandler(logging.Handler):
     def filter(self, record: logging.LogRecord) -> bool:
         if self._verbose:
             return True
-        if record.funcName in _HOOK_LOG_FUNCS:
+        if record.funcName in tf_internals.HOOK_LOG_FUNCS:  # LoggingTensorHook's, StepCounterHook's lines
             return True
         if record.levelno >= logging.WARNING and (
             record.module == _HOOKS_MODULE or _is_hookrun_hook(record.pathname)
@@ -71,10 +70,11 @@ class _ConsoleHandler(logging.Handler):
 
 
 def _is_hookrun_hook(path: str) -> bool:
-    """True when ``path`` is a module of ``hookrun.hooks``."""
+    """True when ``path`` is a module of ``hookrun.hooks`` (a hook's folder included)."""
     import hookrun.hooks
 
-    return os.path.dirname(os.path.abspath(path)) == os.path.dirname(os.path.abspath(hookrun.hooks.__file__))
+    root = os.path.dirname(os.path.abspath(hookrun.hooks.__file__))
+    return os.path.commonpath([root, os.path.abspath(path)]) == root
 
 
 @contextlib.contextmanager

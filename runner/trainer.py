@@ -12,7 +12,14 @@ from rich.console import Console
 
 from hookrun.config_schemas.errors import PlacedError, SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
-from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, TensorNames, UnknownTensorError
+from hookrun.hooks.context import (
+    ContributesResult,
+    Evaluations,
+    HookConfigError,
+    HookContext,
+    TensorNames,
+    UnknownTensorError,
+)
 from hookrun.hooks.files import atomic_write_text, describe_write_failure
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
@@ -38,6 +45,8 @@ from hookrun.runner.session.monitored import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
 PREPROCESSING_FILE = "preprocessing.json"
+#: ``max_to_keep`` of the session's Saver when no hook asks for more (``tf.compat.v1.train.Saver``'s default).
+DEFAULT_MAX_TO_KEEP = 5
 
 
 @dataclass
@@ -113,10 +122,7 @@ def restored_step(tf: Any, run_dir: Path) -> int:
 
 def expected_last_step(loaded: LoadedConfig, num_rows: int, initial_step: int) -> int | None:
     """Global step where training should end: the earliest ``stop_at_step``, or the data's end; None if unbounded."""
-    candidates: list[int] = []
-    for hook in loaded.config.hooks:
-        if hook.type == "stop_at_step":  # type: ignore[attr-defined]
-            candidates.append(hook.last_step if hook.last_step is not None else initial_step + hook.num_steps)  # type: ignore[attr-defined]
+    candidates = [step for hook in loaded.config.hooks if (step := hook.ends_at_step(initial_step)) is not None]
     data = loaded.config.data
     data_steps = steps_per_run(num_rows, data.batch_size, data.epochs)
     if data_steps is not None:
@@ -124,7 +130,7 @@ def expected_last_step(loaded: LoadedConfig, num_rows: int, initial_step: int) -
     return min(candidates) if candidates else None
 
 
-@dataclass
+@dataclass(kw_only=True)
 class PreparedRun:
     """A graph with its hooks, ready for the session (nothing run, nothing written).
 
@@ -209,6 +215,78 @@ def prepare(
     initial_step = resume.step
     notes.extend(resume.notes)
 
+    preprocessor, data, validation = _prepare_data(loaded, raw, directory, initial_step, notes)
+    total_rows = data.num_rows
+    # (index in hooks:, config) of the hooks this task runs: chief_only ones run on the chief alone.
+    running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
+    if cluster is not None:
+        from hookrun.runner.cluster.plan import shard
+
+        data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
+    try:
+        built = build_graph(
+            tf,
+            config,
+            data,
+            loaded.base_dir,
+            plan,
+            initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
+            validation=validation if any(h.needs_evaluation() for _, h in running) else None,
+            label_scale=preprocessor.label_scale,
+            device_function=cluster.device_function() if cluster is not None else None,
+            wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
+        )
+    except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
+        raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
+    hooks = _build_hooks(
+        loaded,
+        running,
+        built,
+        tf=tf,
+        directory=directory,
+        console=console,
+        cluster=cluster,
+        initial_step=initial_step,
+        last_step=expected_last_step(loaded, total_rows, initial_step),
+    )
+    return PreparedRun(
+        tf=tf,
+        built=built,
+        hooks=hooks.hooks,
+        scaffold=hooks.scaffold,
+        plan=plan,
+        initial_step=initial_step,
+        preprocessor=preprocessor,
+        on_close=hooks.on_close,
+        notes=notes,
+        evaluations=hooks.evaluations,
+        cluster=cluster,
+        hook_configs=[h for _, h in running],
+        hook_labels=[_hook_label(index, hook_config) for index, hook_config in running],
+        resume=resume,
+    )
+
+
+def _prepare_data(
+    loaded: LoadedConfig, raw: Any, directory: Path, initial_step: int, notes: list[str]
+) -> tuple[Preprocessor, Any, Any]:
+    """The data concern of :func:`prepare`: fit the preprocessing (or load it when resuming) and apply it.
+
+    Args:
+        loaded: the config.
+        raw: the raw training and validation columns (:func:`hookrun.runner.data.reader.load_raw_data`).
+        directory: the run directory (its ``preprocessing.json`` is read when the run resumes).
+        initial_step: the restored ``global_step`` (0: a new run, the preprocessing is fitted).
+        notes: lines for the user; dropped-row counts are appended.
+
+    Returns:
+        ``(preprocessor, training data, validation data or None)``.
+
+    Raises:
+        SetupError: the saved preprocessing does not fit the config or the data; the label does not fit
+            the builder.
+    """
+    config = loaded.config
     state_path = directory / PREPROCESSING_FILE
     if initial_step > 0 and state_path.exists():
         preprocessor = Preprocessor.load(state_path, config.data)
@@ -224,39 +302,44 @@ def prepare(
         notes.append(f"dropped {data.dropped_rows} training row(s) with missing values (missing: drop)")
     if validation is not None and validation.dropped_rows:
         notes.append(f"dropped {validation.dropped_rows} validation row(s) with missing values (missing: drop)")
+    return preprocessor, data, validation
 
-    total_rows = data.num_rows
-    # (index in hooks:, config) of the hooks this task runs: chief_only ones run on the chief alone.
-    running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
-    hook_configs = [h for _, h in running]
-    if cluster is not None:
-        from hookrun.runner.cluster.plan import shard
 
-        data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
-    wants_evaluation = any(h.type == "evaluation" for h in hook_configs)  # type: ignore[attr-defined]
-    try:
-        built = build_graph(
-            tf,
-            config,
-            data,
-            loaded.base_dir,
-            plan,
-            initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
-            validation=validation if wants_evaluation else None,
-            label_scale=preprocessor.label_scale,
-            device_function=cluster.device_function() if cluster is not None else None,
-            wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
-        )
-    except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
-        raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
+@dataclass
+class _BuiltHooks:
+    """The hook concern of :func:`prepare`: the hooks, the scaffold they share, what runs after the session."""
+
+    hooks: list[Any]
+    scaffold: Any
+    on_close: list[Any]
+    evaluations: Evaluations | None
+
+
+def _build_hooks(
+    loaded: LoadedConfig,
+    running: list[tuple[int, Any]],
+    built: Any,
+    *,
+    tf: Any,
+    directory: Path,
+    console: Console,
+    cluster: Any,
+    initial_step: int,
+    last_step: int | None,
+) -> _BuiltHooks:
+    """Build the Scaffold and every hook this task runs, resolving every tensor name first.
+
+    Raises:
+        ConfigError: a hook names unknown tensors (all of them at once), its settings do not fit the
+            graph, or a custom hook's class or function does not import (at its line).
+    """
     evaluations = Evaluations(names=list(built.evaluation.values)) if built.evaluation is not None else None
     hooks: list[Any] = []
     on_close: list[Any] = []
-    last_step = expected_last_step(loaded, total_rows, initial_step)
     with built.graph.as_default():
-        max_to_keep = max(
-            (h.max_to_keep for h in config.hooks if h.type == "checkpoint_saver"),  # type: ignore[attr-defined]
-            default=5,
+        max_to_keep = max(  # every hook of the config, those of other tasks too: one Saver for the cluster
+            (keep for h in loaded.config.hooks if (keep := h.checkpoints_to_keep()) is not None),
+            default=DEFAULT_MAX_TO_KEEP,
         )
         from hookrun.runner.session.scaffold import Scaffold
 
@@ -275,10 +358,8 @@ def prepare(
                 run_dir=directory,
                 base_dir=loaded.base_dir,
                 tensors=names,
-                global_step=built.global_step,
                 scaffold=scaffold,
                 console=console,
-                initial_step=initial_step,
                 expected_last_step=last_step,
                 where=f"hooks[{index}]",
                 on_close=on_close,
@@ -295,29 +376,14 @@ def prepare(
                 raise ConfigError([loaded.issue(loc, str(err))]) from err
             except PlacedError as err:  # a custom hook's class or function does not import: at its line
                 raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
-    return PreparedRun(
-        tf,
-        built,
-        hooks,
-        scaffold,
-        plan,
-        initial_step,
-        preprocessor,
-        on_close,
-        notes,
-        evaluations,
-        cluster,
-        hook_configs,
-        [_hook_label(index, hook_config) for index, hook_config in running],
-        resume,
-    )
+    return _BuiltHooks(hooks=hooks, scaffold=scaffold, on_close=on_close, evaluations=evaluations)
 
 
 def _hook_label(index: int, hook_config: Any) -> str:
     """``hooks[2] (custom my_hooks:Counter)``: a hook's place and name, for messages."""
-    name = hook_config.type
-    if name == "custom":
-        name = f"custom {hook_config.display_name()}"
+    name = hook_config.display_name()
+    if name != hook_config.type:
+        name = f"{hook_config.type} {name}"
     return f"hooks[{index}] ({name})"
 
 
@@ -370,10 +436,13 @@ def train(
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
         if cluster_plan.is_ps:
-            from hookrun.runner.cluster.plan import serve_ps
+            from hookrun.runner.cluster.servers import serve_ps
 
             served = serve_ps(cluster_plan, console, verbose)
-            return TrainResult(directory, 0, 0, 0, served, False, notes=cluster_plan.notes, task=str(cluster_plan.task))
+            return TrainResult(
+                run_dir=directory, initial_step=0, final_global_step=0, steps=0, loop_seconds=served,
+                end_of_data=False, notes=cluster_plan.notes, task=str(cluster_plan.task),
+            )
     with contextlib.ExitStack() as held:
         # An existing run directory is locked before TensorFlow is even imported, so a second
         # `hookrun train` on it fails at once; a new one is locked as soon as it is created.
@@ -501,7 +570,8 @@ def _train_locked(
     if closed is not None:  # an event file could not be written, though training itself succeeded
         raise TrainingError(describe_write_failure(closed) or f"cannot close the event files: {closed}") from closed
     initial_step = prepared.initial_step
-    history_hook = next((h for h in prepared.hooks if type(h).__name__ == "HistorySaverHook"), None)
+    contributions = [h.hook_result() for h in prepared.hooks if isinstance(h, ContributesResult)]
+    history = next((c for c in contributions if c.history is not None), None)  # the first hook's that keeps one
     final_step = loop.final_global_step
     if final_step is None:
         final_step = restored_step(tf, directory) if loop.steps == 0 else initial_step + loop.steps
@@ -512,8 +582,8 @@ def _train_locked(
         steps=loop.steps,
         loop_seconds=loop.loop_seconds,
         end_of_data=loop.end_of_data,
-        history=list(history_hook.rows) if history_hook is not None else [],
-        history_columns=list(history_hook.columns) if history_hook is not None else [],
+        history=list(history.history or []) if history is not None else [],
+        history_columns=list(history.history_columns) if history is not None else [],
         evaluations=[{"step": step, **values} for step, values in (prepared.evaluations or Evaluations([])).records],
         checkpoint_path=None if cluster is not None and not cluster.plan.is_chief else tf.train.latest_checkpoint(
             str(directory)
@@ -535,6 +605,8 @@ def _train_locked(
     }
     if result.evaluations:
         summary["validation"] = result.evaluations[-1]
+    for contribution in contributions:
+        summary.update(contribution.summary)
     summary_file = "summary.json"
     if cluster is not None:
         summary["task"] = result.task

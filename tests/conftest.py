@@ -25,7 +25,8 @@ import yaml  # noqa: E402
 from rich.console import Console  # noqa: E402
 
 from hookrun.config_schemas.data import DataConfig  # noqa: E402
-from hookrun.config_schemas.loader import LoadedConfig, load_config  # noqa: E402
+from hookrun.config_schemas.loader import LoadedConfig  # noqa: E402
+from hookrun.runner.config import load_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIGS = REPO / "configs"

@@ -12,8 +12,8 @@ import json
 import numpy as np
 import pytest
 
-from hookrun.config_schemas.loader import load_config
-from hookrun.hooks.history_saver import read_history
+from hookrun.hooks.history_saver.hook import read_history
+from hookrun.runner.config import load_config
 from hookrun.runner.data.reader import split_rows
 from tests.conftest import CONFIGS
 

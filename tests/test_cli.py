@@ -12,7 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
-from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
+from hookrun.hooks.registry import hook_configs
 from tests.conftest import CONFIGS, NAN_BUILDER, base_config
 
 runner = CliRunner(env={"COLUMNS": "200"})
@@ -52,8 +52,8 @@ def test_validate_reports_a_missing_data_file(tmp_path):
 def test_list_hooks_lists_every_type():
     result = runner.invoke(app, ["list-hooks"])
     assert result.exit_code == 0, result.output
-    assert len(HOOK_CONFIG_BY_TYPE) == 12
-    for kind in HOOK_CONFIG_BY_TYPE:
+    assert len(hook_configs()) == 12
+    for kind in hook_configs():
         assert kind in result.stdout
 
 
@@ -61,7 +61,7 @@ def test_list_hooks_json_parses():
     result = runner.invoke(app, ["list-hooks", "--json"])
     assert result.exit_code == 0, result.output
     entries = json.loads(result.stdout)
-    assert [e["type"] for e in entries] == list(HOOK_CONFIG_BY_TYPE)
+    assert [e["type"] for e in entries] == list(hook_configs())
     by_type = {e["type"]: e for e in entries}
     assert {p["name"] for p in by_type["checkpoint_saver"]["params"]} >= {"save_steps", "save_secs", "max_to_keep"}
     assert all(e["summary"] and e["mirrors"] for e in entries)

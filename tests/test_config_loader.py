@@ -16,10 +16,10 @@ from hookrun.config_schemas.loader import (
     ConfigIssue,
     LoadedConfig,
     format_yaml_path,
-    load_config,
     resolved_yaml,
 )
-from hookrun.config_schemas.run_config import RunConfig
+from hookrun.config_schemas.run_config import RunConfigBase
+from hookrun.runner.config import load_config
 
 MINIMAL = """\
 name: t
@@ -612,7 +612,8 @@ def test_loader_never_imports_tensorflow(tmp_path: Path) -> None:
     path = write(tmp_path, MINIMAL)
     code = (
         "import sys\n"
-        "from hookrun.config_schemas.loader import load_config, resolved_yaml\n"
+        "from hookrun.config_schemas.loader import resolved_yaml\n"
+        "from hookrun.runner.config import load_config\n"
         f"resolved_yaml(load_config({str(path)!r}, ['data.batch_size=4']))\n"
         "print('tensorflow' in sys.modules)\n"
     )
@@ -626,7 +627,7 @@ def test_loaded_config_equality_ignores_locations(tmp_path: Path) -> None:
     second = load_config(write(tmp_path, "\n\n" + MINIMAL))
     assert first == second
     assert first.where("name") != second.where("name")
-    assert isinstance(first.config, RunConfig)
+    assert isinstance(first.config, RunConfigBase)
 
 
 def test_model_message_with_a_dotted_prefix_is_relocated(tmp_path: Path) -> None:

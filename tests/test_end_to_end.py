@@ -14,7 +14,7 @@ import pytest
 import tensorflow as tf
 import yaml
 
-from hookrun.hooks.history_saver import read_history
+from hookrun.hooks.history_saver.hook import read_history
 from tests.conftest import CONFIGS
 
 CONFIG = CONFIGS / "mtcars_linear.yaml"

@@ -28,7 +28,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
-from hookrun.config_schemas.loader import OVERRIDE_FILE, ConfigError, ConfigIssue, load_config
+from hookrun.config_schemas.loader import OVERRIDE_FILE, ConfigError, ConfigIssue
+from hookrun.runner.config import load_config
 from hookrun.runner.preflight import preflight
 
 REPO = Path(__file__).resolve().parents[1]

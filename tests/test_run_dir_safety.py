@@ -15,7 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
-from hookrun.hooks.history_saver import read_history
+from hookrun.hooks.history_saver.hook import read_history
 from tests.conftest import base_config
 
 cli = CliRunner(env={"COLUMNS": "200"})

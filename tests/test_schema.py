@@ -16,8 +16,9 @@ from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
-from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
-from hookrun.config_schemas.loader import load_config, resolved_yaml
+from hookrun.config_schemas.loader import resolved_yaml
+from hookrun.hooks.registry import hook_configs
+from hookrun.runner.config import load_config
 
 REPO = Path(__file__).resolve().parents[1]
 CONFIG_FILES = sorted((REPO / "configs").glob("*.yaml"))
@@ -88,7 +89,7 @@ def test_hook_items_are_discriminated_on_type(schema: dict[str, Any]) -> None:
     items = schema["properties"]["hooks"]["items"]
     assert items["discriminator"]["propertyName"] == "type"
     mapping = items["discriminator"]["mapping"]
-    assert set(mapping) == set(HOOK_CONFIG_BY_TYPE)
+    assert set(mapping) == set(hook_configs())
     assert sorted(branch["$ref"] for branch in items["oneOf"]) == sorted(mapping.values())
     for tag, ref in mapping.items():
         target = schema["$defs"][ref.rsplit("/", 1)[1]]
@@ -177,7 +178,8 @@ def test_the_loader_agrees_with_the_schema(
     (One difference JSON cannot express: JSON Schema's ``integer`` also matches ``8.0``, which the
     loader refuses for an integer field.)
     """
-    from hookrun.config_schemas.loader import ConfigError, _compose, _to_data
+    from hookrun.config_schemas.loader import ConfigError
+    from hookrun.config_schemas.yaml_source import compose_yaml, to_data
 
     text = (REPO / "configs" / "mtcars_linear.yaml").read_text(encoding="utf-8")
     path = tmp_path / "c.yaml"
@@ -188,6 +190,6 @@ def test_the_loader_agrees_with_the_schema(
         loader_accepts = True
     except ConfigError:
         loader_accepts = False
-    data = _to_data(_compose(text, str(path)), str(path), None)  # the document as the loader reads YAML
-    data.setdefault(section, {})[key] = _to_data(_compose(yaml_value, "--set"), "--set", None)
+    data = to_data(compose_yaml(text, str(path)), str(path), None)  # the document as the loader reads YAML
+    data.setdefault(section, {})[key] = to_data(compose_yaml(yaml_value, "--set"), "--set", None)
     assert validator.is_valid(data) == loader_accepts, (override, loader_accepts)

@@ -44,16 +44,13 @@ def inspect_command(
     from rich.console import Console
 
     from hookrun.cli.errors import print_issues, reported_errors
-    from hookrun.config_schemas.loader import ConfigError, load_config
-    from hookrun.runner.preflight import preflight
+    from hookrun.config_schemas.loader import ConfigError
+    from hookrun.runner.config import load_checked
 
     out = Console()
     err = Console(stderr=True)
     with reported_errors(err, debug):
-        loaded = load_config(config, set_ or [])
-        issues = preflight(loaded)
-        if any(i.severity == "error" for i in issues):
-            raise ConfigError(issues)
+        loaded, issues = load_checked(config, set_ or [])
         if issues:
             print_issues(err, ConfigError(issues))
         from hookrun.runner.trainer import inspect_graph

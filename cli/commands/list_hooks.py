@@ -15,8 +15,8 @@ def list_hooks_command(
 
     from rich.console import Console
 
-    from hookrun.cli.catalogue import hook_catalogue
     from hookrun.cli.render import catalogue_table
+    from hookrun.hooks.catalogue import hook_catalogue
 
     entries = hook_catalogue()
     if as_json:

@@ -25,9 +25,9 @@ def run_config_schema() -> dict[str, Any]:
     Returns:
         dict[str, Any]: the schema, ``$schema``, ``$id`` and ``title`` first.
     """
-    from hookrun.config_schemas.run_config import RunConfig
+    from hookrun.hooks.registry import run_config_model_with_hooks
 
-    generated = RunConfig.model_json_schema(by_alias=True, mode="validation")
+    generated = run_config_model_with_hooks().model_json_schema(by_alias=True, mode="validation")
     generated.pop("title", None)
     return {"$schema": SCHEMA_DIALECT, "$id": SCHEMA_ID, "title": SCHEMA_TITLE, **generated}
 

@@ -14,14 +14,11 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
     """Check one config and print its plan; raise ``HookrunError`` subclasses on failure."""
     from hookrun.cli.errors import print_issues
     from hookrun.cli.render import phase_plan, plan_table
-    from hookrun.config_schemas.loader import ConfigError, load_config, resolved_yaml
-    from hookrun.runner.preflight import preflight
+    from hookrun.config_schemas.loader import ConfigError, resolved_yaml
+    from hookrun.runner.config import load_checked
     from hookrun.runner.session.plan import plan
 
-    loaded = load_config(config, overrides)
-    issues = preflight(loaded)
-    if any(i.severity == "error" for i in issues):
-        raise ConfigError(issues)
+    loaded, issues = load_checked(config, overrides)
     if issues:
         print_issues(err, ConfigError(issues))
     built = None

@@ -4,16 +4,17 @@ What hookrun does here is TensorFlow's documented between-graph replication, not
 ``tf.train.ClusterSpec`` and ``tf.distribute.Server`` per task, variables placed with
 ``tf.compat.v1.train.replica_device_setter``, a ``MonitoredSession`` per worker whose chief
 restores and initializes (``ChiefSessionCreator``) while the others wait for it
-(``SessionManager.wait_for_session``). The sessions and the queues through which the chief ends
-the run are in :mod:`hookrun.runner.cluster.session`.
+(``SessionManager.wait_for_session``). The servers and the queues through which the chief ends
+the run are in :mod:`hookrun.runner.cluster.servers`, the sessions in :mod:`hookrun.runner.cluster.session`;
+both import this module, never the other way.
 
-This module imports no TensorFlow at import time, so a bad ``--task``, a port already in use or an
+This module never imports TensorFlow, so a bad ``--task``, a port already in use or an
 unreachable host is reported (exit 2) before TensorFlow loads.
 
 Roles:
 
 - ``ps:i`` serves variables: it starts its server and waits on its done-queue
-  (``shared_name="done_queue_<i>"``) until the chief's run finishes (:func:`serve_ps`).
+  (``shared_name="done_queue_<i>"``) until the chief's run finishes (:func:`hookrun.runner.cluster.servers.serve_ps`).
 - the chief (``chief:0``, or ``worker:0`` when there is no ``chief`` job) restores from and writes
   the run directory and runs the ``chief_only`` hooks;
 - every other worker trains on its shard of the rows and writes only its own files, with the task
@@ -380,54 +381,3 @@ def shard(data: Any, plan: ClusterPlan) -> Any:
     if data.num_rows < count:
         raise SetupError(f"{data.source}: {data.num_rows} training rows cannot be shared by {count} workers")
     return replace(data, features=data.features[index::count], labels=data.labels[index::count])
-
-
-def serve_ps(plan: ClusterPlan, console: Any, verbose: bool = False) -> float:
-    """Run this parameter server until the chief's run finishes; return the seconds served.
-
-    Starts ``tf.distribute.Server`` for this task, then blocks on a dequeue from its done-queue
-    (``shared_name="done_queue_<i>"``, on this task), which the chief fills when it finishes.
-    The dequeue is retried every half second so Ctrl-C is seen.
-    """
-    from hookrun.runner.tf_env import import_tensorflow
-
-    tf = import_tensorflow(verbose)  # quietly, before cluster_session imports it
-    from hookrun.runner.cluster.session import done_queue
-    v1 = tf.compat.v1
-    config = v1.ConfigProto(device_filters=[plan.task.device])
-    server = start_server(tf, plan, config)
-    started = time.monotonic()
-    console.print(
-        f"[{plan.task.label}] serving variables at {plan.address()}; waiting for the chief to finish",
-        markup=False, highlight=False,
-    )
-    graph = tf.Graph()
-    with graph.as_default(), tf.device(plan.task.device):
-        dequeue = done_queue(plan.task.index).dequeue()
-    with v1.Session(server.target, graph=graph, config=config) as session:
-        while True:
-            try:
-                session.run(dequeue, options=v1.RunOptions(timeout_in_ms=500))
-                break
-            except tf.errors.DeadlineExceededError:
-                continue
-    time.sleep(0.2)  # let the chief's enqueue call return before this server goes away
-    return time.monotonic() - started
-
-
-def start_server(tf: Any, plan: ClusterPlan, config: Any) -> Any:
-    """Start this task's ``tf.distribute.Server``.
-
-    Raises:
-        SetupError: the server could not start (its port was taken since the check).
-    """
-    spec = tf.train.ClusterSpec(plan.jobs)
-    try:
-        return tf.distribute.Server(
-            spec, job_name=plan.task.job, task_index=plan.task.index, config=config, start=True
-        )
-    except tf.errors.OpError as err:
-        raise SetupError(
-            f"{plan.where()} {plan.address()}: TensorFlow could not start this task's server ({err.message}); "
-            "is the port in use?"
-        ) from None

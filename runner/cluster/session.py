@@ -23,7 +23,7 @@ signals. The chief, once its session has closed, enqueues a token on ``hookrun_s
 each other worker sees it at its next step, finishes that step, closes its session (every hook's
 ``end`` runs) and enqueues its index on ``hookrun_worker_done``; the chief waits for those
 (``shutdown_timeout_secs``), then enqueues on each parameter server's ``done_queue_<i>``, which
-the parameter server (:func:`hookrun.runner.cluster.plan.serve_ps`) is blocked dequeuing: it exits.
+the parameter server (:func:`hookrun.runner.cluster.servers.serve_ps`) is blocked dequeuing: it exits.
 
 This module imports TensorFlow; the runner imports it only for a cluster run.
 """
@@ -40,25 +40,14 @@ from typing import Any
 
 import tensorflow as tf
 
-from hookrun.runner.cluster.plan import ClusterPlan, Task, start_server, wait_for_ps
+from hookrun.runner.cluster.plan import ClusterPlan, Task, wait_for_ps
+from hookrun.runner.cluster.servers import control_queue, done_queue, start_server
 from hookrun.runner.graph.build import EVAL_SCOPE
 
-#: Capacity of the control queues (tokens); the chief puts at most a few in each.
-QUEUE_CAPACITY = 1024
 #: With ``sync_replicas``: how long closing the chief's session waits for ``SyncReplicasOptimizer``'s queue
 #: runner (seconds). Once the chief stops, the round it waits for can never be completed (the chief is one of
 #: the replicas), so it only ends when the session closes; ``MonitoredTrainingSession`` would wait 120 s.
 SYNC_STOP_GRACE_SECS = 2.0
-
-
-def _control_queue(name: str) -> Any:
-    """A queue of ``int32`` tokens shared across the cluster under ``name`` (create it under a ``tf.device``)."""
-    return tf.compat.v1.FIFOQueue(QUEUE_CAPACITY, [tf.int32], shapes=[[]], shared_name=name, name=name)
-
-
-def done_queue(index: int) -> Any:
-    """Parameter server ``index``'s done-queue (create it under ``tf.device('/job:ps/task:<index>')``)."""
-    return _control_queue(f"done_queue_{index}")
 
 
 class WorkerSessionCreator(tf.compat.v1.train.SessionCreator):
@@ -214,8 +203,8 @@ class ClusterRun:
         """The queue ops of the end-of-run protocol (before the graph is finalized)."""
         self._graph = tf.compat.v1.get_default_graph()
         with tf.device("/job:ps/task:0"):
-            stop_queue = _control_queue("hookrun_stop")
-            ack_queue = _control_queue("hookrun_worker_done")
+            stop_queue = control_queue("hookrun_stop")
+            ack_queue = control_queue("hookrun_worker_done")
             self._stop_size = stop_queue.size()
             self._signal_stop = stop_queue.enqueue(1)
             self._acknowledge = ack_queue.enqueue(self.plan.task.index)

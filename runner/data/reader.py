@@ -12,7 +12,6 @@ split gets its own, initializable, pipeline (:func:`make_eval_dataset`).
 from __future__ import annotations
 
 import csv
-import difflib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from hookrun.config_schemas.data import DataConfig
+from hookrun.config_schemas.suggest import did_you_mean
 from hookrun.runner.errors import DataError, SetupError
 
 #: Cell texts read as a missing value.
@@ -227,8 +227,7 @@ def feature_columns(config: DataConfig, header: list[str]) -> list[str]:
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(name, choices, n=1)
-    return f"; did you mean {close[0]!r}?" if close else ""
+    return did_you_mean(name, choices, quote="'")
 
 
 def check_columns(config: DataConfig, table: CsvTable) -> list[str]:

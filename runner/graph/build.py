@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.config_schemas.run_config import RunConfig
+from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder

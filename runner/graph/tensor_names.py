@@ -7,13 +7,13 @@ Behind ``hookrun inspect CONFIG`` (:func:`graph_inventory`) and the check before
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
+from hookrun.config_schemas.suggest import closest
 from hookrun.hooks.context import TensorNames, UnknownTensorError
 
 #: dtypes a session cannot hand back as a value (handles, dataset variants); listed only for variables.
@@ -185,10 +185,14 @@ def candidate_names(graph: Any, named: Sequence[str]) -> list[str]:
 
 
 def did_you_mean(name: str, candidates: Sequence[str], n: int = 3) -> list[str]:
-    """Up to ``n`` names of ``candidates`` closest to ``name`` (``difflib``; the ``:0`` suffix ignored)."""
-    close = difflib.get_close_matches(name, candidates, n=n, cutoff=0.6)
+    """Up to ``n`` names of ``candidates`` closest to ``name``, best first.
+
+    Ranked by :func:`hookrun.config_schemas.suggest.closest`; without a match, the ``:0`` output
+    suffix is dropped and op names compared.
+    """
+    close = closest(name, candidates, n=n)
     if ":" in name and not close:  # `hiden_0/kernel:0` -> compare op names too
-        close = difflib.get_close_matches(name.rsplit(":", 1)[0], candidates, n=n, cutoff=0.6)
+        close = closest(name.rsplit(":", 1)[0], candidates, n=n)
     return close
 
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hookrun.hooks import tf_internals
 from hookrun.hooks.files import RunDirWriteError, atomic_write_text, is_temporary_name, read_regular_bytes
 from hookrun.runner.errors import SetupError
 
@@ -286,10 +287,8 @@ def close_summary_writers(tf: Any) -> BaseException | None:
             cache.clear()
         return None
     except Exception as err:
-        writers = list(getattr(cache, "_cache", {}).values())  # clear() stops at the first failing close
-        for writer in writers:
+        for writer in tf_internals.cached_file_writers(tf):  # clear() stops at the first failing close
             with contextlib.suppress(Exception):
                 writer.close()
-        if hasattr(cache, "_cache"):
-            cache._cache = {}
+        tf_internals.forget_file_writers(tf)
         return err

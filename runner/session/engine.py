@@ -44,22 +44,23 @@ from collections.abc import Mapping
 from typing import Any
 
 import tensorflow as tf
-from tensorflow.python.platform import tf_logging as logging
+
+from hookrun.hooks import tf_internals
 
 _PREEMPTION_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 
 #: Most distinct step shapes cached per session; further shapes take ``Session.run``.
 MAX_CALLABLES = 64
 
+logging = tf_internals.tf_logging()
+
 _SessionRunArgs = tf.compat.v1.train.SessionRunArgs
 _SessionRunContext = tf.compat.v1.train.SessionRunContext
 _SessionRunValues = tf.compat.v1.train.SessionRunValues
 
 
-try:  # the call ``Session.make_callable`` makes on every step, without its Python wrappers
-    from tensorflow.python.client.pywrap_tf_session import TF_SessionRun_wrapper as _session_run
-except ImportError:  # pragma: no cover - a TensorFlow without it: the plans use make_callable
-    _session_run = None
+#: The call ``Session.make_callable`` makes on every step, without its Python wrappers (None: use make_callable).
+_session_run = tf_internals.session_run_wrapper()
 
 
 class _Uncacheable(Exception):
@@ -127,10 +128,12 @@ class _StepPlan:
         self._alive = (caller, [None if r is None else r.fetches for r in requests])  # keeps the keyed ids alive
         self.caller = self._packer(caller)
         self.hooks = [None if r is None or r.fetches is None else self._packer(r.fetches) for r in requests]
-        if _session_run is not None and getattr(sess, "_session", None) is not None:
-            fetch_list = [t._as_tf_output() for t in self._tensors]
-            target_list = [op._c_op for op in self._ops]
-            self.run = functools.partial(_session_run, sess._session, None, {}, fetch_list, target_list, None)
+        if _session_run is not None and tf_internals.raw_session(sess) is not None:
+            fetch_list = tf_internals.fetch_outputs(self._tensors)
+            target_list = tf_internals.target_ops(self._ops)
+            self.run = functools.partial(
+                _session_run, tf_internals.raw_session(sess), None, {}, fetch_list, target_list, None
+            )
         else:  # pragma: no cover - the same through the public API; tensors come first, so positions hold
             self.run = sess.make_callable([*self._tensors, *self._ops])
 
@@ -355,9 +358,7 @@ class HookedMonitoredSession:
             ValueError: ``step_fn`` does not take exactly one ``step_context`` argument (after ``self``).
             StopIteration: ``step_fn`` called ``step_context.request_stop()``.
         """
-        from tensorflow.python.util import function_utils
-
-        arguments = function_utils.fn_args(step_fn)
+        arguments = tf_internals.function_arguments(step_fn)
         if arguments not in (("step_context",), ("self", "step_context")):
             raise ValueError(
                 "`step_fn` may either have one `step_context` argument, or `self` and `step_context` "
@@ -529,7 +530,7 @@ class HookedMonitoredSession:
                 self._tf_sess = None
                 self._coord = None
                 if not self._graph_was_finalized:
-                    self._graph._unsafe_unfinalize()
+                    tf_internals.unfinalize(self._graph)
 
     def __enter__(self) -> HookedMonitoredSession:
         return self

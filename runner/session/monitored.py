@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hookrun.hooks.context import HookFailure
 from hookrun.hooks.files import describe_write_failure
 from hookrun.runner.errors import TrainingError
 
@@ -390,9 +391,7 @@ def run_monitored(
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         raise TrainingError(f"training failed {where}: {_raiser(err, hooks)}called sys.exit({err.code!r})") from err
     except Exception as err:
-        from hookrun.hooks.checkpoint_saver import NonFiniteWeightsError
-
-        if isinstance(err, NonFiniteWeightsError):
+        if isinstance(err, HookFailure):  # complete as it is (e.g. a checkpoint refused for NaN weights)
             raise TrainingError(str(err)) from err
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         write_failure = describe_write_failure(err)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hookrun.config_schemas.hooks import HookConfig
+from hookrun.config_schemas.hook_base import HookConfig
 
 #: Lifecycle phases in the order TensorFlow calls them.
 PHASES = ("begin", "after_create_session", "before_run / after_run", "end")
@@ -57,6 +57,6 @@ def plan(hooks: list[HookConfig]) -> list[PlannedHook]:
     planned = []
     for index, hook in enumerate(hooks):
         kind = hook.type  # type: ignore[attr-defined]
-        name = hook.display_name() if kind == "custom" else kind  # type: ignore[attr-defined]
+        name = hook.display_name()
         planned.append(PlannedHook(index, kind, name, describe(hook), type(hook).mirrors))
     return planned

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.errors import SetupError
-from hookrun.config_schemas.hooks import HOOK_CONFIG_BY_TYPE
+from hookrun.hooks.registry import hook_configs
 from hookrun.runner.cluster.local import local_jobs, parse_spec
 from hookrun.runner.cluster.plan import Task, check_addresses, parse_task, port_in_use, resolve_cluster, shard
 from hookrun.runner.data.reader import TrainingData
@@ -107,18 +107,18 @@ def test_cluster_section_is_checked(section: dict[str, object], message: str) ->
 
 
 def test_chief_only_defaults_per_hook_type_and_listed_last() -> None:
-    chief_only = {name for name, model in HOOK_CONFIG_BY_TYPE.items() if model.model_fields["chief_only"].default}
+    chief_only = {name for name, model in hook_configs().items() if model.model_fields["chief_only"].default}
     assert chief_only == {"checkpoint_saver", "summary_saver", "evaluation", "early_stopping", "step_counter"}
-    for model in HOOK_CONFIG_BY_TYPE.values():
+    for model in hook_configs().values():
         assert list(model.model_fields)[-1] == "chief_only"
-    history = HOOK_CONFIG_BY_TYPE["history_saver"](type="history_saver", chief_only=True)
+    history = hook_configs()["history_saver"](type="history_saver", chief_only=True)
     assert history.chief_only
-    saver = HOOK_CONFIG_BY_TYPE["checkpoint_saver"](type="checkpoint_saver", save_steps=5)
+    saver = hook_configs()["checkpoint_saver"](type="checkpoint_saver", save_steps=5)
     plan = resolve_cluster(ClusterConfig(**CLUSTER), "worker:1", {})
     chief = resolve_cluster(ClusterConfig(**CLUSTER), "worker:0", {})
     assert plan is not None and chief is not None
     assert not plan.runs(saver) and chief.runs(saver)
-    assert plan.runs(HOOK_CONFIG_BY_TYPE["progress_bar"](type="progress_bar"))
+    assert plan.runs(hook_configs()["progress_bar"](type="progress_bar"))
 
 
 def test_each_worker_trains_on_its_own_rows() -> None:

@@ -47,7 +47,7 @@ def test_one_ps_two_workers_train_to_the_stop_step_and_the_checkpoint_restores(t
     assert "[ps0] ps:0: served for" in run.out
 
     # The chief's last checkpoint restores into the single-process graph of the same config.
-    from hookrun.config_schemas.loader import load_config
+    from hookrun.runner.config import load_config
     from hookrun.runner.trainer import train
 
     last = chief["final_global_step"] + 5

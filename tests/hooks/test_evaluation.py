@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from hookrun.hooks.history_saver import read_history
+from hookrun.hooks.history_saver.hook import read_history
 from tests.conftest import NUM_ROWS, event_scalars, user_module
 
 #: A hook that, at ``end``, runs the validation set through the graph's evaluation pipeline and keeps

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookrun.hooks.history_saver import read_history
+from hookrun.hooks.history_saver.hook import read_history
 from tests.conftest import user_module
 
 #: A hook recording the loss of every step, in step order.
@@ -119,7 +119,7 @@ def test_rows_past_the_restored_checkpoint_are_dropped(make_config, run_train):
 
 
 def test_read_history_drops_a_row_torn_by_a_crash(tmp_path):
-    from hookrun.hooks.history_saver import read_history
+    from hookrun.hooks.history_saver.hook import read_history
 
     path = tmp_path / "history.csv"
     path.write_text("step,mean_loss,total_loss\n2,1.5,3\n4,1.25,2.5\n6,1.2", encoding="utf-8")  # no final newline

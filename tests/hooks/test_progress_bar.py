@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from hookrun.hooks.progress_bar import ProgressBarHook
-from hookrun.hooks.progress_columns import format_loss
+from hookrun.hooks.progress_bar.columns import format_loss
+from hookrun.hooks.progress_bar.hook import ProgressBarHook
 from hookrun.hooks.step_clock import StepClock
 from tests.conftest import BATCH_SIZE, NAN_BUILDER, NUM_ROWS, Captured
 

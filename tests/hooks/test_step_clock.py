@@ -13,11 +13,11 @@ from pathlib import Path
 
 import tensorflow as tf
 
-from hookrun.hooks.checkpoint_saver import CheckpointSaverHook
+from hookrun.hooks.checkpoint_saver.hook import CheckpointSaverHook
 from hookrun.hooks.step_clock import StepClock
-from hookrun.hooks.step_counter import StepCounterHook
-from hookrun.hooks.stop_at_step import StopAtStepHook
-from hookrun.hooks.summary_saver import SummarySaverHook
+from hookrun.hooks.step_counter.hook import StepCounterHook
+from hookrun.hooks.stop_at_step.hook import StopAtStepHook
+from hookrun.hooks.summary_saver.hook import SummarySaverHook
 
 v1 = tf.compat.v1
 EVERY = 5

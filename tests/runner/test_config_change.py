@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from hookrun.config_schemas.loader import load_config, resolved_yaml
+from hookrun.config_schemas.loader import resolved_yaml
+from hookrun.runner.config import load_config
 from hookrun.runner.errors import SetupError
 from hookrun.runner.run_dir.config_change import compare_configs
 

@@ -1,0 +1,104 @@
+"""Base class and shared checks for hook configs."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, ClassVar
+
+from pydantic import Field, model_validator
+
+from hookrun.config_schemas.base import StrictModel
+
+#: The ``tf.compat.v1.train.SessionRunHook`` methods, in the order the lifecycle calls them.
+LIFECYCLE_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
+
+
+class HookConfig(StrictModel):
+    """Base of every hook's config model.
+
+    Subclasses set ``type`` (a ``Literal`` discriminator), ``summary`` (one
+    line for ``list-hooks``), ``mirrors`` (the TensorFlow or tfestimators
+    source the hook follows), ``catalogue_rank`` and, for timer-style hooks, ``exclusive_pairs``:
+    groups of fields of which exactly one must be set (TensorFlow's
+    ``SecondOrStepTimer`` raises when both or neither are given).
+    """
+
+    summary: ClassVar[str] = ""
+    mirrors: ClassVar[str] = ""
+    #: Place in the catalogue (``list-hooks``, ``docs/hooks.md``, "known types"): lower first, then by type.
+    #: The built-in hooks: TensorFlow's (10-70), tfestimators' (80, 90), the evaluation hooks (100, 110);
+    #: ``custom`` (1000) last.
+    catalogue_rank: ClassVar[int] = 500
+    exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = ()
+    reads_tensors: ClassVar[tuple[str, ...]] = ()
+    #: The hook type's default for ``chief_only`` (True for the hooks that write the run's own artefacts).
+    chief_only_default: ClassVar[bool] = False
+
+    chief_only: bool = Field(
+        default=False,
+        description="On a cluster (`cluster:` or TF_CONFIG), run this hook on the chief only; without a "
+        "cluster every hook runs.",
+    )
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        """Give ``chief_only`` the type's default (``chief_only_default``) and list it after the type's own keys."""
+        super().__pydantic_init_subclass__(**kwargs)
+        fields = cls.__pydantic_fields__
+        field = copy.copy(fields.pop("chief_only"))
+        field.default = cls.chief_only_default
+        fields["chief_only"] = field
+        if cls.__pydantic_complete__:
+            # Built already (``defer_build`` turned off): rebuild with the edited field. Deferred models
+            # (the default, see ``StrictModel``) are built once, on first use, from the edited fields.
+            cls.model_rebuild(force=True)
+
+    @model_validator(mode="after")
+    def _exactly_one_of_each_pair(self) -> HookConfig:
+        for group in self.exclusive_pairs:
+            given = [name for name in group if getattr(self, name) is not None]
+            if len(given) != 1:
+                names = " or ".join(f"`{n}`" for n in group)
+                if given:
+                    raise ValueError(f"set exactly one of {names}, not both")
+                raise ValueError(f"set exactly one of {names}")
+        return self
+
+    # What the hook needs from the runner, asked before the graph is built (see hookrun.hooks.context).
+
+    def display_name(self) -> str:
+        """The hook's name in plans and messages: its ``type`` (a ``custom`` hook names its class or functions)."""
+        return str(getattr(self, "type", type(self).__name__))
+
+    def needs_evaluation(self) -> bool:
+        """True when the hook runs the graph's evaluation part (the runner builds it only then)."""
+        return False
+
+    def checkpoints_to_keep(self) -> int | None:
+        """How many checkpoints the session's ``Saver`` must keep for this hook (``max_to_keep``), or None."""
+        return None
+
+    def ends_at_step(self, initial_step: int) -> int | None:
+        """The global step at which this hook ends the run, given the restored ``initial_step``; None if it does not."""
+        return None
+
+    def tensor_names(self) -> list[str]:
+        """Tensor names this hook refers to, for resolution before training.
+
+        Returns:
+            list[str]: names from the fields listed in ``reads_tensors``
+            (a field may hold a string, a list of strings or a mapping whose
+            values are strings).
+        """
+        names: list[str] = []
+        for field in self.reads_tensors:
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if isinstance(value, str):
+                names.append(value)
+            elif isinstance(value, dict):
+                names.extend(value.values())
+            else:
+                names.extend(value)
+        return names

@@ -1,0 +1,125 @@
+"""The hook catalogue, derived from the registry (no TensorFlow): what ``list-hooks`` shows and ``docs/hooks.md`` holds.
+
+``python -m hookrun.hooks.catalogue docs/hooks.md`` rewrites the generated page; a test fails when
+the page in the repository is out of date.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic_core import PydanticUndefined
+
+from hookrun.hooks.registry import hook_configs, hook_type_of
+
+
+def _type_label(schema: dict[str, Any]) -> str:
+    if "anyOf" in schema:
+        return " | ".join(_type_label(s) for s in schema["anyOf"])
+    if "const" in schema:
+        return repr(schema["const"])
+    if "enum" in schema:
+        return " | ".join(repr(v) for v in schema["enum"])
+    kind = schema.get("type", "any")
+    if kind == "array":
+        return f"list[{_type_label(schema.get('items', {}))}]"
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        return f"dict[str, {_type_label(extra)}]" if isinstance(extra, dict) else "dict"
+    label = {"integer": "int", "number": "float", "string": "str", "boolean": "bool", "null": "null"}.get(kind, kind)
+    if "exclusiveMinimum" in schema:
+        label += f" > {schema['exclusiveMinimum']}"
+    elif "minimum" in schema:
+        label += f" >= {schema['minimum']}"
+    return label
+
+
+def hook_catalogue() -> list[dict[str, Any]]:
+    """Every hook type with its summary, source and parameters.
+
+    Returns:
+        One dict per hook: ``type``, ``summary``, ``mirrors``, ``params`` (a list of
+        ``name``, ``type``, ``default``, ``required``, ``description``).
+    """
+    entries = []
+    for model in hook_configs().values():
+        schema = model.model_json_schema(by_alias=True)
+        params = []
+        for name, field in model.model_fields.items():
+            if name == "type":
+                continue
+            key = field.alias or name
+            if field.default_factory is not None:
+                default: Any = field.default_factory()  # type: ignore[call-arg]
+            else:
+                default = None if field.default is PydanticUndefined else field.default
+            params.append(
+                {
+                    "name": key,
+                    "type": _type_label(schema["properties"][key]),
+                    "default": default,
+                    "required": field.is_required(),
+                    "description": field.description or "",
+                }
+            )
+        entries.append(
+            {
+                "type": hook_type_of(model),
+                "summary": model.summary,
+                "mirrors": model.mirrors,
+                "params": params,
+            }
+        )
+    return entries
+
+
+def _cell(text: Any) -> str:
+    """A Markdown table cell: one line, ``|`` escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def catalogue_markdown() -> str:
+    """The hook catalogue as a Markdown page (``docs/hooks.md``): one section per hook, a table of its parameters."""
+    lines = [
+        "# Hook catalogue",
+        "",
+        "<!-- Generated from the hook registry by `python -m hookrun.hooks.catalogue docs/hooks.md`; do not edit. -->",
+        "",
+        "Every `hooks:` entry has a `type` (below) and the parameters of its type. `hookrun list-hooks` shows",
+        "the same catalogue in the terminal; `hookrun schema` gives it as JSON Schema.",
+        "",
+        "| type | what it does | mirrors |",
+        "|---|---|---|",
+    ]
+    entries = hook_catalogue()
+    for entry in entries:
+        kind = entry["type"]
+        lines.append(f"| [`{kind}`](#{kind}) | {_cell(entry['summary'])} | {_cell(entry['mirrors'])} |")
+    for entry in entries:
+        lines += ["", f"## {entry['type']}", "", _cell(entry["summary"]), ""]
+        lines += [f"Mirrors: {_cell(entry['mirrors'])}.", ""]
+        lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
+        for param in entry["params"]:
+            default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
+            lines.append(
+                f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Write :func:`catalogue_markdown` to the file named in ``argv`` (default: print it); returns 0."""
+    args = sys.argv[1:] if argv is None else argv
+    text = catalogue_markdown()
+    if args:
+        Path(args[0]).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,42 @@
+"""Config of the ``checkpoint_saver`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from hookrun.config_schemas.bounds import Count, Seconds, Steps
+from hookrun.config_schemas.hook_base import HookConfig
+
+
+class CheckpointSaverConfig(HookConfig):
+    """Save checkpoints; mirrors ``tf.compat.v1.train.CheckpointSaverHook``."""
+
+    summary: ClassVar[str] = "Save a TensorFlow checkpoint every N steps or seconds, and at the end."
+    mirrors: ClassVar[str] = "tf.compat.v1.train.CheckpointSaverHook"
+    catalogue_rank: ClassVar[int] = 20
+    chief_only_default: ClassVar[bool] = True
+    exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("save_steps", "save_secs"),)
+
+    type: Literal["checkpoint_saver"] = Field(description="Hook type.")
+    save_steps: Steps | None = Field(
+        default=None, description="Save every N global steps (steps). Exclusive with `save_secs`."
+    )
+    save_secs: Seconds | None = Field(
+        default=None, description="Save every N seconds (seconds). Exclusive with `save_steps`."
+    )
+    checkpoint_dir: str | None = Field(
+        default=None,
+        description="Directory for checkpoints, relative to the run directory; default: the run directory.",
+    )
+    checkpoint_basename: str = Field(
+        default="model.ckpt", description="Checkpoint file prefix, as TensorFlow's `checkpoint_basename`."
+    )
+    max_to_keep: Count = Field(
+        default=5, description="Most recent checkpoints kept (count), as `tf.compat.v1.train.Saver`."
+    )
+
+    def checkpoints_to_keep(self) -> int:
+        """The session's ``Saver`` keeps ``max_to_keep`` checkpoints (the Scaffold builds it)."""
+        return self.max_to_keep

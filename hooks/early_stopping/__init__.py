@@ -1,0 +1,62 @@
+"""Config of the ``early_stopping`` hook."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from hookrun.config_schemas.bounds import Count
+from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.suggest import did_you_mean
+
+
+class EarlyStoppingConfig(HookConfig):
+    """Stop when a validation value stops improving; mirrors ``tf.estimator.experimental.stop_if_no_decrease_hook``."""
+
+    summary: ClassVar[str] = (
+        "Stop training when a validation value (from the evaluation hook before it) has not improved for "
+        "`patience` evaluations; optionally keep the best checkpoint."
+    )
+    mirrors: ClassVar[str] = "tf.estimator.experimental.stop_if_no_decrease_hook"
+    catalogue_rank: ClassVar[int] = 110
+    chief_only_default: ClassVar[bool] = True
+
+    type: Literal["early_stopping"] = Field(description="Hook type.")
+    monitor: str = Field(default="val_loss", description="The evaluation value watched: `val_loss` or `val_<metric>`.")
+    mode: Literal["min", "max"] = Field(
+        default="min", description="`min`: lower is better (losses, errors); `max`: higher is better (accuracy)."
+    )
+    patience: Count = Field(
+        default=5, description="Stop after this many evaluations in a row without improvement (evaluations)."
+    )
+    min_delta: float = Field(
+        default=0.0, ge=0.0, description="Smallest change that counts as an improvement (the monitor's units)."
+    )
+    keep_best: bool = Field(
+        default=False,
+        description="Save a checkpoint of the best weights under `<run_dir>/best/` at each new best "
+        "(with best.json: step, monitor, value).",
+    )
+
+    def unknown_monitor(self, names: Sequence[str], evaluated_for: str = "") -> str | None:
+        """Why ``monitor`` is not one of the evaluation's values, or None when it is.
+
+        The one check of ``monitor``, made by ``preflight`` (from the built-in builder's metrics, before
+        TensorFlow loads) and by the hook's ``build`` (from the graph's evaluation).
+
+        Args:
+            names: the evaluation's values (``val_loss``, ``val_<metric>``).
+            evaluated_for: the builder, named in the message when given.
+
+        Returns:
+            ``"'val_acc' is not evaluated ...; the evaluation gives: ...; did you mean ...?"``, or None.
+        """
+        if self.monitor in names:
+            return None
+        where = f" for {evaluated_for}" if evaluated_for else ""
+        return (
+            f"{self.monitor!r} is not evaluated{where}; the evaluation gives: {', '.join(names)}"
+            + did_you_mean(self.monitor, names)
+        )

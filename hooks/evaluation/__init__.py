@@ -1,0 +1,49 @@
+"""Config of the ``evaluation`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from hookrun.config_schemas.bounds import Seconds, Steps
+from hookrun.config_schemas.hook_base import HookConfig
+
+#: Why an ``evaluation`` hook cannot run (reported at the hook).
+NO_VALIDATION_DATA = (
+    "evaluation needs validation data: set `data.validation_split` (e.g. 0.2) or `data.validation` (a CSV file)"
+)
+
+
+class EvaluationConfig(HookConfig):
+    """Evaluate on the validation data while training; mirrors ``tf.estimator.experimental.InMemoryEvaluatorHook``."""
+
+    summary: ClassVar[str] = (
+        "Evaluate loss and metrics on the whole validation set every N steps or seconds and at the end; "
+        "adds val_* to the history."
+    )
+    mirrors: ClassVar[str] = "tf.estimator.experimental.InMemoryEvaluatorHook"
+    catalogue_rank: ClassVar[int] = 100
+    chief_only_default: ClassVar[bool] = True
+    exclusive_pairs: ClassVar[tuple[tuple[str, ...], ...]] = (("every_n_steps", "every_n_secs"),)
+
+    type: Literal["evaluation"] = Field(description="Hook type.")
+    every_n_steps: Steps | None = Field(
+        default=None,
+        description="Evaluate at every multiple of N global steps (steps). Exclusive with `every_n_secs`.",
+    )
+    every_n_secs: Seconds | None = Field(
+        default=None, description="Evaluate every N seconds (seconds). Exclusive with `every_n_steps`."
+    )
+    at_end: bool = Field(
+        default=True, description="Also evaluate when training ends (unless that step was just evaluated)."
+    )
+    output_dir: str = Field(
+        default="eval",
+        description="TensorBoard event directory for the validation scalars, relative to the run directory.",
+    )
+    log: bool = Field(default=True, description="Print one line with the values after each evaluation.")
+
+    def needs_evaluation(self) -> bool:
+        """The evaluation hook runs the graph's evaluation part."""
+        return True

@@ -1,0 +1,25 @@
+"""Config of the ``nan_tensor`` hook."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from pydantic import Field
+
+from hookrun.config_schemas.hook_base import HookConfig
+
+
+class NanTensorConfig(HookConfig):
+    """Stop or fail on a NaN loss; mirrors ``tf.compat.v1.train.NanTensorHook``."""
+
+    summary: ClassVar[str] = "Fail (exit 1) or stop when the loss becomes NaN."
+    mirrors: ClassVar[str] = "tf.compat.v1.train.NanTensorHook"
+    catalogue_rank: ClassVar[int] = 40
+    reads_tensors: ClassVar[tuple[str, ...]] = ("loss_tensor",)
+
+    type: Literal["nan_tensor"] = Field(description="Hook type.")
+    loss_tensor: str = Field(default="loss", description="Name of the loss tensor to watch.")
+    fail_on_nan_loss: bool = Field(
+        default=True,
+        description="Raise (training fails, exit 1) on NaN; if false, log and request a stop.",
+    )

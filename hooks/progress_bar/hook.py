@@ -1,0 +1,231 @@
+"""``progress_bar``: a rich progress bar with the loss, as tfestimators' ``hook_progress_bar()``.
+
+This module imports TensorFlow; the registry imports it only when a
+``progress_bar`` hook is built.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import tensorflow as tf
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from hookrun.hooks.context import HookContext
+from hookrun.hooks.progress_bar import ProgressBarConfig
+from hookrun.hooks.progress_bar.columns import LossColumn, StepColumn, StepsPerSecondColumn, format_loss
+from hookrun.hooks.step_clock import ClockedHook, StepClock
+
+
+def progress_columns(total_known: bool, label: str | None = None) -> list[Any]:
+    """Columns of the live bar: ``Training 400/1000 [━━━━━━    ] 0:00:03 loss: 3136.10``.
+
+    Args:
+        total_known: with a total, a bar; without, a spinner and steps/s.
+        label: on a cluster, the task (``worker1``), shown first as ``[worker1]``.
+    """
+    title = TextColumn(f"[{label}] Training" if label else "Training", markup=False)
+    if total_known:
+        return [title, StepColumn(), BarColumn(), TimeElapsedColumn(), LossColumn()]
+    return [
+        SpinnerColumn(),
+        title,
+        StepColumn(),
+        StepsPerSecondColumn(),
+        TimeElapsedColumn(),
+        LossColumn(),
+    ]
+
+
+class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
+    """Show training progress and the loss; mirrors tfestimators' ``hook_progress_bar()``.
+
+    When each method fires:
+
+    - ``begin``: the clock builds its ``global_step`` read.
+    - ``after_create_session``: syncs the run's :class:`~hookrun.hooks.step_clock.StepClock`
+      (one ``global_step`` read per session, shared: a resumed run starts the
+      bar there, a recovered session re-syncs it) and, on the first session,
+      starts the display.
+    - ``before_run``: asks for the loss only when ``refresh_secs`` have
+      passed since the last read, or on the step that reaches ``total``;
+      on every other step it asks for nothing (while the clock reads, for
+      ``global_step`` alone).
+    - ``after_run``: moves the clock past the step and, on a read step,
+      updates the bar.
+    - ``end``: shows the exact final ``global_step``; if training ended before
+      ``total`` it prints a warning line.
+    - ``close`` (called by the runner after the session, on success and on
+      failure; not a ``SessionRunHook`` method): stops the live display.
+
+    Without a terminal (``console.is_terminal`` false) it prints a plain line
+    every ``plain_every_n_secs`` seconds, and one at the end.
+
+    On a cluster (``label`` given) every line starts with ``[label]``; there the clock reads
+    ``global_step`` with every step, since the other workers move it too.
+
+    Args:
+        loss: scalar loss tensor.
+        clock: the run's shared step clock.
+        console: the ``rich.console.Console`` to draw on.
+        total: global step at which the bar is full (steps), or None for a spinner.
+        refresh_secs: least time between loss reads (seconds, > 0).
+        plain_every_n_secs: interval between plain lines without a terminal (seconds, > 0).
+        label: on a cluster, this task's label (``worker1``), else None.
+
+    Raises:
+        ValueError: ``refresh_secs``, ``plain_every_n_secs`` or ``total`` is not positive.
+
+    Example:
+        >>> hook = ProgressBarHook(loss, StepClock(), Console(), total=1000)
+    """
+
+    def __init__(
+        self,
+        loss: Any,
+        clock: StepClock,
+        console: Console,
+        total: int | None = None,
+        refresh_secs: float = 0.1,
+        plain_every_n_secs: float = 10.0,
+        label: str | None = None,
+    ) -> None:
+        if refresh_secs <= 0 or plain_every_n_secs <= 0:
+            raise ValueError("refresh_secs and plain_every_n_secs must be positive")
+        if total is not None and total <= 0:
+            raise ValueError(f"total must be positive, got {total}")
+        super().__init__(clock)
+        self.total = total
+        self.step = clock.step
+        self.start_step: int | None = None
+        self.loss: float | None = None
+        self._loss = loss
+        self._console = console
+        self._refresh_secs = refresh_secs
+        self._plain_every = plain_every_n_secs
+        self.label = label
+        self._fetch = tf.compat.v1.train.SessionRunArgs(loss)
+        self._fetch_reading: Any = None  # the loss and the clock's read, built in begin
+        self._asked: Any = None  # what this step's before_run returned
+        self._next_read = 0.0
+        self._progress: Progress | None = None
+        self._task: Any = None
+        self._next_plain = 0.0
+        self._started = 0.0
+
+    def begin(self) -> None:
+        """Build the clock's read of ``global_step`` and the request that adds it to the loss."""
+        super().begin()
+        self._fetch_reading = tf.compat.v1.train.SessionRunArgs((self._loss, self._clock.tensor))
+
+    def state_dict(self) -> dict[str, Any]:
+        """The last loss shown, for the checkpoint being written."""
+        return {"loss": self.loss}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Show the loss saved with the restored checkpoint until the first new read."""
+        self.loss = None if state.get("loss") is None else float(state["loss"])
+
+    def after_create_session(self, session: Any, coord: Any) -> None:
+        """Sync the clock; start the display on the first session."""
+        super().after_create_session(session, coord)
+        self.step = self._clock.step
+        if self.start_step is not None:
+            return
+        self.start_step = self.step
+        self._started = time.perf_counter()
+        self._next_plain = self._started + self._plain_every
+        if self._console.is_terminal:
+            self._progress = Progress(
+                *progress_columns(self.total is not None, self.label), console=self._console, refresh_per_second=10
+            )
+            self._task = self._progress.add_task("train", total=self.total, completed=self.step, loss=self.loss)
+            self._progress.start()
+
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for the loss if ``refresh_secs`` have passed since the last read, or on the last step; else nothing.
+
+        Reading on the step that reaches ``total`` makes the final line show the final loss.
+        While the clock reads, the request also holds its ``global_step`` read.
+        """
+        clock = self._clock
+        if time.perf_counter() >= self._next_read or (self.total is not None and clock.next_step == self.total):
+            self._asked = self._fetch_reading if clock.reading else self._fetch
+        else:
+            self._asked = clock.request()
+        return self._asked
+
+    def after_run(self, run_context: Any, run_values: Any) -> None:
+        """Move the clock; on a read step, update the bar (or print a plain line when due)."""
+        asked, results = self._asked, run_values.results
+        if asked is self._fetch:
+            loss, read = results, None
+        elif asked is self._fetch_reading:
+            loss, read = results
+        else:  # nothing, or the clock's read alone
+            self.step = self._clock.advance(run_context, results)
+            return
+        self.step = self._clock.advance(run_context, read)
+        now = time.perf_counter()
+        self._next_read = now + self._refresh_secs
+        self.loss = float(loss)
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.step, loss=self.loss)
+        elif now >= self._next_plain:
+            self._next_plain = now + self._plain_every
+            self._console.print(self.plain_line(now), markup=False, highlight=False)
+
+    def end(self, session: Any) -> None:
+        """Show the exact final step; warn if training ended before the total."""
+        self.step = self._clock.final(session)
+        if self._progress is not None:
+            self._progress.update(self._task, completed=self.step, loss=self.loss)
+        else:
+            self._console.print(self.plain_line(time.perf_counter()), markup=False, highlight=False)
+        self.close()
+        if self.total is not None and self.step < self.total:
+            prefix = escape(f"[{self.label}] ") if self.label else ""
+            self._console.print(
+                f"{prefix}[yellow]warning:[/] training ended at step {self.step}, before the expected {self.total}",
+                highlight=False,
+            )
+
+    def close(self) -> None:
+        """Stop the live display (idempotent)."""
+        if self._progress is not None:
+            self._progress.stop()
+            self._progress = None
+
+    def plain_line(self, now: float) -> str:
+        """The progress as one plain line: ``Training 400/1000 (40%) 0:00:03 loss: 3136.10``.
+
+        Args:
+            now: ``time.perf_counter()`` value (seconds).
+        """
+        elapsed = max(0, int(now - self._started))
+        clock = f"{elapsed // 3600}:{elapsed % 3600 // 60:02d}:{elapsed % 60:02d}"
+        where = f"{self.step}/{self.total} ({100 * self.step // self.total}%)" if self.total else f"step {self.step}"
+        prefix = f"[{self.label}] " if self.label else ""
+        return f"{prefix}Training {where} {clock} loss: {format_loss(self.loss)}"
+
+
+def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
+    """Build the ``progress_bar`` hook from config.
+
+    The total is ``config.total``, else the runner's expected last step
+    (``stop_at_step``, or rows x epochs / batch_size), else unknown.
+    """
+    hook = ProgressBarHook(
+        loss=ctx.tensors.resolve("loss"),
+        clock=ctx.clock,
+        console=ctx.console,
+        total=config.total or ctx.expected_last_step,
+        refresh_secs=config.refresh_secs,
+        plain_every_n_secs=config.plain_every_n_secs,
+        label=ctx.task,
+    )
+    ctx.on_close.append(hook.close)
+    return hook

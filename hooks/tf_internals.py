@@ -1,0 +1,158 @@
+"""Every use hookrun makes of TensorFlow's private internals, named in one place, each with its reason.
+
+TensorFlow (2.16 to 2.21 checked) offers no public way to do these things. Each use is either a
+function here, or, for private attributes that hookrun's hooks inherit from TensorFlow's own hook
+classes and read in their overridden methods, an entry of :data:`INHERITED`. ``tests/test_tf_internals.py``
+exercises every one against the installed TensorFlow and fails naming the use when an upgrade
+breaks it. It lives in ``hooks`` (not ``runner``) because both use it and dependencies flow
+``runner -> hooks``.
+
+TensorFlow is imported when a function is called, never at import time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Any
+
+#: Functions of ``basic_session_run_hooks.py`` whose INFO lines hookrun shows without ``--verbose``
+#: (``LoggingTensorHook._log_tensors``, ``StepCounterHook._log_and_record``): the lines users configured
+#: those hooks for. TensorFlow logs them at INFO with no other mark; the log record's ``funcName`` is the only
+#: way to tell them from TensorFlow's INFO chatter.
+HOOK_LOG_FUNCS = frozenset({"_log_tensors", "_log_and_record"})
+
+
+@dataclass(frozen=True)
+class Inherited:
+    """A private attribute of a TensorFlow class that a hookrun subclass reads.
+
+    Attributes:
+        owner: the TensorFlow class, by its ``tf.compat.v1.train`` name.
+        name: the attribute.
+        kind: ``"method"``; or where TensorFlow sets the instance attribute: ``"init"``, ``"begin"`` or
+            ``"before_run"``.
+        used_by: the hookrun module that reads it.
+        why: what it is needed for.
+    """
+
+    owner: str
+    name: str
+    kind: str
+    used_by: str
+    why: str
+
+
+#: Private attributes of TensorFlow's hooks that hookrun's subclasses read (their ``after_run`` replaces
+#: TensorFlow's to count steps with the shared clock instead of reading ``global_step`` every step).
+INHERITED: tuple[Inherited, ...] = (
+    Inherited("CheckpointSaverHook", "_timer", "init", "hooks/step_clock.py, hooks/checkpoint_saver/hook.py",
+              "the SecondOrStepTimer that decides when to save; the clocked after_run asks it"),
+    Inherited("CheckpointSaverHook", "_save", "method", "hooks/checkpoint_saver/hook.py",
+              "saves and runs the listeners, as TensorFlow's after_run does"),
+    Inherited("StepCounterHook", "_timer", "init", "hooks/step_counter/hook.py",
+              "the timer that decides when to log steps/sec"),
+    Inherited("StepCounterHook", "_log_and_record", "method", "hooks/step_counter/hook.py",
+              "logs and writes global_step/sec, as TensorFlow's after_run does"),
+    Inherited("StepCounterHook", "_last_global_step", "init", "hooks/step_counter/hook.py",
+              "the step of the last log, for TensorFlow's 'global step did not move' warning"),
+    Inherited("SummarySaverHook", "_timer", "init", "hooks/summary_saver/hook.py",
+              "the timer that decides when to write summaries"),
+    Inherited("SummarySaverHook", "_summary_writer", "init", "hooks/summary_saver/hook.py",
+              "the FileWriter the summaries and the START session log go to"),
+    Inherited("SummarySaverHook", "_get_summary_op", "method", "hooks/summary_saver/hook.py",
+              "the summary ops to request in before_run"),
+    Inherited("SummarySaverHook", "_next_step", "begin", "hooks/summary_saver/hook.py",
+              "None until the first step: when to write the START session log"),
+    Inherited("SummarySaverHook", "_request_summary", "before_run", "hooks/summary_saver/hook.py",
+              "whether this step's summaries were requested"),
+)
+
+
+def session_run_wrapper() -> Any:
+    """``TF_SessionRun_wrapper``: the C call ``Session.make_callable`` makes, without its Python wrappers.
+
+    Why: the ``hookrun`` engine runs a fixed step plan with it (``runner/session/engine.py``), saving the
+    per-step Python overhead of ``make_callable``. Returns None when this TensorFlow lacks it (the engine
+    then uses ``make_callable``).
+    """
+    try:
+        from tensorflow.python.client.pywrap_tf_session import TF_SessionRun_wrapper
+    except ImportError:  # pragma: no cover - an older or newer TensorFlow: the public path is used
+        return None
+    return TF_SessionRun_wrapper
+
+
+def raw_session(session: Any) -> Any:
+    """The C session handle of a ``tf.compat.v1.Session`` (``session._session``), or None.
+
+    Why: :func:`session_run_wrapper` takes the handle, not the Python session.
+    """
+    return getattr(session, "_session", None)
+
+
+def fetch_outputs(tensors: list[Any]) -> list[Any]:
+    """The C outputs of tensors (``tensor._as_tf_output()``), for :func:`session_run_wrapper`'s fetch list."""
+    return [tensor._as_tf_output() for tensor in tensors]
+
+
+def target_ops(ops: list[Any]) -> list[Any]:
+    """The C operations of ops (``op._c_op``), for :func:`session_run_wrapper`'s target list."""
+    return [op._c_op for op in ops]
+
+
+def unfinalize(graph: Any) -> None:
+    """``graph._unsafe_unfinalize()``: undo ``graph.finalize()``.
+
+    Why: ``MonitoredSession`` finalizes the graph and unfinalizes it on close when it was not finalized
+    before, so the same graph can be used again (a second ``train`` in one process, ``validate --build``);
+    the ``hookrun`` engine does the same at its close.
+    """
+    graph._unsafe_unfinalize()
+
+
+def graph_element(variable: Any) -> Any:
+    """``variable._as_graph_element()``: the tensor that reads a resource variable (``<name>/Read/ReadVariableOp:0``).
+
+    Why: a hook naming a variable's handle (``hidden_0/kernel:0``) must get its value, the tensor
+    ``Session.run`` itself fetches for the variable. Returns None when the variable has none.
+    """
+    return variable._as_graph_element()
+
+
+def cached_file_writers(tf: Any) -> list[Any]:
+    """Every ``FileWriter`` in ``tf.compat.v1.summary.FileWriterCache`` (its private ``_cache``).
+
+    Why: ``FileWriterCache.clear()`` stops at the first writer whose close fails; the runner closes the
+    others itself so no event file is left open.
+    """
+    return list(getattr(tf.compat.v1.summary.FileWriterCache, "_cache", {}).values())
+
+
+def forget_file_writers(tf: Any) -> None:
+    """Empty ``FileWriterCache._cache`` after :func:`cached_file_writers` were closed one by one."""
+    cache = tf.compat.v1.summary.FileWriterCache
+    with contextlib.suppress(AttributeError):
+        cache._cache = {}
+
+
+def tf_logging() -> Any:
+    """``tensorflow.python.platform.tf_logging``: TensorFlow's own logger module.
+
+    Why: hookrun's hooks and engine log as TensorFlow's hooks do (``log_first_n`` included), so their
+    lines go where TensorFlow's go and ``runner/tf_env.py`` routes them alike.
+    """
+    from tensorflow.python.platform import tf_logging as logging
+
+    return logging
+
+
+def function_arguments(fn: Any) -> tuple[str, ...]:
+    """``tensorflow.python.util.function_utils.fn_args``: the argument names of a function, method or partial.
+
+    Why: ``MonitoredSession.run_step_fn`` checks ``step_fn``'s arguments with it; the ``hookrun`` engine
+    checks them the same way, with the same message.
+    """
+    from tensorflow.python.util import function_utils
+
+    return tuple(function_utils.fn_args(fn))

@@ -1,0 +1,51 @@
+"""Load a config with the registered hooks, and check it before TensorFlow loads. No TensorFlow.
+
+The one place where ``load → preflight → ConfigError`` happens, for ``hookrun train``,
+``validate``, ``inspect`` and :func:`hookrun.runner.train`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from hookrun.config_schemas import loader
+from hookrun.config_schemas.loader import ConfigError, ConfigIssue, LoadedConfig
+from hookrun.hooks.registry import run_config_model_with_hooks
+
+__all__ = ["ConfigError", "LoadedConfig", "load_checked", "load_config"]
+
+
+def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LoadedConfig:
+    """Read, override and validate a config file against the ``RunConfig`` of the registered hooks.
+
+    Args:
+        path: the YAML config file.
+        overrides: ``PATH=VALUE`` strings (``--set``), applied in order before validation.
+
+    Returns:
+        The validated config with its positions.
+
+    Raises:
+        ConfigError: every issue found (file, YAML, override, validation); exit code 2.
+    """
+    return loader.load_config(path, overrides, model=run_config_model_with_hooks())
+
+
+def load_checked(path: str | Path, overrides: Sequence[str] = ()) -> tuple[LoadedConfig, list[ConfigIssue]]:
+    """:func:`load_config`, then :func:`hookrun.runner.preflight.preflight`: the checks before TensorFlow.
+
+    Returns:
+        The config and the preflight's warnings (to print; the run goes on).
+
+    Raises:
+        ConfigError: the config does not load, or preflight finds an error (with every issue,
+            warnings included); exit code 2.
+    """
+    from hookrun.runner.preflight import preflight
+
+    loaded = load_config(path, overrides)
+    issues = preflight(loaded)
+    if any(issue.severity == "error" for issue in issues):
+        raise ConfigError(issues)
+    return loaded, issues
