@@ -55,10 +55,6 @@ def _handle(signum: int, frame: object) -> None:
 
 _handle.hookrun_replaced = replaced  # type: ignore[attr-defined]
 
-# Training's graceful stop (``runner/session.py``: finish the step, save, 130/143) replaces this handler
-# instead of chaining to it, as it does Python's own SIGINT default.
-_handle.replaced_by_graceful_stop = True  # type: ignore[attr-defined]
-
 
 _default_unraisable = sys.unraisablehook
 

@@ -41,9 +41,9 @@ class StopSignals:
     or ``after_create_session()``: :meth:`adopt`, called once the session is
     created, puts hookrun's handler back in front of it. ``SIG_DFL``,
     ``SIG_IGN``, Python's default SIGINT handler (``KeyboardInterrupt``) and
-    the CLI's (``hookrun.cli.interrupts``: exit at once with one line; marked
-    :data:`REPLACED_BY_GRACEFUL_STOP`) are not called: hookrun's graceful stop
-    replaces them. A chained handler
+    the CLI's (``hookrun.cli.interrupts``: exit at once with one line; the
+    handler it replaced is chained instead) are not called: hookrun's graceful
+    stop replaces them. A chained handler
     that raises (e.g. ``sys.exit``) ends training with its exception, as it
     would without hookrun. A hook's handler that calls the handler it
     replaced (hookrun's) reaches the one hookrun replaced, as it would
@@ -87,7 +87,7 @@ class StopSignals:
         for sig in self._previous:
             current = signal.getsignal(sig)
             if current != self._handle:
-                self._chained[sig] = current
+                self._chained[sig] = _underlying(current, sig)
                 signal.signal(sig, self._handle)
 
     def __exit__(self, *exc: object) -> None:
@@ -106,18 +106,11 @@ def _underlying(handler: object, signum: int) -> object:
     replaced = getattr(handler, "hookrun_replaced", None)
     return replaced.get(signum) if isinstance(replaced, dict) else handler
 
-#: Set to True on a handler that, like Python's SIGINT default, only ends the process and which the
-#: graceful stop therefore replaces rather than chains (``hookrun.cli.interrupts``' one: one line, 130/143).
-REPLACED_BY_GRACEFUL_STOP = "replaced_by_graceful_stop"
-
 
 def _call(handler: object, signum: int, frame: object) -> None:
-    """Call a Python signal handler; skip ``SIG_DFL``, ``SIG_IGN``, None, Python's SIGINT default and the CLI's."""
-    if not callable(handler) or handler is signal.default_int_handler:
-        return
-    if getattr(handler, REPLACED_BY_GRACEFUL_STOP, False):
-        return
-    handler(signum, frame)
+    """Call a Python signal handler; skip ``SIG_DFL``, ``SIG_IGN``, None and Python's SIGINT default."""
+    if callable(handler) and handler is not signal.default_int_handler:
+        handler(signum, frame)
 
 
 @dataclass
