@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hookrun.hooks import tf_internals
 from hookrun.hooks.files import atomic_write_text
 
 #: ``hook_state-<step>.json``, beside ``<basename>-<step>.index``.
@@ -102,11 +103,12 @@ class HookStates:
     def _save_new_step(self, run_context: Any, run_values: Any) -> None:
         """After every step: under 1 us unless the Saver wrote a checkpoint (``last_checkpoints`` costs 3 us)."""
         saver = self._saver()
-        records = getattr(saver, "_last_checkpoints", None)  # Saver's own list: a new record per save
-        if records is not None:
-            if not records or records[-1] is self._last_entry:
-                return
-            self._last_entry = records[-1]
+        if saver is None:
+            return
+        newest = tf_internals.newest_checkpoint_record(saver)
+        if newest is None or newest is self._last_entry or newest == self._last_entry:
+            return
+        self._last_entry = newest
         self._save_new(run_context.session)
 
     def _save_new(self, session: Any, coord: Any = None) -> None:
