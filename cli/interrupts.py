@@ -44,7 +44,7 @@ class Interrupted(KeyboardInterrupt):
 
 
 #: The handlers :func:`install` replaced, by signal (a launcher's own, say). Training's handler
-#: (``runner/session.py``) finds them as ``_handle.hookrun_replaced`` and calls them, not ``_handle``.
+#: (``runner/session/monitored.py``) finds them as ``_handle.hookrun_replaced`` and calls them, not ``_handle``.
 replaced: dict[int, object] = {}
 
 

@@ -156,3 +156,19 @@ def function_arguments(fn: Any) -> tuple[str, ...]:
     from tensorflow.python.util import function_utils
 
     return tuple(function_utils.fn_args(fn))
+
+
+def newest_checkpoint_record(saver: Any) -> Any:
+    """The ``Saver``'s newest checkpoint record (an item of its private ``_last_checkpoints``), or None.
+
+    Why: the hook-state writer (``hooks/state.py``) checks after every step whether a checkpoint was
+    written; each save appends a new record, so comparing the newest by identity costs under 1 us,
+    where the public ``Saver.last_checkpoints`` builds a new list (3 us a step). Returns the public
+    ``last_checkpoints[-1]`` (a path, compared by value) when the private list is gone.
+    """
+    records = getattr(saver, "_last_checkpoints", None)
+    if records is None:
+        checkpoints = saver.last_checkpoints
+        return checkpoints[-1] if checkpoints else None
+    return records[-1] if records else None
+

@@ -169,3 +169,19 @@ def test_no_other_module_reaches_into_tensorflow_privately() -> None:
         if mark in re.sub(r"``[^`]*``", "", line)
     )
     assert offenders == []
+
+
+def test_newest_checkpoint_record_changes_with_each_save() -> None:
+    graph, _, _, var = _graph()
+    with graph.as_default():
+        saver = v1.train.Saver(max_to_keep=2)
+    with v1.Session(graph=graph) as session, tempfile.TemporaryDirectory() as directory:
+        session.run(var.initializer)
+        assert tf_internals.newest_checkpoint_record(saver) is None
+        saver.save(session, f"{directory}/model.ckpt", global_step=1)
+        first = tf_internals.newest_checkpoint_record(saver)
+        assert first is not None, "Saver._last_checkpoints is gone: hooks/state.py checks every step at 3 us"
+        assert tf_internals.newest_checkpoint_record(saver) is first  # the same record until the next save
+        saver.save(session, f"{directory}/model.ckpt", global_step=2)
+        assert tf_internals.newest_checkpoint_record(saver) is not first
+
