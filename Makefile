@@ -6,10 +6,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help install demo test lint bench clean
+.PHONY: help install demo demo-sharded test lint bench clean
 
 help:
 	@echo "make demo   - set up .venv and train configs/california_housing_dnn.yaml (the main job)"
+	@echo "make demo-sharded - the same job streamed from 4 gzip'd CSV shards (configs/california_housing_sharded.yaml)"
 	@echo "make test   - set up .venv, run ruff and the test suite"
 	@echo "make bench  - measure training speed and start-up (benchmarks/RESULTS.md; see benchmarks/README.md)"
 	@echo "make clean  - remove .venv and runs/"
@@ -26,6 +27,10 @@ demo: $(STAMP)
 	$(BIN)/hookrun validate configs/california_housing_dnn.yaml
 	$(BIN)/hookrun train configs/california_housing_dnn.yaml --run-dir runs/demo-$$(date +%Y%m%d-%H%M%S)
 
+demo-sharded: $(STAMP)
+	$(BIN)/hookrun validate configs/california_housing_sharded.yaml
+	$(BIN)/hookrun train configs/california_housing_sharded.yaml --run-dir runs/demo-sharded-$$(date +%Y%m%d-%H%M%S)
+
 test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -q
@@ -33,6 +38,7 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m compileall -q cli config_schemas hooks runner
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
+	$(BIN)/python benchmarks/data_bench.py $(DATA_BENCH_ARGS)  # input at scale; e.g. DATA_BENCH_ARGS="--rows 1000000"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

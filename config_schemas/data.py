@@ -1,4 +1,4 @@
-"""Config of the input data: CSV files fed through ``tf.data``, and how they are preprocessed."""
+"""Config of the input data: CSV or TFRecord files streamed through ``tf.data``, and how they are preprocessed."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def policy_name(policy: MissingPolicy) -> str:
 
 
 class DataConfig(StrictModel):
-    """CSV input: which files, which columns, how they are preprocessed and batched.
+    """Input data: which files, which columns, how they are preprocessed and batched.
 
     Paths are relative to the config file's directory. Numeric feature columns
     are z-scored (``standardize``); text columns (and those listed in
@@ -41,7 +41,14 @@ class DataConfig(StrictModel):
     ``labels: [batch, 1]``.
     """
 
-    train: str = Field(description="Training CSV file, relative to the config file.")
+    train: str | list[str] = Field(
+        description="Training data: a file, a glob (`shards/*.csv.gz`), a directory, or a list of them, relative to "
+        "the config file. CSV (`.csv`, `.csv.gz`) or TFRecord of tf.train.Example (`.tfrecord`, `.tfrecords`, "
+        "optionally `.gz`)."
+    )
+    format: Literal["csv", "tfrecord"] | None = Field(
+        default=None, description="File format; default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`)."
+    )
     label: str = Field(description="Name of the label column.")
     features: list[str] | None = Field(
         default=None, description="Feature columns, in order; default: every column but the label."
@@ -51,22 +58,36 @@ class DataConfig(StrictModel):
         description="Columns one-hot encoded with a vocabulary from the training split (a text label: class ids); "
         "columns holding text are categorical without being listed.",
     )
-    validation: str | None = Field(
+    validation: str | list[str] | None = Field(
         default=None,
-        description="Validation CSV file, relative to the config file. Exclusive with `validation_split`.",
+        description="Validation data (a file, glob, directory or list, as `train`). Exclusive with `validation_split`.",
     )
     validation_split: float | None = Field(
         default=None,
         gt=0.0,
         lt=1.0,
-        description="Fraction of the training file's rows held out for validation (a permutation seeded by `seed`). "
-        "Exclusive with `validation`.",
+        description="Fraction of the training rows held out for validation: a row is held out when a hash of its "
+        "file name, line and `seed` falls below the fraction (the same rows every run). Exclusive with `validation`.",
     )
     batch_size: Count = Field(default=32, description="Rows per step (rows).")
     epochs: Steps | None = Field(
         default=1, description="Passes over the data (count); null repeats forever."
     )
-    shuffle: bool = Field(default=True, description="Shuffle the rows each epoch (buffer: the whole file).")
+    shuffle: bool = Field(
+        default=True, description="Shuffle the rows each epoch: the file order, then a buffer of `shuffle_buffer` rows."
+    )
+    shuffle_buffer: Count = Field(
+        default=10_000,
+        le=10_000_000,
+        description="Rows held by the shuffle buffer (rows; memory: about rows x features x 4 bytes, 10,000 x 13 "
+        "features = 0.5 MB).",
+    )
+    max_categories: Count = Field(
+        default=1_000,
+        le=1_000_000,
+        description="Most distinct values a categorical column (or a text label) may have (count); more is an error "
+        "naming the cell, not thousands of one-hot features.",
+    )
     seed: Seed | None = Field(
         default=0, description="Seed for shuffling, the validation split and weight initialisation."
     )
@@ -88,6 +109,18 @@ class DataConfig(StrictModel):
         default=None,
         description="Divide a numeric label by this for training (label units); metrics stay in the label's units.",
     )
+
+    @field_validator("train", "validation")
+    @classmethod
+    def _paths(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, list):
+            if not value:
+                raise ValueError("list at least one file, glob or directory")
+            if any(not item.strip() for item in value):
+                raise ValueError("an empty path in the list")
+        elif isinstance(value, str) and not value.strip():
+            raise ValueError("an empty path; name a file, glob or directory")
+        return value
 
     @field_validator("features")
     @classmethod

@@ -16,10 +16,11 @@ from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
-from hookrun.runner.data.reader import load_raw_data
+from hookrun.runner.data.reader import KIND_SAMPLE_ROWS, load_raw_data
+from hookrun.runner.data.sources import SAMPLE_CHARS
 
-#: Data rows read by the quick check (rows); ``train`` reads the whole file anyway.
-PREVIEW_ROWS = 200
+#: Data rows read by the quick check (rows): the rows that fix each column's kind; ``train`` reads every file.
+PREVIEW_ROWS = KIND_SAMPLE_ROWS
 
 
 def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
@@ -42,7 +43,7 @@ def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
     """
     config = loaded.config
     try:
-        raw = load_raw_data(config.data, loaded.base_dir, max_rows=PREVIEW_ROWS, split=False)
+        raw = load_raw_data(config.data, loaded.base_dir, max_rows=PREVIEW_ROWS, split=False, budget=SAMPLE_CHARS)
         state = Preprocessor.fit(raw.train, config.data, raw.split)
         state.transform(raw.train)
         check_label_for_builder(config.graph, state, raw.train)

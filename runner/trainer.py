@@ -24,8 +24,9 @@ from hookrun.hooks.files import atomic_write_text, describe_write_failure
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.cluster.plan import check_addresses, resolve_cluster
-from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
-from hookrun.runner.data.reader import load_raw_data, steps_per_run
+from hookrun.runner.data.preprocessing import Preprocessor
+from hookrun.runner.data.reader import steps_per_run
+from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, scan_data
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph.build import build_graph
 from hookrun.runner.graph.device import resolve_device, session_config
@@ -202,7 +203,7 @@ def prepare(
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
-    raw = load_raw_data(config.data, loaded.base_dir)
+    scan = scan_data(config.data, loaded.base_dir, config.graph)  # one streaming pass, before TensorFlow loads
     notes: list[str] = []
 
     tf = import_tensorflow(verbose)
@@ -215,14 +216,14 @@ def prepare(
     initial_step = resume.step
     notes.extend(resume.notes)
 
-    preprocessor, data, validation = _prepare_data(loaded, raw, directory, initial_step, notes)
+    shard = None
+    if cluster is not None and len(cluster.plan.training_tasks) > 1:
+        # this worker's files (or rows); it skips its share of the trained batches
+        shard = (len(cluster.plan.training_tasks), cluster.plan.replica)
+    preprocessor, data, validation = _prepare_data(loaded, scan, directory, initial_step, notes, shard)
     total_rows = data.num_rows
     # (index in hooks:, config) of the hooks this task runs: chief_only ones run on the chief alone.
     running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
-    if cluster is not None:
-        from hookrun.runner.cluster.plan import shard
-
-        data = shard(data, cluster.plan)  # this worker's rows; it skips its share of the trained batches
     try:
         built = build_graph(
             tf,
@@ -268,41 +269,41 @@ def prepare(
 
 
 def _prepare_data(
-    loaded: LoadedConfig, raw: Any, directory: Path, initial_step: int, notes: list[str]
-) -> tuple[Preprocessor, Any, Any]:
-    """The data concern of :func:`prepare`: fit the preprocessing (or load it when resuming) and apply it.
+    loaded: LoadedConfig,
+    scan: Scan,
+    directory: Path,
+    initial_step: int,
+    notes: list[str],
+    shard: tuple[int, int] | None = None,
+) -> tuple[Preprocessor, StreamInput, Any]:
+    """The data concern of :func:`prepare`: the streamed input with the fitted (or, resuming, saved) preprocessing.
 
     Args:
         loaded: the config.
-        raw: the raw training and validation columns (:func:`hookrun.runner.data.reader.load_raw_data`).
+        scan: the streaming pass over the data files (:func:`hookrun.runner.data.streaming.scan_data`).
         directory: the run directory (its ``preprocessing.json`` is read when the run resumes).
-        initial_step: the restored ``global_step`` (0: a new run, the preprocessing is fitted).
+        initial_step: the restored ``global_step`` (0: a new run, the fitted preprocessing is used).
         notes: lines for the user; dropped-row counts are appended.
+        shard: on a cluster, ``(training tasks, this task's position)``.
 
     Returns:
-        ``(preprocessor, training data, validation data or None)``.
+        ``(preprocessor, training input, validation input or None)``.
 
     Raises:
-        SetupError: the saved preprocessing does not fit the config or the data; the label does not fit
-            the builder.
+        SetupError: the saved preprocessing does not fit the config or the data.
     """
     config = loaded.config
     state_path = directory / PREPROCESSING_FILE
     if initial_step > 0 and state_path.exists():
         preprocessor = Preprocessor.load(state_path, config.data)
-        if raw.train.kinds != preprocessor.kinds:
-            raw = load_raw_data(config.data, loaded.base_dir, kinds=preprocessor.kinds)
-        preprocessor.check_resumable(config.data, raw.split, state_path)
+        if scan.plan.kinds != preprocessor.kinds:
+            scan = scan_data(config.data, loaded.base_dir, config.graph, kinds=preprocessor.kinds)
+        preprocessor.check_resumable(config.data, scan.split, state_path)
     else:
-        preprocessor = Preprocessor.fit(raw.train, config.data, raw.split)
-    check_label_for_builder(config.graph, preprocessor, raw.train)
-    data = preprocessor.transform(raw.train)
-    validation = preprocessor.transform(raw.validation) if raw.validation is not None else None
-    if data.dropped_rows:
-        notes.append(f"dropped {data.dropped_rows} training row(s) with missing values (missing: drop)")
-    if validation is not None and validation.dropped_rows:
-        notes.append(f"dropped {validation.dropped_rows} validation row(s) with missing values (missing: drop)")
-    return preprocessor, data, validation
+        preprocessor = scan.state
+    notes.extend(check_drop_notes(scan))
+    data = StreamInput(scan, preprocessor, config.data, shard)
+    return preprocessor, data, data.evaluation()
 
 
 @dataclass

@@ -27,9 +27,11 @@ def short_run(run_train, name: str, *overrides: str):
 
 def test_main_job_one_epoch(run_train, captured):
     result = short_run(run_train, "california_housing_dnn.yaml")
-    assert result.end_of_data and result.final_global_step == 258  # 16,512 training rows / 64
+    train_rows, val_rows = split_rows(20_640, 0.2, 0, DATA)  # the hash split of the file's rows
+    assert (len(train_rows), len(val_rows)) == (16_478, 4_162)
+    assert result.end_of_data and result.final_global_step == 258  # ceil(16,478 training rows / 64)
     state = json.loads((result.run_dir / "preprocessing.json").read_text())
-    assert state["split"] == {"validation_split": 0.2, "seed": 0, "train_rows": 16512, "validation_rows": 4128}
+    assert state["split"] == {"validation_split": 0.2, "seed": 0, "train_rows": 16478, "validation_rows": 4162}
     assert state["feature_names"][-5:] == [f"ocean_proximity={v}" for v in OCEAN]
     assert len(state["feature_names"]) == 13
     assert state["label"]["scale"] == 100000
@@ -37,7 +39,7 @@ def test_main_job_one_epoch(run_train, captured):
     # total_bedrooms is filled with the training rows' median (statistics from the training split only).
     with DATA.open(newline="") as handle:
         bedrooms = np.array([float(r["total_bedrooms"] or "nan") for r in csv.DictReader(handle)])
-    train_rows, _ = split_rows(len(bedrooms), 0.2, 0)
+    assert len(bedrooms) == 20_640
     bedroom_state = next(c for c in state["columns"] if c["name"] == "total_bedrooms")
     assert bedroom_state["fill"] == pytest.approx(np.nanmedian(bedrooms[train_rows]))
 
@@ -70,3 +72,13 @@ def test_ocean_classifier_one_epoch(run_train):
     assert state["label"]["vocabulary"] == OCEAN
     assert "median_house_value" in state["feature_names"]
     assert result.evaluations[-1]["val_accuracy"] > 0.6
+
+
+def test_sharded_config_one_epoch(run_train):
+    result = short_run(run_train, "california_housing_sharded.yaml")
+    state = json.loads((result.run_dir / "preprocessing.json").read_text())
+    split = state["split"]
+    assert split["train_rows"] + split["validation_rows"] == 20_640  # every row of the 4 shards, once
+    assert 0.18 < split["validation_rows"] / 20_640 < 0.22
+    assert result.final_global_step == -(-split["train_rows"] // 64)
+    assert result.evaluations and 40_000 < result.evaluations[-1]["val_rmse"] < 100_000

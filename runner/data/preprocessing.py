@@ -18,6 +18,7 @@ fit and apply it on the first rows of the file.
 from __future__ import annotations
 
 import json
+import math
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -60,6 +61,7 @@ class ColumnState:
         mean: training mean after filling (the column's units), or None (categorical, or no ``standardize``).
         std: training standard deviation after filling (the column's units; 1 for a constant column), or None.
         vocabulary: a categorical column's categories seen in training, sorted; one output per entry.
+        missing_rows: empty cells of the column in the kept training rows (count).
     """
 
     name: str
@@ -69,6 +71,7 @@ class ColumnState:
     mean: float | None = None
     std: float | None = None
     vocabulary: list[str] | None = None
+    missing_rows: int = 0
 
     def output_names(self) -> list[str]:
         """Names of this column's features: ``[name]``, or ``name=value`` per vocabulary entry."""
@@ -108,7 +111,7 @@ class Preprocessor:
         columns: one state per feature column, in feature order.
         label: the label's state.
         standardize: whether numeric features are z-scored.
-        split: how training and validation rows were split (see :class:`hookrun.runner.data.reader.RawData`).
+        split: how training and validation rows were split (see :class:`hookrun.runner.data.RawData`).
     """
 
     columns: list[ColumnState]
@@ -136,8 +139,10 @@ class Preprocessor:
     # ------------------------------------------------------------------ fit and apply
 
     @classmethod
-    def fit(cls, raw: RawColumns, config: DataConfig, split: dict[str, Any] | None = None) -> Preprocessor:
-        """Learn the state from the training rows only.
+    def fit(
+        cls, raw: RawColumns, config: DataConfig, split: dict[str, Any] | None = None, max_categories: int | None = None
+    ) -> Preprocessor:
+        """Learn the state from the training rows only (all in memory): :class:`Statistics` over one chunk.
 
         Steps: drop rows with an empty cell in a ``drop`` column (or the label); check no ``error``
         column has an empty cell; compute fill values (``mean``/``median`` of the present cells,
@@ -147,81 +152,19 @@ class Preprocessor:
 
         Args:
             raw: the training split's columns.
-            config: the ``data:`` section (policies, ``standardize``, ``label_scale``).
+            config: the ``data:`` section (policies, ``standardize``, ``label_scale``, ``max_categories``).
             split: the split description to save with the state.
+            max_categories: overrides ``data.max_categories``.
 
         Returns:
             The fitted preprocessor.
 
         Raises:
-            DataError: an empty cell under ``error`` (names file and line), a categorical column with an
-                empty cell under ``mean``/``median``, no rows left, a column with no value to compute its
-                fill from, a text constant for a numeric column, ``label_scale`` with a text label.
+            DataError: see :meth:`Statistics.update` and :meth:`Statistics.finish`.
         """
-        names = [name for name in raw.kinds if name != config.label]
-        columns = [ColumnState(name, raw.kinds[name], _policy_json(config.policy_for(name))) for name in names]
-        label_policy = policy_name(config.policy_for(config.label))
-        label = LabelState(config.label, raw.kinds[config.label], "drop" if label_policy == "drop" else "error")
-        state = cls(columns, label, config.standardize, dict(split or {}))
-        train = raw.take(state.rows_to_keep(raw))
-        if train.num_rows == 0:
-            raise DataError(f"{raw.source}: every row has a missing value; nothing is left to train on")
-        for column in columns:
-            state._fit_column(column, train, config)
-        if label.kind == NUMERIC:
-            warn_infinite(train, label.name)
-        if label.kind == CATEGORICAL:
-            if config.label_scale is not None:
-                raise DataError(
-                    f"{raw.source}: `label_scale` divides a numeric label, but {label.name!r} holds text "
-                    f"({_first_text(raw, label.name)}); remove `label_scale`",
-                    loc=("data", "label_scale"),
-                )
-            label.vocabulary = sorted(set(train.values[label.name]))
-        else:
-            label.scale = config.label_scale
-        return state
-
-    def _fit_column(self, column: ColumnState, train: RawColumns, config: DataConfig) -> None:
-        """Fill value, then mean/std or vocabulary of one column, from the (kept) training rows."""
-        values = train.values[column.name]
-        missing = train.missing(column.name)
-        policy = config.policy_for(column.name)
-        kind = policy_name(policy)
-        if column.kind == NUMERIC:
-            warn_infinite(train, column.name)
-            present = values[~missing]
-            if kind in ("mean", "median"):
-                if present.size == 0:
-                    raise DataError(
-                        f"{train.source}: column {column.name!r} has no value in the training rows to compute "
-                        f"its {kind} from; use `{{constant: V}}` or `drop`",
-                        loc=_policy_loc(config, column.name),
-                    )
-                with np.errstate(invalid="ignore", over="ignore"):
-                    column.fill = float(present.mean() if kind == "mean" else np.median(present))
-            elif kind == "constant":
-                try:
-                    column.fill = float(policy.constant)  # type: ignore[union-attr]
-                except ValueError:
-                    raise DataError(
-                        f"{train.source}: column {column.name!r} is numeric; its fill `constant: "
-                        f"{policy.constant!r}` is not a number",  # type: ignore[union-attr]
-                        loc=_policy_loc(config, column.name),
-                    ) from None
-            if self.standardize:
-                filled = np.where(missing, column.fill if column.fill is not None else np.nan, values)
-                with np.errstate(invalid="ignore", over="ignore"):  # infinite cells: warned about above
-                    std = float(filled.std())
-                    column.mean = float(filled.mean())
-                column.std = std if std > 0 else 1.0
-        else:
-            if kind == "constant":
-                column.fill = _category_text(policy.constant)  # type: ignore[union-attr]
-            present = [value for value in values if value is not None]
-            if column.fill is not None and missing.any():
-                present.append(column.fill)
-            column.vocabulary = sorted(set(present))
+        stats = Statistics(raw.kinds, config, split, max_categories)
+        stats.update(raw)
+        return stats.finish()
 
     def rows_to_keep(self, raw: RawColumns) -> np.ndarray:
         """Which rows survive the ``drop`` policies; checks the ``error`` policies on them.
@@ -370,7 +313,7 @@ class Preprocessor:
 
         Args:
             config: the ``data:`` section.
-            split: the current split description (:attr:`hookrun.runner.data.reader.RawData.split`).
+            split: the current split description (:attr:`hookrun.runner.data.RawData.split`).
             path: the state file, for the message.
 
         Raises:
@@ -438,6 +381,214 @@ class Preprocessor:
             raise SetupError(f"{path}: not a hookrun preprocessing state ({err}); use a new run directory") from None
 
 
+#: Values a streaming median keeps per column (values, 8 bytes each); up to this many present values
+#: the median is exact, beyond it is the median of a uniform random sample of this size (seeded).
+MEDIAN_SAMPLE = 1_000_000
+
+
+@dataclass
+class _ColumnStats:
+    """Running statistics of one column over the kept training rows."""
+
+    count: int = 0
+    mean: float = 0.0
+    m2: float = 0.0
+    missing: int = 0
+    sample: np.ndarray | None = None
+    keys: np.ndarray | None = None
+    vocabulary: set[str] = field(default_factory=set)
+
+
+class Statistics:
+    """The preprocessing statistics of the training rows, fed chunk by chunk in bounded memory.
+
+    Per numeric column: count, mean and sum of squared deviations of the present values (merged
+    across chunks as in Chan, Golub and LeVeque's parallel variance), the missing count, and for a
+    ``median`` policy a sample of at most :data:`MEDIAN_SAMPLE` values (exact below that). Per
+    categorical column (and a text label): the set of values, refused beyond ``data.max_categories``.
+    The standard deviation after filling follows from these in closed form, so one pass suffices.
+    Memory: ``O(columns x (MEDIAN_SAMPLE + max_categories))``, independent of the rows.
+
+    Args:
+        kinds: column -> kind (features, then the label).
+        config: the ``data:`` section.
+        split: the split description to save with the state.
+        max_categories: overrides ``data.max_categories``.
+    """
+
+    def __init__(
+        self,
+        kinds: dict[str, str],
+        config: DataConfig,
+        split: dict[str, Any] | None = None,
+        max_categories: int | None = None,
+    ) -> None:
+        names = [name for name in kinds if name != config.label]
+        columns = [ColumnState(name, kinds[name], _policy_json(config.policy_for(name))) for name in names]
+        label_policy = policy_name(config.policy_for(config.label))
+        label = LabelState(config.label, kinds[config.label], "drop" if label_policy == "drop" else "error")
+        self.state = Preprocessor(columns, label, config.standardize, dict(split or {}))
+        self.config = config
+        self.max_categories = max_categories if max_categories is not None else config.max_categories
+        self.stats = {name: _ColumnStats() for name in kinds}
+        self.rows = 0
+        self.dropped = 0
+        self.source: Path | None = None
+        self.first_text: dict[str, tuple[int, str]] = {}
+        self._rng = np.random.default_rng(config.seed or 0)
+        self._warned: set[str] = set()  # numeric columns already warned about for infinite values
+
+    def update(self, raw: RawColumns) -> None:
+        """Add a chunk of training rows (parsed with the state's kinds).
+
+        Raises:
+            DataError: an empty cell under ``error`` (names file, line, column; see
+                :meth:`Preprocessor.rows_to_keep`); a categorical column (or text label) with more
+                than ``max_categories`` distinct values (names the cell that went over, at
+                ``data.max_categories``).
+        """
+        if self.source is None:
+            self.source = raw.source
+            self.first_text = dict(raw.first_text)
+        keep = self.state.rows_to_keep(raw)
+        rows = raw if keep.all() else raw.take(keep)
+        self.dropped += int((~keep).sum())
+        self.rows += rows.num_rows
+        for name, stats in self.stats.items():
+            values = rows.values[name]
+            missing = rows.missing(name)
+            stats.missing += int(missing.sum())
+            if self.state.kinds[name] == NUMERIC:
+                if name not in self._warned and np.isinf(values).any():
+                    self._warned.add(name)
+                    warn_infinite(rows, name)
+                if name == self.state.label.name:
+                    continue
+                present = values[~missing]
+                self._merge(stats, present)
+                if policy_name(self.config.policy_for(name)) == "median":
+                    self._sample(stats, present)
+            else:
+                self._categories(stats, name, rows, values, missing)
+
+    @staticmethod
+    def _merge(stats: _ColumnStats, present: np.ndarray) -> None:
+        if present.size == 0:
+            return
+        n_b = int(present.size)
+        with np.errstate(invalid="ignore", over="ignore"):  # infinite cells: warned about in update
+            mean_b = float(present.mean())
+            m2_b = float(((present - mean_b) ** 2).sum())
+        if stats.count == 0:
+            stats.count, stats.mean, stats.m2 = n_b, mean_b, m2_b
+            return
+        n = stats.count + n_b
+        delta = mean_b - stats.mean
+        stats.mean = stats.mean + delta * n_b / n
+        stats.m2 = stats.m2 + m2_b + delta * delta * stats.count * n_b / n
+        stats.count = n
+
+    def _sample(self, stats: _ColumnStats, present: np.ndarray) -> None:
+        keys = self._rng.random(present.size)
+        values = present if stats.sample is None else np.concatenate([stats.sample, present])
+        keys = keys if stats.keys is None else np.concatenate([stats.keys, keys])
+        if values.size > MEDIAN_SAMPLE:
+            kept = np.argpartition(keys, MEDIAN_SAMPLE)[:MEDIAN_SAMPLE]
+            values, keys = values[kept], keys[kept]
+        stats.sample, stats.keys = values, keys
+
+    def _categories(
+        self, stats: _ColumnStats, name: str, rows: RawColumns, values: np.ndarray, missing: np.ndarray
+    ) -> None:
+        vocabulary = stats.vocabulary
+        new = set(values[~missing].tolist()) - vocabulary
+        if len(vocabulary) + len(new) <= self.max_categories:
+            vocabulary |= new
+            return
+        for row, value in enumerate(values.tolist()):
+            if value is None or value in vocabulary:
+                continue
+            vocabulary.add(value)
+            if len(vocabulary) > self.max_categories:
+                what = "the label" if name == self.state.label.name else "categorical column"
+                raise DataError(
+                    f"{rows.where(row, name)} has {value!r}, distinct value number {len(vocabulary):,} of {what} "
+                    f"{name!r}; more than `data.max_categories` ({self.max_categories:,}) categories are refused "
+                    "(each would be a feature): fix the cell if the column holds numbers, drop the column from "
+                    "`data.features`, or raise `data.max_categories`",
+                    loc=("data", "max_categories"),
+                )
+
+    def finish(self) -> Preprocessor:
+        """The fitted state: fill values, means and standard deviations, vocabularies, the label's classes or scale.
+
+        Raises:
+            DataError: no row left, a column with no value to compute its fill from, a text constant for
+                a numeric column, ``label_scale`` with a text label.
+        """
+        state, config = self.state, self.config
+        source = self.source or Path(str(config.train))
+        if self.rows == 0:
+            raise DataError(f"{source}: every row has a missing value; nothing is left to train on")
+        for column in state.columns:
+            stats = self.stats[column.name]
+            column.missing_rows = stats.missing
+            policy = config.policy_for(column.name)
+            kind = policy_name(policy)
+            if column.kind == NUMERIC:
+                if kind in ("mean", "median"):
+                    if stats.count == 0:
+                        raise DataError(
+                            f"{source}: column {column.name!r} has no value in the training rows to compute "
+                            f"its {kind} from; use `{{constant: V}}` or `drop`",
+                            loc=_policy_loc(config, column.name),
+                        )
+                    column.fill = float(stats.mean if kind == "mean" else np.median(stats.sample))
+                elif kind == "constant":
+                    try:
+                        column.fill = float(policy.constant)  # type: ignore[union-attr]
+                    except ValueError:
+                        raise DataError(
+                            f"{source}: column {column.name!r} is numeric; its fill `constant: "
+                            f"{policy.constant!r}` is not a number",  # type: ignore[union-attr]
+                            loc=_policy_loc(config, column.name),
+                        ) from None
+                if state.standardize:
+                    n_p = stats.count
+                    m = stats.missing if column.fill is not None else 0
+                    n = n_p + m
+                    if m == 0:
+                        mean, m2 = stats.mean, stats.m2
+                    else:
+                        fill = float(column.fill)  # type: ignore[arg-type]
+                        mean = (n_p * stats.mean + m * fill) / n
+                        m2 = stats.m2 + ((stats.mean - fill) ** 2) * n_p * m / n
+                    std = math.sqrt(m2 / n) if n else 0.0
+                    column.mean = float(mean)
+                    column.std = std if std > 0 else 1.0
+            else:
+                if kind == "constant":
+                    column.fill = _category_text(policy.constant)  # type: ignore[union-attr]
+                present = set(stats.vocabulary)
+                if column.fill is not None and stats.missing:
+                    present.add(column.fill)
+                column.vocabulary = sorted(present)
+        label = state.label
+        if label.kind == CATEGORICAL:
+            if config.label_scale is not None:
+                found = self.first_text.get(label.name)
+                text = f"{found[1]!r} at line {found[0]}" if found else "declared categorical"
+                raise DataError(
+                    f"{source}: `label_scale` divides a numeric label, but {label.name!r} holds text "
+                    f"({text}); remove `label_scale`",
+                    loc=("data", "label_scale"),
+                )
+            label.vocabulary = sorted(self.stats[label.name].vocabulary)
+        else:
+            label.scale = config.label_scale
+        return state
+
+
 def warn_infinite(rows: RawColumns, name: str) -> None:
     """Warn once (a :class:`DataWarning`) if numeric column ``name`` holds infinite values (``inf``, ``1e999``).
 
@@ -447,11 +598,12 @@ def warn_infinite(rows: RawColumns, name: str) -> None:
     infinite = np.isinf(rows.values[name])
     if infinite.any():
         count = int(infinite.sum())
-        first = int(rows.lines[infinite][0])
+        row = int(np.flatnonzero(infinite)[0])
         warnings.warn(
             DataWarning(
-                f"{rows.source}:{first}: column {name!r} holds {count} infinite value(s) in the training rows, the "
-                "first on this line; its statistics and the loss will not be finite: replace or remove them"
+                f"{rows.file_of(row)}:{int(rows.lines[row])}: column {name!r} holds {count} infinite value(s) in "
+                "the training rows, the first on this line; its statistics and the loss will not be finite: "
+                "replace or remove them"
             ),
             stacklevel=2,
         )
@@ -471,11 +623,6 @@ def _category_text(value: float | str) -> str:
 
 def _key_loc(raw: RawColumns) -> tuple[str, ...]:
     return tuple(raw.key.split("."))
-
-
-def _first_text(raw: RawColumns, name: str) -> str:
-    found = raw.first_text.get(name)
-    return f"{found[1]!r} at line {found[0]}" if found else "declared categorical"
 
 
 def check_label_for_builder(graph: GraphConfig, state: Preprocessor, train: RawColumns) -> None:

@@ -1,18 +1,27 @@
-"""CSV input: read and check the files, split off validation rows, and feed arrays through ``tf.data``.
+"""Data files to typed columns: read and check them, fix each column's kind, split off validation rows.
 
-The files are parsed with Python's ``csv`` module (so every error names its
-line and column) into typed columns (:class:`RawColumns`: numbers, or text
-for categorical columns, with missing cells marked). The training split is
-then preprocessed (:mod:`hookrun.runner.data.preprocessing`) into ``float32``
-arrays held in memory and fed through a ``tf.data`` pipeline: shuffle ->
-repeat(epochs) -> batch -> skip(resumed steps) -> prefetch. The validation
-split gets its own, initializable, pipeline (:func:`make_eval_dataset`).
+The files of ``data.train`` / ``data.validation`` (a path, glob, directory or list; CSV, ``.csv.gz``
+or TFRecord of ``tf.train.Example``: :mod:`hookrun.runner.data.sources`) are read in chunks of rows
+(:func:`iter_chunks`) into typed columns (:class:`RawColumns`: numbers, or text for categorical
+columns, with missing cells marked), every row keeping its file and line for messages.
+
+A column's kind is fixed by the config (``data.categorical``), a resumed run's saved state, or the
+first :data:`KIND_SAMPLE_ROWS` rows of the first file (a TFRecord bytes feature is categorical); a
+later cell that breaks it is an error naming ``file:line:column``, so ``hookrun validate`` (which
+reads that sample) and ``hookrun train`` always agree on the kinds.
+
+The validation split is a hash of each row's file name, line (record) and ``data.seed`` against the
+fraction (:func:`validation_mask`): the same rows every run, never in both parts, and computable
+row by row by ``tf.data`` (:mod:`hookrun.runner.data.streaming`) as well as here.
+
+Training streams the files through ``tf.data`` (:mod:`hookrun.runner.data.streaming`); the in-memory
+path here (:func:`load_raw_data`) serves the quick check before training and small data.
 """
 
 from __future__ import annotations
 
-import csv
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -21,20 +30,26 @@ import numpy as np
 
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.suggest import did_you_mean
+from hookrun.runner.data.sources import CSV, DataFile, FileSet, csv_rows, format_of, resolve_files, tfrecord_rows
 from hookrun.runner.errors import DataError, SetupError
 
 #: Cell texts read as a missing value.
 MISSING_MARKERS = frozenset({"", "na", "nan", "null", "none"})
+#: Rows of the first training file that fix each column's kind (rows); ``hookrun validate`` reads as many.
+KIND_SAMPLE_ROWS = 200
+#: Rows per chunk of the streaming statistics pass (rows).
+CHUNK_ROWS = 65_536
 
 
 @dataclass
 class CsvTable:
-    """A CSV file as text cells, with the line number of every row.
+    """A CSV file (or a chunk of one) as text cells, with the line number of every row.
 
     Attributes:
         path: the file.
         header: column names, in file order.
-        rows: ``(line, cells)`` pairs; ``line`` is 1-based in the file (the header is line 1).
+        rows: ``(line, cells)`` pairs; ``line`` is 1-based in the file (the header is line 1; for a
+            TFRecord file, the record number).
     """
 
     path: Path
@@ -56,7 +71,7 @@ class CsvTable:
 
 
 def read_csv(path: Path, max_rows: int | None = None, key: str = "data.train") -> CsvTable:
-    """Read a CSV file with a header row.
+    """Read a CSV file (plain or ``.csv.gz``) with a header row.
 
     Args:
         path: the file.
@@ -67,52 +82,18 @@ def read_csv(path: Path, max_rows: int | None = None, key: str = "data.train") -
         The table.
 
     Raises:
-        SetupError: the file is missing, a directory, unreadable, not UTF-8,
-            empty, has a header only, has an empty or duplicate column name,
-            or a row with a different number of cells than the header
-            (each message names the file and line).
+        SetupError: the file is missing, not a regular file, unreadable, not UTF-8, empty, has a
+            header only, has an empty or duplicate column name, or a row with a different number
+            of cells than the header (each message names the file and line).
     """
-    try:
-        exists, is_dir = path.exists(), path.is_dir()
-    except OSError as err:  # e.g. a file name too long for the file system
-        raise SetupError(f"{path}: cannot open the data file ({err.strerror or err}); check `{key}`") from None
-    if not exists:
-        raise SetupError(f"{path}: data file not found; check `{key}` (paths are relative to the config file)")
-    if is_dir:
-        raise SetupError(f"{path}: is a directory, expected a CSV file")
-    try:
-        with path.open(newline="", encoding="utf-8-sig") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None or not any(cell.strip() for cell in header):
-                raise SetupError(f"{path}: the file is empty; it needs a header row and data rows")
-            header = [cell.strip() for cell in header]
-            for index, name in enumerate(header):
-                if not name:
-                    raise SetupError(f"{path}:1: column {index + 1} has no name in the header")
-                if name in header[:index]:
-                    raise SetupError(f"{path}:1: column {name!r} appears twice in the header")
-            rows: list[tuple[int, list[str]]] = []
-            for cells in reader:
-                if not cells:
-                    continue  # blank line
-                line = reader.line_num
-                if len(cells) != len(header):
-                    raise SetupError(
-                        f"{path}:{line}: row has {len(cells)} cells but the header has {len(header)} columns"
-                    )
-                rows.append((line, cells))
-                if max_rows is not None and len(rows) >= max_rows:
-                    break
-    except UnicodeDecodeError as err:
-        raise SetupError(f"{path}: not UTF-8 text ({err.reason}); save the CSV as UTF-8") from None
-    except PermissionError:
-        raise SetupError(f"{path}: not readable (permission denied)") from None
-    except csv.Error as err:
-        raise SetupError(f"{path}: not a valid CSV file ({err})") from None
-    if not rows:
-        raise SetupError(f"{path}: has a header but no data rows")
-    return table_of(path, header, rows)
+    files = resolve_files(str(path), Path("."), CSV if format_of(path, None) is None else None, key)
+    header, rows = csv_rows(files.files[0], key)
+    taken: list[tuple[int, list[str]]] = []
+    for row in rows:
+        taken.append(row)
+        if max_rows is not None and len(taken) >= max_rows:
+            break
+    return table_of(path, header, taken)
 
 
 def table_of(path: Path, header: list[str], rows: list[tuple[int, list[str]]]) -> CsvTable:
@@ -126,17 +107,22 @@ NUMERIC, CATEGORICAL = "numeric", "categorical"
 
 @dataclass
 class RawColumns:
-    """The used columns of a CSV file as typed arrays, before preprocessing.
+    """The used columns of some rows of the data files as typed arrays, before preprocessing.
 
     Attributes:
-        source: the file.
-        lines: ``int64 [n_rows]``, each row's 1-based line in the file (for messages).
-        positions: column name -> 0-based position in the file's header.
+        source: the first file (for messages about the whole set).
+        lines: ``int64 [n_rows]``, each row's 1-based line in its file (record number for TFRecord).
+        positions: column name -> 0-based position in the file's header (or features).
         kinds: column name -> ``numeric`` or ``categorical``.
         values: column name -> ``float64 [n_rows]`` (NaN where missing) for a numeric column,
             ``object [n_rows]`` of ``str`` (None where missing) for a categorical one.
         first_text: for a column found to hold text: ``(line, cell)`` of its first non-number.
         key: the config key naming the file (``data.train`` or ``data.validation``).
+        files: the files the rows come from; None: every row is from ``source``.
+        file_ids: ``int32 [n_rows]``, each row's index in ``files`` (None with ``files``).
+        tfrecord: the rows are TFRecord records (messages say ``record N: feature 'x'``).
+        plain: CSV columns whose cells need no stripping and whose missing cells are all empty (so
+            ``tf.io.decode_csv`` can decode them directly: numbers as ``float64``, missing = NaN).
     """
 
     source: Path
@@ -146,6 +132,10 @@ class RawColumns:
     values: dict[str, np.ndarray]
     first_text: dict[str, tuple[int, str]] = field(default_factory=dict)
     key: str = "data.train"
+    files: list[Path] | None = None
+    file_ids: np.ndarray | None = None
+    tfrecord: bool = False
+    plain: set[str] = field(default_factory=set)
 
     @property
     def num_rows(self) -> int:
@@ -157,7 +147,7 @@ class RawColumns:
         column = self.values[name]
         if self.kinds[name] == NUMERIC:
             return np.isnan(column)
-        return np.array([cell is None for cell in column], dtype=bool)
+        return np.asarray(column == None, dtype=bool)  # noqa: E711 (element-wise on an object array)
 
     def take(self, rows: np.ndarray) -> RawColumns:
         """The rows at the given indices (or boolean mask), as a new :class:`RawColumns`."""
@@ -169,11 +159,47 @@ class RawColumns:
             values={name: column[rows] for name, column in self.values.items()},
             first_text=dict(self.first_text),
             key=self.key,
+            files=self.files,
+            file_ids=self.file_ids[rows] if self.file_ids is not None else None,
+            tfrecord=self.tfrecord,
         )
 
+    def file_of(self, row: int) -> Path:
+        """The file row ``row`` comes from."""
+        if self.files is None or self.file_ids is None:
+            return self.source
+        return self.files[int(self.file_ids[row])]
+
     def where(self, row: int, name: str) -> str:
-        """``file:line: column 'name' (column k)`` for messages about one cell."""
-        return f"{self.source}:{int(self.lines[row])}: column {name!r} (column {self.positions[name] + 1})"
+        """``file:line: column 'name' (column k)`` for messages about one cell (``file: record N: feature 'x'``)."""
+        if self.tfrecord:
+            return f"{self.file_of(row)}: record {int(self.lines[row])}: feature {name!r}"
+        return f"{self.file_of(row)}:{int(self.lines[row])}: column {name!r} (column {self.positions[name] + 1})"
+
+    @staticmethod
+    def concat(parts: list[RawColumns]) -> RawColumns:
+        """The rows of ``parts`` (same columns and kinds) one after the other."""
+        first = parts[0]
+        if len(parts) == 1:
+            return first
+        files = first.files or [first.source]
+        ids = [p.file_ids if p.file_ids is not None else np.zeros(p.num_rows, np.int32) for p in parts]
+        first_text: dict[str, tuple[int, str]] = {}
+        for part in parts:
+            for name, found in part.first_text.items():
+                first_text.setdefault(name, found)
+        return RawColumns(
+            source=first.source,
+            lines=np.concatenate([p.lines for p in parts]),
+            positions=dict(first.positions),
+            kinds=dict(first.kinds),
+            values={name: np.concatenate([p.values[name] for p in parts]) for name in first.values},
+            first_text=first_text,
+            key=first.key,
+            files=files,
+            file_ids=np.concatenate(ids).astype(np.int32),
+            tfrecord=first.tfrecord,
+        )
 
 
 @dataclass
@@ -263,25 +289,39 @@ def check_columns(config: DataConfig, table: CsvTable) -> list[str]:
     return names
 
 
+def _numbers(cells: list[str], empty: list[bool]) -> np.ndarray | None:
+    """``float64`` of the cells (NaN where empty), or None when a non-empty cell is not a number."""
+    try:
+        return np.array(["nan" if is_empty else cell for cell, is_empty in zip(cells, empty, strict=True)],
+                        dtype=np.str_).astype(np.float64)
+    except ValueError:
+        return None
+
+
 def parse_columns(
     table: CsvTable,
     names: list[str],
     categorical: set[str] | frozenset[str] = frozenset(),
     kinds: dict[str, str] | None = None,
     key: str = "data.train",
+    origin: str = "the training data",
+    tfrecord: bool = False,
 ) -> RawColumns:
     """Parse the named columns of a table into typed arrays.
 
     A column is categorical when it is listed in ``categorical`` or (auto-detected) when a
-    non-empty cell is not a number; else numeric. With ``kinds`` (a validation file, or a resumed
-    run's saved state) each column's kind is fixed instead, and text in a numeric column is an error.
+    non-empty cell is not a number; else numeric. With ``kinds`` (the kinds fixed by the sample,
+    a validation file, or a resumed run's saved state) each column's kind is fixed instead, and
+    text in a numeric column is an error.
 
     Args:
-        table: the parsed CSV.
+        table: the parsed CSV (or a chunk of it).
         names: the columns to keep (features, then the label).
         categorical: columns declared categorical.
         kinds: column -> ``numeric`` or ``categorical``, to enforce; None to detect.
         key: the config key naming the file, for messages and :attr:`DataError.loc`.
+        origin: what fixed the kinds, for the message (``the first 200 rows of FILE``).
+        tfrecord: the rows are TFRecord records.
 
     Returns:
         The typed columns.
@@ -296,34 +336,47 @@ def parse_columns(
     out_kinds: dict[str, str] = {}
     values: dict[str, np.ndarray] = {}
     first_text: dict[str, tuple[int, str]] = {}
+    plain: set[str] = set()
     for name in names:
         try:
             position = table.column_index(name)
         except SetupError as err:
             raise DataError(str(err), loc=loc) from None
         positions[name] = position
-        cells = [cells[position].strip() for _, cells in table.rows]
-        empty = [cell.lower() in MISSING_MARKERS for cell in cells]
+        raw_cells = [cells[position] for _, cells in table.rows]
+        cells = [cell.strip() for cell in raw_cells]
+        empty = [cell.lower() in MISSING_MARKERS if len(cell) < 5 else False for cell in cells]
+        if cells == raw_cells and not any(cell for cell, is_empty in zip(cells, empty, strict=True) if is_empty):
+            plain.add(name)  # no padding, and a missing cell is always empty: tf.data may decode it directly
         kind = kinds[name] if kinds is not None and name in kinds else (CATEGORICAL if name in categorical else None)
         if kind != CATEGORICAL:
-            numbers = np.full(len(cells), np.nan, dtype=np.float64)
+            numbers = _numbers(cells, empty)
+            if numbers is not None:
+                out_kinds[name] = NUMERIC
+                values[name] = numbers
+                continue
             for row, (cell, is_empty) in enumerate(zip(cells, empty, strict=True)):
                 if is_empty:
                     continue
                 try:
-                    numbers[row] = float(cell)
+                    float(cell)
                 except ValueError:
                     if kind == NUMERIC:
+                        where = (
+                            f"{table.path}: record {lines[row]}: feature {name!r}"
+                            if tfrecord
+                            else f"{table.path}:{lines[row]}: column {name!r} (column {position + 1})"
+                        )
                         raise DataError(
-                            f"{table.path}:{lines[row]}: column {name!r} (column {position + 1}) has {cell!r}, "
-                            "not a number; the column is numeric in the training data",
+                            f"{where} has {cell!r}, not a number; the column is numeric in {origin}: "
+                            "fix the cell, or list the column in `data.categorical`",
                             loc=loc,
                         ) from None
                     first_text[name] = (int(lines[row]), cell)
                     break
-            else:
+            else:  # numpy refused a cell that Python's float() reads (e.g. '1_000'): parse one by one
                 out_kinds[name] = NUMERIC
-                values[name] = numbers
+                values[name] = np.array([math.nan if e else float(c) for c, e in zip(cells, empty, strict=True)])
                 continue
         out_kinds[name] = CATEGORICAL
         column = np.empty(len(cells), dtype=object)
@@ -337,36 +390,466 @@ def parse_columns(
         values=values,
         first_text=first_text,
         key=key,
+        tfrecord=tfrecord,
+        plain=plain,
     )
 
 
-def split_rows(num_rows: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Split row indices into training and validation by a seeded permutation.
+# ------------------------------------------------------------------ the validation split
 
-    The validation rows are the first ``round(num_rows * fraction)`` of
-    ``numpy.random.default_rng(seed).permutation(num_rows)``; both index arrays are returned sorted
-    (file order), so the split depends only on the row count, the fraction and the seed.
+#: The 32-bit mixing constant of :func:`split_hash` (from Chris Wellons' hash prospector, "lowbias32"-like).
+HASH_MULTIPLIER = 0x45D9F3B
+_MASK32 = 0xFFFFFFFF
+
+
+def split_hash(lines: np.ndarray, salt: int) -> np.ndarray:
+    """A 32-bit hash of each row: ``mix32((line + salt) mod 2**32)``, in ``int64`` arithmetic.
+
+    ``mix32(x)``: three rounds of ``x ^= x >> 16; x = x * 0x45d9f3b mod 2**32`` (the last without the
+    multiply). :mod:`hookrun.runner.data.streaming` computes the same with ``tf.bitwise`` ops.
 
     Args:
-        num_rows: rows in the file (count).
-        fraction: share held out, ``0 < fraction < 1``.
-        seed: the permutation's seed.
+        lines: ``int64 [n]`` row lines (records).
+        salt: the file's salt (:meth:`hookrun.runner.data.sources.DataFile.salt`).
 
     Returns:
-        ``(train_indices, validation_indices)``, ``int64`` arrays.
+        ``int64 [n]`` in ``[0, 2**32)``.
+    """
+    x = (lines.astype(np.int64) + np.int64(salt)) & _MASK32
+    x = ((x ^ (x >> 16)) * HASH_MULTIPLIER) & _MASK32
+    x = ((x ^ (x >> 16)) * HASH_MULTIPLIER) & _MASK32
+    return x ^ (x >> 16)
+
+
+def split_threshold(fraction: float) -> int:
+    """Rows whose :func:`split_hash` is below this are validation rows: ``round(fraction * 2**32)``."""
+    return int(round(fraction * (1 << 32)))
+
+
+def validation_mask(lines: np.ndarray, salt: int, fraction: float) -> np.ndarray:
+    """``bool [n]``: which rows (by line) of a file with ``salt`` are held out for validation."""
+    return split_hash(lines, salt) < split_threshold(fraction)
+
+
+def split_rows(
+    num_rows: int, fraction: float, seed: int, file: Path = Path("data.csv")
+) -> tuple[np.ndarray, np.ndarray]:
+    """Split the rows of a one-file CSV (no blank lines) by :func:`validation_mask`.
+
+    Args:
+        num_rows: data rows in the file (count); row ``i`` is on line ``i + 2``.
+        fraction: share held out, ``0 < fraction < 1``.
+        seed: ``data.seed``.
+        file: the file (its name salts the hash).
+
+    Returns:
+        ``(train_indices, validation_indices)``, ``int64`` arrays in file order.
+    """
+    held = validation_mask(np.arange(num_rows, dtype=np.int64) + 2, DataFile(file, CSV).salt(seed), fraction)
+    return np.flatnonzero(~held), np.flatnonzero(held)
+
+
+def check_split(fraction: float, train_rows: int, validation_rows: int) -> None:
+    """Raise when the split left either part empty.
 
     Raises:
-        DataError: either part would be empty (too few rows for the fraction).
+        DataError: no training or no validation row (at ``data.validation_split``).
     """
-    n_val = int(round(num_rows * fraction))
-    if n_val < 1 or n_val >= num_rows:
+    if validation_rows < 1 or train_rows < 1:
         raise DataError(
-            f"validation_split {fraction} of {num_rows} row(s) leaves "
-            f"{'no validation' if n_val < 1 else 'no training'} rows; change the fraction or add rows",
+            f"validation_split {fraction} of {train_rows + validation_rows} row(s) leaves "
+            f"{'no validation' if validation_rows < 1 else 'no training'} rows; change the fraction or add rows",
             loc=("data", "validation_split"),
         )
-    order = np.random.default_rng(seed).permutation(num_rows)
-    return np.sort(order[n_val:]), np.sort(order[:n_val])
+
+
+# ------------------------------------------------------------------ reading in chunks
+
+
+@dataclass
+class ColumnPlan:
+    """How the files of a set are read: the columns, their kinds, and what fixed them.
+
+    Attributes:
+        names: the used columns (features, then the label).
+        kinds: column -> ``numeric`` / ``categorical``.
+        origin: what fixed the kinds (for messages).
+        first_text: a text column's first non-number in the sample ``(line, cell)``.
+        sample: the first rows of the first file, parsed (at most :data:`KIND_SAMPLE_ROWS`).
+    """
+
+    names: list[str]
+    kinds: dict[str, str]
+    origin: str
+    first_text: dict[str, tuple[int, str]]
+    sample: RawColumns
+
+
+def _file_rows(
+    fileset: FileSet, file: DataFile, budget: int | None = None
+) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
+    """The header and rows of one file of the set (TFRecord features as text cells)."""
+    if file.format == CSV:
+        return csv_rows(file, fileset.key, budget)
+    return tfrecord_rows(file, fileset.columns or None, fileset.dtypes, fileset.key, budget)
+
+
+def plan_columns(
+    config: DataConfig,
+    fileset: FileSet,
+    kinds: dict[str, str] | None = None,
+    budget: int | None = None,
+) -> ColumnPlan:
+    """Read the first rows of the first file: check the columns, fix each column's kind.
+
+    Args:
+        config: the ``data:`` section.
+        fileset: the training files.
+        kinds: kinds to enforce (a resumed run's saved state); None: from the sample and the config.
+        budget: characters (bytes) the sample may take.
+
+    Returns:
+        The plan (``fileset.columns``, and ``dtypes`` for TFRecord, are filled in).
+
+    Raises:
+        DataError: see :func:`hookrun.runner.data.sources.csv_rows`, :func:`check_columns`, :func:`parse_columns`.
+    """
+    first = fileset.files[0]
+    header, rows = _file_rows(fileset, first, budget)
+    sample_rows: list[tuple[int, list[str]]] = []
+    for row in rows:
+        sample_rows.append(row)
+        if len(sample_rows) >= KIND_SAMPLE_ROWS:
+            break
+    _close(rows)
+    fileset.columns = list(header)
+    table = table_of(first.path, header, sample_rows)
+    names = check_columns(config, table)
+    used = [*names, config.label]
+    categorical = set(config.categorical)
+    tfrecord = first.format != CSV
+    if tfrecord:
+        categorical |= {name for name in used if fileset.dtypes.get(name) == "bytes"}
+        for name in config.categorical:
+            if fileset.dtypes.get(name) in ("float", "int64"):
+                raise DataError(
+                    f"{first.path}: feature {name!r} is a {fileset.dtypes[name]} feature in the TFRecord file; "
+                    "`data.categorical` applies to bytes features: store it as bytes, or remove it from the list",
+                    loc=("data", "categorical", config.categorical.index(name)),
+                )
+    if kinds is not None:
+        origin = "the run's saved preprocessing.json"
+        sample = parse_columns(table, used, categorical, kinds, fileset.key, origin, tfrecord)
+    else:
+        origin = f"the first {len(sample_rows)} rows of {first.path}"
+        sample = parse_columns(table, used, categorical, None, fileset.key, origin, tfrecord)
+    sample.files = [f.path for f in fileset.files]
+    sample.file_ids = np.zeros(sample.num_rows, np.int32)
+    return ColumnPlan(used, dict(sample.kinds), origin, dict(sample.first_text), sample)
+
+
+def _close(rows: Any) -> None:
+    close = getattr(rows, "close", None)
+    if close is not None:
+        close()
+
+
+def iter_chunks(
+    fileset: FileSet,
+    plan: ColumnPlan,
+    chunk_rows: int = CHUNK_ROWS,
+    max_rows: int | None = None,
+    fast_tfrecord: bool = False,
+) -> Iterator[RawColumns]:
+    """The rows of every file of the set, in order, as :class:`RawColumns` chunks with the plan's kinds.
+
+    Every CSV file must have the first file's header.
+
+    Args:
+        fileset: the files (``columns`` filled by :func:`plan_columns` of the training set).
+        plan: the columns and kinds.
+        chunk_rows: rows per chunk.
+        max_rows: stop after this many rows in all.
+        fast_tfrecord: the full pass of ``hookrun train``: decode TFRecord files with TensorFlow
+            (``tf.io.parse_example``, imported here) and CSV files with pyarrow's streaming CSV reader,
+            falling back to Python's ``csv`` module (for the exact ``file:line:column`` of a problem)
+            where pyarrow refuses a file or a cell. ``hookrun validate`` uses the pure-Python readers.
+
+    Yields:
+        Chunks (``files`` = the set's files, ``file_ids`` set).
+
+    Raises:
+        DataError: a file whose header differs, a cell that breaks its column's kind, and the
+            errors of :mod:`hookrun.runner.data.sources`.
+    """
+    paths = [f.path for f in fileset.files]
+    kinds = plan.kinds
+    taken = 0
+    for index, file in enumerate(fileset.files):
+        if fast_tfrecord and file.format != CSV and max_rows is None:
+            for raw in _tfrecord_chunks_tf(file, fileset, plan, chunk_rows):
+                raw.files, raw.file_ids = paths, np.full(raw.num_rows, index, np.int32)
+                raw.source, raw.first_text = paths[0], dict(plan.first_text)
+                yield raw
+            continue
+        skip = 0
+        if fast_tfrecord and file.format == CSV and max_rows is None and fileset.columns:
+            try:
+                for raw in _arrow_chunks(file, fileset, plan):
+                    skip += raw.num_rows
+                    raw.files, raw.file_ids = paths, np.full(raw.num_rows, index, np.int32)
+                    raw.source, raw.first_text = paths[0], dict(plan.first_text)
+                    yield raw
+                continue
+            except _SlowPath:
+                pass  # Python's csv module reads the rest of the file, and names the problem exactly
+        header, rows = _file_rows(fileset, file)
+        if skip:
+            rows = _skipped(rows, skip)
+        if file.format == CSV:
+            if not fileset.columns:
+                fileset.columns = list(header)
+            elif header != fileset.columns:
+                _close(rows)
+                raise DataError(
+                    f"{file.path}:1: the header differs from {fileset.first}'s; every CSV file of "
+                    f"`{fileset.key}` needs the same columns in the same order ({', '.join(fileset.columns)})",
+                    loc=fileset.loc,
+                )
+            missing = [name for name in plan.names if name not in header]
+            if missing:
+                _close(rows)
+                raise DataError(
+                    f"{file.path}:1: no column {missing[0]!r}; every file of `{fileset.key}` needs the columns "
+                    f"{', '.join(plan.names)}",
+                    loc=fileset.loc,
+                )
+        buffer: list[tuple[int, list[str]]] = []
+        for row in rows:
+            buffer.append(row)
+            taken += 1
+            if len(buffer) >= chunk_rows or (max_rows is not None and taken >= max_rows):
+                yield _chunk(file, header, buffer, plan, kinds, fileset, paths, index)
+                buffer = []
+                if max_rows is not None and taken >= max_rows:
+                    _close(rows)
+                    return
+        if buffer:
+            yield _chunk(file, header, buffer, plan, kinds, fileset, paths, index)
+
+
+class _SlowPath(Exception):
+    """pyarrow cannot read (the rest of) a file exactly as the Python reader would: use the Python reader."""
+
+
+def _skipped(rows: Iterator[tuple[int, list[str]]], count: int) -> Iterator[tuple[int, list[str]]]:
+    """``rows`` without the first ``count`` (those pyarrow already read)."""
+    for index, row in enumerate(rows):
+        if index >= count:
+            yield row
+
+
+def _arrow_chunks(file: DataFile, fileset: FileSet, plan: ColumnPlan) -> Iterator[RawColumns]:
+    """Chunks of a CSV file read by pyarrow's streaming reader (``pyarrow.csv.open_csv``): fast.
+
+    Every cell is read as text and checked as the Python path checks it (stripped, the missing
+    markers, numbers as ``float64``). Row ``i`` is on line ``i + 2``: a blank line is kept as a row
+    (``ignore_empty_lines=False``), then sends the file to the Python reader, as does a quoted line
+    break (``newlines_in_values=False``), so the line numbers (and the split hash) are exact.
+
+    Raises:
+        _SlowPath: pyarrow is not installed, the header differs, or a row or cell is not as expected:
+            the caller reads the rest of the file with Python's ``csv`` module.
+    """
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pacsv
+    except ImportError:
+        raise _SlowPath() from None
+    names = plan.names
+    try:
+        reader = pacsv.open_csv(
+            str(file.path),
+            read_options=pacsv.ReadOptions(block_size=8 << 20),
+            parse_options=pacsv.ParseOptions(newlines_in_values=False, ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(
+                include_columns=names,
+                column_types={name: pa.string() for name in names},
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+        if [field.name for field in reader.schema] != names:
+            raise _SlowPath()
+    except (pa.ArrowException, OSError):
+        raise _SlowPath() from None
+    header, rows = csv_rows(file, fileset.key)  # the file's own header must be the set's (else: the exact error)
+    _close(rows)
+    if header != fileset.columns:
+        raise _SlowPath()
+    markers = pa.array(sorted(MISSING_MARKERS))
+    start = 2
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            return
+        except (pa.ArrowException, OSError):
+            raise _SlowPath() from None
+        count = batch.num_rows
+        blank = None  # a blank line reads as a row of empty cells: Python's reader skips it, so let it read this
+        for column in batch.columns:
+            empty_cell = pc.equal(column, "")
+            blank = empty_cell if blank is None else pc.and_(blank, empty_cell)
+        if blank is not None and pc.any(blank).as_py():
+            raise _SlowPath()
+        values: dict[str, np.ndarray] = {}
+        plain: set[str] = set()
+        for index, name in enumerate(names):
+            column = batch.column(index)
+            stripped = pc.utf8_trim_whitespace(column)
+            empty = pc.is_in(pc.utf8_lower(stripped), value_set=markers)
+            if pc.all(pc.equal(column, stripped)).as_py() is not False and not pc.any(
+                pc.and_(empty, pc.not_equal(stripped, ""))
+            ).as_py():
+                plain.add(name)
+            missing = empty.to_numpy(zero_copy_only=False)
+            if plan.kinds[name] == NUMERIC:
+                try:
+                    numbers = pc.cast(pc.if_else(empty, "nan", stripped), pa.float64()).to_numpy(zero_copy_only=False)
+                except pa.ArrowException:
+                    raise _SlowPath() from None
+                numbers = numbers.copy()
+                numbers[missing] = np.nan
+                values[name] = numbers
+            else:
+                texts = np.asarray(stripped.to_numpy(zero_copy_only=False), dtype=object)
+                texts[missing] = None
+                values[name] = texts
+        lines = np.arange(start, start + count, dtype=np.int64)
+        start += count
+        yield RawColumns(
+            source=file.path,
+            lines=lines,
+            positions={name: fileset.columns.index(name) for name in names},
+            kinds=dict(plan.kinds),
+            values=values,
+            key=fileset.key,
+            plain=plain,
+        )
+
+
+def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk_rows: int) -> Iterator[RawColumns]:
+    """Chunks of a TFRecord file decoded by TensorFlow (eager ``tf.data`` + ``tf.io.parse_example``): fast.
+
+    Raises:
+        DataError: a record that is not an Example with these features' types, a feature with more than
+            one value (names the file and record), a damaged file (names the file).
+    """
+    from hookrun.runner.tf_env import import_tensorflow
+
+    tf = import_tensorflow(False)
+    dtypes = {"bytes": tf.string, "float": tf.float32, "int64": tf.int64}
+    spec = {name: tf.io.RaggedFeature(dtypes[fileset.dtypes.get(name, "float")]) for name in plan.names}
+    dataset = tf.data.TFRecordDataset(str(file.path), compression_type=file.compression).batch(chunk_rows)
+    dataset = dataset.map(lambda records: tf.io.parse_example(records, spec), num_parallel_calls=2)
+    loc = fileset.loc
+    start = 1
+    iterator = iter(dataset)
+    while True:
+        try:
+            parsed = next(iterator)
+        except StopIteration:
+            return
+        except tf.errors.OpError as err:
+            first = str(err.message).strip().splitlines()[0][:300]
+            raise DataError(
+                f"{file.path}: records {start} or after cannot be read as tf.train.Example with the first records' "
+                f"feature types ({first})",
+                loc=loc,
+            ) from None
+        count = int(next(iter(parsed.values())).nrows())
+        lines = np.arange(start, start + count, dtype=np.int64)
+        values: dict[str, np.ndarray] = {}
+        for name in plan.names:
+            ragged = parsed[name]
+            lengths = ragged.row_lengths().numpy()
+            if (lengths > 1).any():
+                row = int(np.argmax(lengths > 1))
+                raise DataError(
+                    f"{file.path}: record {lines[row]}: feature {name!r} has {lengths[row]} values; hookrun reads one "
+                    "value per feature",
+                    loc=loc,
+                )
+            present = lengths == 1
+            flat = ragged.flat_values.numpy()
+            if plan.kinds[name] == NUMERIC:
+                column = np.full(count, np.nan)
+                column[present] = flat.astype(np.float64)
+            else:
+                texts = [
+                    v.decode("utf-8", "replace").strip() if isinstance(v, bytes) else repr(v) for v in flat.tolist()
+                ]
+                cells = [None if t.lower() in MISSING_MARKERS else t for t in texts]
+                column = np.full(count, None, dtype=object)
+                column[present] = cells
+            values[name] = column
+        start += count
+        yield RawColumns(
+            source=file.path,
+            lines=lines,
+            positions={name: index for index, name in enumerate(plan.names)},
+            kinds=dict(plan.kinds),
+            values=values,
+            key=fileset.key,
+            tfrecord=True,
+        )
+
+
+def _chunk(
+    file: DataFile,
+    header: list[str],
+    rows: list[tuple[int, list[str]]],
+    plan: ColumnPlan,
+    kinds: dict[str, str],
+    fileset: FileSet,
+    paths: list[Path],
+    index: int,
+) -> RawColumns:
+    raw = parse_columns(
+        table_of(file.path, header, rows), plan.names, frozenset(), kinds, fileset.key, plan.origin,
+        file.format != CSV,
+    )
+    raw.source = paths[0]
+    raw.first_text = dict(plan.first_text)
+    raw.files = paths
+    raw.file_ids = np.full(raw.num_rows, index, np.int32)
+    return raw
+
+
+def chunk_validation_mask(raw: RawColumns, fileset: FileSet, fraction: float, seed: int) -> np.ndarray:
+    """``bool [n]``: which rows of a chunk are validation rows under ``validation_split``."""
+    held = np.zeros(raw.num_rows, dtype=bool)
+    ids = raw.file_ids if raw.file_ids is not None else np.zeros(raw.num_rows, np.int32)
+    for index in np.unique(ids):
+        rows = ids == index
+        held[rows] = validation_mask(raw.lines[rows], fileset.files[int(index)].salt(seed), fraction)
+    return held
+
+
+def resolve_sets(config: DataConfig, base_dir: Path) -> tuple[FileSet, FileSet | None]:
+    """The training and validation file sets of a config (see :func:`hookrun.runner.data.sources.resolve_files`)."""
+    train = resolve_files(config.train, base_dir, config.format, "data.train")
+    validation = None
+    if config.validation is not None:
+        validation = resolve_files(config.validation, base_dir, config.format, "data.validation")
+        if validation.format != train.format:
+            raise DataError(
+                f"`data.validation` is {validation.format} but `data.train` is {train.format}; use one format",
+                loc=("data", "validation"),
+            )
+    return train, validation
 
 
 def load_raw_data(
@@ -376,46 +859,50 @@ def load_raw_data(
     kinds: dict[str, str] | None = None,
     max_rows: int | None = None,
     split: bool = True,
+    budget: int | None = None,
 ) -> RawData:
-    """Read the training (and validation) CSV of ``config`` into typed columns, split off validation rows.
+    """Read the training (and validation) files of ``config`` into memory as typed columns; split off validation rows.
 
     Args:
         config: the ``data:`` section.
         base_dir: the config file's directory (paths are relative to it).
-        kinds: column kinds to enforce (a resumed run's saved state); None detects them from the training file.
-        max_rows: read at most this many rows of each file (the quick check before training).
+        kinds: column kinds to enforce (a resumed run's saved state); None fixes them from the first rows.
+        max_rows: read at most this many rows of each set (the quick check before training).
         split: apply ``validation_split``; False keeps every training-file row in ``train`` (the quick check).
+        budget: characters (bytes) each set's read may take (the quick check), or None.
 
     Returns:
-        The rows. With ``validation``, that file is parsed with the training file's column kinds.
+        The rows. With ``validation``, those files are parsed with the training files' column kinds.
 
     Raises:
-        SetupError: see :func:`read_csv`.
-        DataError: see :func:`check_columns`, :func:`parse_columns` and :func:`split_rows`.
+        DataError: see :mod:`hookrun.runner.data.sources`, :func:`check_columns`, :func:`parse_columns` and
+            :func:`check_split`.
     """
-    table = read_csv(base_dir / config.train, max_rows=max_rows)
-    names = check_columns(config, table)
-    raw = parse_columns(table, [*names, config.label], set(config.categorical), kinds)
-    if config.validation is not None:
-        try:
-            val_table = read_csv(base_dir / config.validation, max_rows=max_rows, key="data.validation")
-        except DataError:
-            raise
-        except SetupError as err:
-            raise DataError(str(err), loc=("data", "validation")) from None
-        validation = parse_columns(val_table, [*names, config.label], kinds=raw.kinds, key="data.validation")
+    train_set, val_set = resolve_sets(config, base_dir)
+    plan = plan_columns(config, train_set, kinds, budget)
+    if max_rows is not None and max_rows <= KIND_SAMPLE_ROWS:
+        raw = plan.sample.take(np.arange(min(max_rows, plan.sample.num_rows)))
+    else:
+        raw = RawColumns.concat(list(iter_chunks(train_set, plan, max_rows=max_rows)))
+    if val_set is not None:
+        val_plan = ColumnPlan(plan.names, plan.kinds, "the training data", {}, plan.sample)
+        val_set.columns = list(train_set.columns) if train_set.format != CSV else []
+        val_set.dtypes = dict(train_set.dtypes)
+        validation = RawColumns.concat(list(iter_chunks(val_set, val_plan, max_rows=max_rows)))
+        validation.first_text = {}
         info = {"validation": config.validation, "train_rows": raw.num_rows, "validation_rows": validation.num_rows}
         return RawData(raw, validation, info)
     if config.validation_split is not None and split:
         assert config.seed is not None  # the config model requires it
-        train_rows, val_rows = split_rows(raw.num_rows, config.validation_split, config.seed)
+        held = chunk_validation_mask(raw, train_set, config.validation_split, config.seed)
+        check_split(config.validation_split, int((~held).sum()), int(held.sum()))
         info = {
             "validation_split": config.validation_split,
             "seed": config.seed,
-            "train_rows": int(train_rows.size),
-            "validation_rows": int(val_rows.size),
+            "train_rows": int((~held).sum()),
+            "validation_rows": int(held.sum()),
         }
-        return RawData(raw.take(train_rows), raw.take(val_rows), info)
+        return RawData(raw.take(~held), raw.take(held), info)
     return RawData(raw, None, {"train_rows": raw.num_rows, "validation_rows": 0})
 
 
@@ -426,10 +913,42 @@ def steps_per_run(num_rows: int, batch_size: int, epochs: int | None) -> int | N
     return math.ceil(num_rows * epochs / batch_size)
 
 
+#: Rows per chunk handed from the in-memory arrays to ``tf.data`` (rows); bounds the copy per call.
+GENERATOR_CHUNK_ROWS = 4096
+
+
+def array_source(tf: Any, data: TrainingData) -> Any:
+    """A dataset of the rows of ``data``, read from Python memory at run time; nothing is copied into the graph.
+
+    ``Dataset.from_tensor_slices(arrays)`` would embed the arrays as graph constants (every
+    ``graph.pbtxt``, ``.meta`` and event file would grow with the rows). This uses
+    ``Dataset.from_generator`` over chunks of :data:`GENERATOR_CHUNK_ROWS` rows, then ``unbatch``,
+    so the graph holds only a reference to the generator.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        data: the arrays (``features float32 [n, f]``, ``labels float32 [n, 1]``).
+
+    Returns:
+        A dataset of ``(features float32 [n_features], labels float32 [1])`` rows, in file order.
+    """
+    features, labels = data.features, data.labels
+
+    def chunks() -> Any:
+        for start in range(0, features.shape[0], GENERATOR_CHUNK_ROWS):
+            yield features[start : start + GENERATOR_CHUNK_ROWS], labels[start : start + GENERATOR_CHUNK_ROWS]
+
+    signature = (
+        tf.TensorSpec([None, features.shape[1]], tf.float32),
+        tf.TensorSpec([None, labels.shape[1]], tf.float32),
+    )
+    return tf.data.Dataset.from_generator(chunks, output_signature=signature).unbatch()
+
+
 def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: int = 0) -> Any:
     """Build the ``tf.data`` pipeline for training.
 
-    Pipeline: ``from_tensor_slices`` -> ``shuffle`` (buffer: all rows,
+    Pipeline: :func:`array_source` -> ``shuffle`` (buffer: all rows,
     reshuffled each epoch, seeded) -> ``repeat(epochs)`` -> ``batch`` ->
     ``skip(skip_steps)`` -> ``prefetch``. With a seed the order is the same
     in every run, so skipping the batches a resumed run already trained on
@@ -444,7 +963,7 @@ def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: in
     Returns:
         A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
     """
-    ds = tf.data.Dataset.from_tensor_slices((data.features, data.labels))
+    ds = array_source(tf, data)
     if config.shuffle:
         ds = ds.shuffle(data.num_rows, seed=config.seed, reshuffle_each_iteration=True)
     ds = ds.repeat(config.epochs)
@@ -457,7 +976,7 @@ def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: in
 def make_eval_dataset(tf: Any, data: TrainingData, batch_size: int) -> Any:
     """Build the ``tf.data`` pipeline for evaluation: every row once, in order.
 
-    Pipeline: ``from_tensor_slices`` -> ``batch`` (the last batch may be smaller). Iterate it with an
+    Pipeline: :func:`array_source` -> ``batch`` (the last batch may be smaller). Iterate it with an
     initializable iterator (``tf.compat.v1.data.make_initializable_iterator``), re-initialized
     before each evaluation; ``ceil(rows / batch_size)`` batches cover the set.
 
@@ -469,4 +988,4 @@ def make_eval_dataset(tf: Any, data: TrainingData, batch_size: int) -> Any:
     Returns:
         A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
     """
-    return tf.data.Dataset.from_tensor_slices((data.features, data.labels)).batch(batch_size)
+    return array_source(tf, data).batch(batch_size)

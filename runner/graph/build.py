@@ -11,6 +11,7 @@ from typing import Any
 
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
+from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator
 from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
@@ -94,11 +95,11 @@ def _call_builder(tf: Any, builder: Any, name: str, features: Any, labels: Any, 
 def build_graph(
     tf: Any,
     config: RunConfig,
-    data: TrainingData,
+    data: TrainingData | StreamInput,
     base_dir: Path,
     plan: DevicePlan,
     initial_step: int = 0,
-    validation: TrainingData | None = None,
+    validation: TrainingData | EvalInput | None = None,
     label_scale: float = 1.0,
     device_function: Callable[[Any], str] | None = None,
     wrap_optimizer: Callable[[Any], Any] | None = None,
@@ -113,11 +114,12 @@ def build_graph(
     Args:
         tf: the ``tensorflow`` module.
         config: the run config.
-        data: training arrays.
+        data: the training input: files streamed through ``tf.data`` (:class:`StreamInput`), or arrays.
         base_dir: the config's directory (custom builders import from there first).
         plan: the device plan.
         initial_step: restored ``global_step``; the pipeline skips that many batches.
-        validation: validation arrays, to build the evaluation part for an ``evaluation`` hook.
+        validation: the validation input (:class:`EvalInput` or arrays), to build the evaluation part for an
+            ``evaluation`` hook.
         label_scale: ``data.label_scale`` (1.0 without), handed to the builder.
         device_function: on a cluster, the placement applied around the whole graph
             (``replica_device_setter``: variables on the parameter servers, the rest on this worker).
@@ -137,8 +139,11 @@ def build_graph(
             tf.compat.v1.set_random_seed(config.data.seed)
         global_step = tf.compat.v1.train.get_or_create_global_step()
         with tf.device("/device:CPU:0"):
-            dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
-            features, labels = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+            if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
+                dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
+                features, labels = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+            else:  # files streamed through tf.data (hookrun.runner.data.streaming)
+                features, labels = make_iterator(tf, data.train_dataset(tf, skip_steps=initial_step)).get_next()
             features = tf.identity(features, name="features")
             labels = tf.identity(labels, name="labels")
         builder_name = config.graph.builder
@@ -182,7 +187,7 @@ def build_evaluation(
     builder: Any,
     builder_name: str,
     params: dict[str, Any],
-    validation: TrainingData,
+    validation: TrainingData | EvalInput,
     batch_size: int,
     plan: DevicePlan,
 ) -> EvalGraph:
@@ -204,7 +209,7 @@ def build_evaluation(
         builder: the builder function.
         builder_name: its name, for messages.
         params: the builder's params with ``mode="eval"``.
-        validation: the validation arrays.
+        validation: the validation input (:class:`EvalInput`, or arrays).
         batch_size: rows per evaluation batch.
         plan: the device plan.
 
@@ -224,7 +229,10 @@ def build_evaluation(
     locals_before = set(v1.local_variables())
     with tf.name_scope(EVAL_SCOPE):
         with tf.device("/device:CPU:0"):
-            iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
+            if isinstance(validation, TrainingData):
+                iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
+            else:
+                iterator = v1.data.make_initializable_iterator(validation.dataset(tf, batch_size))
             features, labels = iterator.get_next()
         with tf.device(plan.device):
             try:

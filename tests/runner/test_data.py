@@ -6,6 +6,7 @@ The preprocessing itself (missing values, statistics, one-hot) is tested in ``pr
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,9 +19,12 @@ from hookrun.runner.data.reader import (
     load_raw_data,
     make_dataset,
     read_csv,
+    split_hash,
     split_rows,
     steps_per_run,
 )
+from hookrun.runner.data.sources import DataFile
+from hookrun.runner.data.streaming import split_hash_tf
 from hookrun.runner.errors import DataError, SetupError
 from tests.conftest import data_config, write_data_file
 
@@ -134,27 +138,42 @@ def test_features_default_to_every_column_but_the_label(tmp_path):
     assert data.features.dtype == np.float32 and data.labels.shape == (2, 1)
 
 
-def test_split_rows_is_a_seeded_permutation():
-    train, val = split_rows(100, 0.2, seed=3)
-    assert len(val) == 20 and len(train) == 80
-    assert sorted([*train, *val]) == list(range(100))
-    assert list(val) == sorted(val) and list(val) != list(range(20))
-    again_train, again_val = split_rows(100, 0.2, seed=3)
+def test_split_rows_is_a_seeded_hash_of_the_row():
+    train, val = split_rows(1000, 0.2, seed=3)
+    assert 150 < len(val) < 250 and len(train) + len(val) == 1000
+    assert sorted([*train, *val]) == list(range(1000))
+    assert list(val) == sorted(val) and list(val) != list(range(len(val)))
+    again_train, again_val = split_rows(1000, 0.2, seed=3)
     np.testing.assert_array_equal(val, again_val)
-    assert list(split_rows(100, 0.2, seed=4)[1]) != list(val)
+    assert list(split_rows(1000, 0.2, seed=4)[1]) != list(val)
+    # By row, not by count: the first rows keep their side when rows are appended.
+    _, more_val = split_rows(2000, 0.2, seed=3)
+    np.testing.assert_array_equal(more_val[more_val < 1000], val)
 
 
-def test_split_rows_refuses_an_empty_part():
+def test_split_hash_in_numpy_equals_tf():
+    lines = np.array([0, 1, 2, 3, 1_000_003, 2**31 + 5, 2**32 - 1], dtype=np.int64)
+    salt = DataFile(Path("x.csv"), "csv").salt(7)
+    expected = split_hash(lines, salt)
+    assert ((expected >= 0) & (expected < 2**32)).all()
+    np.testing.assert_array_equal(split_hash_tf(tf, tf.constant(lines), tf.constant(salt, tf.int64)).numpy(), expected)
+
+
+def test_a_split_that_leaves_a_part_empty_is_refused(tmp_path):
+    write_data_file(tmp_path, "a,y\n1,1\n2,2\n3,3\n")
+    assert len(split_rows(3, 0.001, 0)[1]) == 0
     with pytest.raises(DataError, match="leaves no validation rows"):
-        split_rows(3, 0.1, seed=0)
+        load_raw_data(data_config(validation_split=0.001), tmp_path)
 
 
 def test_validation_split_in_load_raw_data(tmp_path):
     write_data_file(tmp_path, "a,y\n" + "".join(f"{i},{i}\n" for i in range(10)))
     raw = load_raw_data(data_config(validation_split=0.3), tmp_path)
-    assert raw.train.num_rows == 7 and raw.validation.num_rows == 3
+    train, val = split_rows(10, 0.3, 0)
+    assert raw.train.num_rows == len(train) and raw.validation.num_rows == len(val) > 0
+    np.testing.assert_array_equal(raw.validation.lines, val + 2)
     assert sorted([*raw.train.lines, *raw.validation.lines]) == list(range(2, 12))
-    assert raw.split == {"validation_split": 0.3, "seed": 0, "train_rows": 7, "validation_rows": 3}
+    assert raw.split == {"validation_split": 0.3, "seed": 0, "train_rows": len(train), "validation_rows": len(val)}
 
 
 CSV_WITH_GAPS = "a,b,y\n1,2,3\n4,,6\n7,8,NA\n10,11,12\n"

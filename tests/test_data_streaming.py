@@ -1,0 +1,363 @@
+"""Input at scale (issue 14): no data in the graph, streaming sources, formats, split, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from hookrun.runner.config import load_config
+from tests.conftest import base_config, linear_rows, write_csv
+
+
+def _train_rows(tmp_path: Path, run_train, rows: int, name: str) -> Path:
+    """Train 3 steps on ``rows`` rows (with an evaluation over 10% of them); return the run directory."""
+    folder = tmp_path / name
+    folder.mkdir()
+    write_csv(folder / "data.csv", linear_rows(rows))
+    config = base_config(
+        data={"epochs": 1, "validation_split": 0.1},
+        hooks=[
+            {"type": "stop_at_step", "last_step": 3},
+            {"type": "evaluation", "every_n_steps": 3},
+            {"type": "summary_saver", "save_steps": 1},
+            {"type": "checkpoint_saver", "save_steps": 3},
+        ],
+    )
+    (folder / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    run_train(load_config(folder / "config.yaml"), run_dir=folder / "run")
+    return folder / "run"
+
+
+def _size(run_dir: Path, pattern: str) -> int:
+    return sum(p.stat().st_size for p in run_dir.rglob(pattern))
+
+
+def test_graph_and_artefacts_do_not_grow_with_rows(tmp_path, run_train):
+    small = _train_rows(tmp_path, run_train, 1_000, "small")
+    large = _train_rows(tmp_path, run_train, 100_000, "large")
+    for pattern in ("*.meta", "events.out.tfevents*", "graph.pbtxt"):
+        small_size, large_size = _size(small, pattern), _size(large, pattern)
+        assert small_size > 0, pattern
+        assert abs(large_size - small_size) < 4096, (pattern, small_size, large_size)
+
+
+# --------------------------------------------------------------------------- sources and formats
+
+import gzip  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from hookrun.runner.data.preprocessing import Preprocessor  # noqa: E402
+from hookrun.runner.data.reader import load_raw_data  # noqa: E402
+from hookrun.runner.data.streaming import StreamInput, make_iterator, scan_data  # noqa: E402
+from hookrun.runner.errors import DataError  # noqa: E402
+from tests.conftest import data_config  # noqa: E402
+
+HEADER = "a,b,colour,y"
+
+
+def _rows(count: int, start: int = 0) -> list[str]:
+    """Rows whose label ``y`` is the row's id (so rows can be traced); values exact in float32."""
+    colours = ["red", "green", "blue"]
+    return [f"{(i % 17) * 0.25},{(i % 5) - 2.5},{colours[i % 3]},{i}" for i in range(start, start + count)]
+
+
+def _write_shards(folder: Path, shards: int = 3, rows: int = 40, gz: bool = False) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for index in range(shards):
+        text = "\n".join([HEADER, *_rows(rows, index * rows)]) + "\n"
+        path = folder / f"part-{index}.csv{'.gz' if gz else ''}"
+        if gz:
+            with gzip.open(path, "wt", encoding="utf-8") as handle:
+                handle.write(text)
+        else:
+            path.write_text(text, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+def _write_tfrecords(folder: Path, shards: int = 3, rows: int = 40, gz: bool = False) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    options = tf.io.TFRecordOptions(compression_type="GZIP" if gz else "")
+    for index in range(shards):
+        name = folder / f"part-{index}.tfrecord{'.gz' if gz else ''}"
+        with tf.io.TFRecordWriter(str(name), options) as writer:
+            for line in _rows(rows, index * rows):
+                a, b, colour, y = line.split(",")
+                feature = {
+                    "a": tf.train.Feature(float_list=tf.train.FloatList(value=[float(a)])),
+                    "b": tf.train.Feature(float_list=tf.train.FloatList(value=[float(b)])),
+                    "colour": tf.train.Feature(bytes_list=tf.train.BytesList(value=[colour.encode()])),
+                    "y": tf.train.Feature(int64_list=tf.train.Int64List(value=[int(y)])),
+                }
+                writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+
+
+def _all(dataset) -> tuple[np.ndarray, np.ndarray]:
+    """Every (features, labels) row of a dataset, run in a graph session as the runner runs it."""
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(0)
+        features, labels = make_iterator(tf, dataset()).get_next()
+        out = []
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.tables_initializer())
+            while True:
+                try:
+                    out.append(session.run([features, labels]))
+                except tf.errors.OutOfRangeError:
+                    break
+    return np.concatenate([f for f, _ in out]), np.concatenate([lab for _, lab in out])[:, 0]
+
+
+def _stream(tmp_path: Path, **data) -> StreamInput:
+    config = data_config(**{"epochs": 1, "batch_size": 7, "seed": 0, **data})
+    scan = scan_data(config, tmp_path)
+    return StreamInput(scan, scan.state, config)
+
+
+SPECS = {
+    "glob": "shards/*.csv",
+    "list": ["shards/part-0.csv", "shards/part-1.csv", "shards/part-2.csv"],
+    "directory": "shards",
+    "glob-list": ["shards/part-0.csv", "shards/part-[12].csv"],
+}
+
+
+@pytest.mark.parametrize("spec", list(SPECS), ids=list(SPECS))
+def test_a_glob_list_or_directory_reads_every_shard(tmp_path, spec):
+    _write_shards(tmp_path / "shards")
+    (tmp_path / "shards" / "README.txt").write_text("not data")  # a directory takes the data files only
+    stream = _stream(tmp_path, train=SPECS[spec])
+    assert [f.path.name for f in stream.scan.train.files] == ["part-0.csv", "part-1.csv", "part-2.csv"]
+    features, labels = _all(lambda: stream.train_dataset(tf))
+    assert sorted(labels.tolist()) == list(range(120))
+    assert features.shape == (120, 5)  # a, b, colour=blue/green/red
+
+
+def _one_file_state(tmp_path: Path):
+    (tmp_path / "one").mkdir()
+    (tmp_path / "one" / "data.csv").write_text("\n".join([HEADER, *_rows(120)]) + "\n")
+    config = data_config(train="one/data.csv")
+    raw = load_raw_data(config, tmp_path)
+    return Preprocessor.fit(raw.train, config, raw.split), raw, config
+
+
+@pytest.mark.parametrize("kind", ["csv.gz", "tfrecord", "tfrecord.gz"])
+def test_gzip_csv_and_tfrecord_give_the_rows_and_statistics_of_the_csv(tmp_path, kind):
+    if kind == "csv.gz":
+        _write_shards(tmp_path / "shards", gz=True)
+    else:
+        _write_tfrecords(tmp_path / "shards", gz=kind.endswith(".gz"))
+    stream = _stream(tmp_path, train="shards", shuffle=False)
+    state, raw, _ = _one_file_state(tmp_path)
+    fitted = stream.scan.state
+    assert fitted.feature_names == state.feature_names == ["a", "b", "colour=blue", "colour=green", "colour=red"]
+    for mine, theirs in zip(fitted.columns, state.columns, strict=True):
+        assert (mine.kind, mine.vocabulary) == (theirs.kind, theirs.vocabulary)
+        assert mine.mean == pytest.approx(theirs.mean) and mine.std == pytest.approx(theirs.std)
+    features, labels = _all(lambda: stream.train_dataset(tf))
+    expected = state.transform(raw.train)
+    order = np.argsort(labels)
+    np.testing.assert_array_equal(labels[order], expected.labels[:, 0])
+    np.testing.assert_allclose(features[order], expected.features, rtol=1e-6, atol=1e-6)
+
+
+def test_data_format_names_the_format_of_files_without_an_ending(tmp_path):
+    _write_tfrecords(tmp_path / "shards", shards=1)
+    (tmp_path / "shards" / "part-0.tfrecord").rename(tmp_path / "shards" / "records")
+    with pytest.raises(DataError, match=r"records: unknown data format; hookrun reads CSV \(\.csv, \.csv\.gz\) or "
+                       r"TFRecord"):
+        _stream(tmp_path, train="shards/records")
+    assert _stream(tmp_path, train="shards/records", format="tfrecord").scan.train_rows == 40
+
+
+def test_the_streamed_pipeline_equals_the_numpy_transform_with_gaps_and_drops(tmp_path):
+    lines = _rows(60)
+    lines[3] = "NA,1,red,3"  # filled with the median
+    lines[10] = "1,2,,10"  # a categorical gap: constant
+    lines[20] = "1,2,red,"  # no label: dropped
+    (tmp_path / "data.csv").write_text("\n".join([HEADER, *lines]) + "\n\n")
+    data = {
+        "missing_by_column": {"a": "median", "colour": {"constant": "grey"}, "y": "drop"},
+        "validation_split": 0.25,
+        "shuffle": False,
+    }
+    stream = _stream(tmp_path, **data)
+    config = data_config(**{"epochs": 1, "batch_size": 7, "seed": 0, **data})
+    raw = load_raw_data(config, tmp_path)
+    state = Preprocessor.fit(raw.train, config, raw.split)
+    assert stream.scan.state.to_json() == state.to_json()
+    for dataset, part in [(lambda: stream.train_dataset(tf), raw.train), (lambda: stream.evaluation().dataset(tf, 5),
+                                                                          raw.validation)]:
+        features, labels = _all(dataset)
+        expected = state.transform(part)
+        order = np.argsort(labels)
+        np.testing.assert_array_equal(labels[order], np.sort(expected.labels[:, 0]))
+        np.testing.assert_allclose(features[order], expected.features[np.argsort(expected.labels[:, 0])], atol=1e-6)
+    assert stream.scan.validation_rows == len(_all(lambda: stream.evaluation().dataset(tf, 5))[1])
+
+
+def test_the_validation_split_is_the_same_rows_every_run_and_never_in_both(tmp_path):
+    _write_shards(tmp_path / "shards", shards=3, rows=200)
+    streams = [_stream(tmp_path, train="shards", validation_split=0.3) for _ in range(2)]
+    train = [_all(lambda s=s: s.train_dataset(tf))[1] for s in streams]
+    held = [_all(lambda s=s: s.evaluation().dataset(tf, 9))[1] for s in streams]
+    assert set(train[0]) == set(train[1]) and list(held[0]) == list(held[1])
+    assert not set(train[0]) & set(held[0])
+    assert sorted([*train[0], *held[0]]) == list(range(600))
+    assert 130 < len(held[0]) < 230
+
+
+@pytest.mark.parametrize("cache_bytes", [0, 1 << 20], ids=["streamed", "cached"])
+@pytest.mark.parametrize("skip", [1, 6, 13])
+def test_resume_skips_the_batches_already_trained_on(tmp_path, skip, cache_bytes, monkeypatch):
+    monkeypatch.setattr("hookrun.runner.data.streaming.CACHE_BYTES", cache_bytes)
+    _write_shards(tmp_path / "shards", shards=3, rows=30)
+    stream = _stream(tmp_path, train="shards", epochs=2, shuffle_buffer=16)
+    assert stream.cached == (cache_bytes > 0)
+
+    def batches(skip_steps):
+        graph = tf.Graph()
+        with graph.as_default():
+            tf.compat.v1.set_random_seed(0)
+            _, labels = make_iterator(tf, stream.train_dataset(tf, skip_steps)).get_next()
+            out = []
+            with tf.compat.v1.Session(graph=graph) as session:
+                session.run(tf.compat.v1.tables_initializer())
+                while True:
+                    try:
+                        out.append(session.run(labels)[:, 0].tolist())
+                    except tf.errors.OutOfRangeError:
+                        return out
+
+    full = batches(0)
+    assert len(full) == -(-180 // 7)
+    first_epoch = [y for batch in full for y in batch][:90]
+    assert sorted(first_epoch) == list(range(90)) and first_epoch != sorted(first_epoch)
+    assert batches(skip) == full[skip:]
+
+
+@pytest.mark.parametrize(("shards", "workers"), [(4, 2), (1, 3)], ids=["by-file", "by-row"])
+def test_workers_read_disjoint_shards_that_cover_the_data(tmp_path, shards, workers):
+    _write_shards(tmp_path / "shards", shards=shards, rows=30)
+    config = data_config(train="shards", epochs=1, batch_size=7, seed=0)
+    scan = scan_data(config, tmp_path)
+    seen = []
+    for index in range(workers):
+        stream = StreamInput(scan, scan.state, config, shard=(workers, index))
+        labels = _all(lambda s=stream: s.train_dataset(tf))[1]
+        assert len(labels) > 0
+        seen.append(set(labels.tolist()))
+    assert sum(len(s) for s in seen) == len(set().union(*seen)) == shards * 30
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def test_a_glob_that_matches_nothing_names_the_pattern(tmp_path):
+    with pytest.raises(DataError, match=r"the pattern `shards/\*\.csv` in `data\.train` matches no file"):
+        _stream(tmp_path, train="shards/*.csv")
+
+
+def test_a_binary_file_named_csv_says_which_formats_are_accepted(tmp_path):
+    (tmp_path / "data.csv").write_bytes(b"\x1f\x8b\x08\x00\xff\xfe\x00\x00garbage")
+    accepted = r"hookrun reads CSV \(\.csv, \.csv\.gz\) or TFRecord"
+    with pytest.raises(DataError, match=r"data\.csv: not UTF-8 text .*" + accepted):
+        _stream(tmp_path)
+
+
+def test_a_truncated_tfrecord_names_the_record(tmp_path):
+    _write_tfrecords(tmp_path / "shards", shards=1, rows=5)
+    path = tmp_path / "shards" / "part-0.tfrecord"
+    path.write_bytes(path.read_bytes()[:-10])
+    with pytest.raises(DataError, match=r"part-0\.tfrecord: record 5 is truncated"):
+        _stream(tmp_path, train="shards")
+
+
+def test_a_bad_cell_deep_in_a_later_shard_names_file_line_and_column(tmp_path):
+    paths = _write_shards(tmp_path / "shards", shards=3, rows=400)
+    lines = paths[2].read_text().splitlines()
+    lines[351] = lines[351].replace(lines[351].split(",")[1], "oops", 1)
+    paths[2].write_text("\n".join(lines) + "\n")
+    with pytest.raises(DataError) as info:
+        _stream(tmp_path, train="shards/*.csv")
+    assert str(info.value).startswith(f"{paths[2]}:352: column 'b' (column 2) has 'oops', not a number")
+    assert f"numeric in the first 200 rows of {paths[0]}" in str(info.value)
+
+
+# --------------------------------------------------------------------------- issue 12, items 7 and 14
+
+from typer.testing import CliRunner  # noqa: E402
+
+from hookrun.cli.app import app  # noqa: E402
+
+cli = CliRunner(env={"COLUMNS": "250"})
+
+
+def _validate(tmp_path: Path, **data) -> tuple[int, str]:
+    config = base_config(data=data)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    result = cli.invoke(app, ["validate", str(tmp_path / "config.yaml")])
+    return result.exit_code, result.output
+
+
+def test_validate_refuses_a_device_instead_of_reading_it_forever(tmp_path):
+    code, output = _validate(tmp_path, train="/dev/zero")
+    assert code == 2
+    assert "/dev/zero: not a regular file" in output
+
+
+def test_validate_bounds_the_line_length_of_its_sample(tmp_path):
+    (tmp_path / "data.csv").write_text("a,b,y\n" + "1" * 3_000_000)  # one 3 MB line, no newline
+    code, output = _validate(tmp_path)
+    assert code == 2
+    assert "data.csv:2: a line longer than 1,048,576 characters" in output
+
+
+def test_text_deep_in_a_numeric_column_is_an_error_not_a_one_hot_column(tmp_path, run_train):
+    rows = linear_rows(20_000)
+    path = write_csv(tmp_path / "data.csv", rows)
+    lines = path.read_text().splitlines()
+    lines[15_000] = "oops," + lines[15_000].split(",", 1)[1]
+    path.write_text("\n".join(lines) + "\n")
+    assert _validate(tmp_path)[0] == 0  # the sample (first 200 rows) fixes column a as numeric
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(base_config()), encoding="utf-8")
+    with pytest.raises(DataError) as info:
+        run_train(load_config(tmp_path / "config.yaml"))
+    assert str(info.value).startswith(f"{path}:15001: column 'a' (column 1) has 'oops', not a number")
+    assert "numeric in the first 200 rows" in str(info.value)
+    assert not (tmp_path / "run").exists()  # refused before anything was written
+
+
+def test_a_categorical_column_over_max_categories_is_refused(tmp_path):
+    lines = [f"id{i},{i % 7},{i}" for i in range(300)]
+    (tmp_path / "data.csv").write_text("\n".join(["name,b,y", *lines]) + "\n")
+    code, output = _validate(tmp_path, max_categories=50)
+    assert code == 2
+    assert "data.csv:52: column 'name' (column 1) has 'id50', distinct value number 51" in output
+    assert "`data.max_categories` (50)" in output
+    with pytest.raises(DataError, match=r"data\.csv:1002: column 'name' .*distinct value number 1,001"):
+        (tmp_path / "data.csv").write_text("\n".join(["name,b,y", *[f"id{i},1,{i}" for i in range(1500)]]) + "\n")
+        _stream(tmp_path)  # the default bound: 1,000
+    assert _stream(tmp_path, max_categories=2000).scan.state.columns[0].vocabulary[:2] == ["id0", "id1"]
+
+
+def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path):
+    lines = _rows(300)
+    lines[100] = '"1.5","2","red","100"'  # quoted cells
+    text = "\n".join([HEADER, *lines[:150], "", *lines[150:]]) + "\n"  # a blank line in the middle
+    (tmp_path / "data.csv").write_text(text)
+    stream = _stream(tmp_path, validation_split=0.3)
+    held = _all(lambda: stream.evaluation().dataset(tf, 8))[1]
+    trained = _all(lambda: stream.train_dataset(tf))[1]
+    assert len(held) == stream.scan.validation_rows and len(trained) == stream.scan.train_rows
+    assert sorted([*held, *trained]) == list(range(300))
+    lines[250] = '"1.5","2","gr\neen","250"'  # a line break in a quoted cell, after the 200-row sample
+    (tmp_path / "data.csv").write_text("\n".join([HEADER, *lines[:150], "", *lines[150:]]) + "\n")
+    with pytest.raises(DataError, match=r"data\.csv:253: a quoted cell spans lines 253-254"):
+        _stream(tmp_path)
