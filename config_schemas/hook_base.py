@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
-from typing import Any, ClassVar
+import dataclasses
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -11,6 +13,27 @@ from hookrun.config_schemas.base import StrictModel
 
 #: The ``tf.compat.v1.train.SessionRunHook`` methods, in the order the lifecycle calls them.
 LIFECYCLE_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
+
+
+#: A problem a hook finds with its place in the run: (YAML path, message, severity).
+ListIssue = tuple[tuple[str | int, ...], str, Literal["error", "warning"]]
+
+
+@dataclasses.dataclass(frozen=True)
+class HookList:
+    """What a hook sees of the run when it checks its place in it (before TensorFlow).
+
+    Attributes:
+        hooks: every ``hooks:`` entry, in order.
+        has_validation_data: ``data.validation`` or ``data.validation_split`` is set.
+        builder: ``graph.builder``.
+        builder_params: the checked ``graph.params``.
+    """
+
+    hooks: Sequence[HookConfig]
+    has_validation_data: bool
+    builder: str
+    builder_params: dict[str, Any] = dataclasses.field(default_factory=dict)
 
 
 class HookConfig(StrictModel):
@@ -102,3 +125,19 @@ class HookConfig(StrictModel):
             else:
                 names.extend(value)
         return names
+
+    def import_paths(self) -> list[tuple[str, str]]:
+        """``(key, "module:name")`` for every import path this hook names, for the check before TensorFlow."""
+        return []
+
+    def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
+        """Problems with this hook's place in the run (another hook it needs, a clash), before TensorFlow.
+
+        Args:
+            index: this hook's position in ``hooks:``.
+            run: the hook list and what the hooks may ask of the rest of the config.
+
+        Returns:
+            ``(YAML path, message, severity)`` per problem; empty by default.
+        """
+        return []

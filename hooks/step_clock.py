@@ -36,6 +36,10 @@ from __future__ import annotations
 from typing import Any
 
 
+class ClockOrderError(RuntimeError):
+    """A hook called the clock out of order (a bug in the hook): ``begin`` -> ``sync`` -> ``advance`` -> ``confirm``."""
+
+
 class StepClock:
     """``global_step`` as the hooks of one run see it: read once per session, then counted.
 
@@ -49,6 +53,9 @@ class StepClock:
     - :meth:`advance` first thing in ``after_run``: the step just run;
     - :meth:`confirm` before it acts: the exact value, read after the run;
     - :meth:`final` from ``end``: the exact value the run ended at.
+
+    The order is checked: :meth:`sync` before :meth:`begin`, :meth:`advance` before any :meth:`sync`, or
+    :meth:`confirm` for a run the clock has not advanced past raise :class:`ClockOrderError`.
 
     Attributes:
         step: ``global_step`` after the last completed run (steps); before the
@@ -124,6 +131,8 @@ class StepClock:
         Returns:
             The global step (steps).
         """
+        if self.tensor is None:
+            raise ClockOrderError("StepClock.sync before StepClock.begin: call clock.begin() from the hook's begin()")
         if session is not self._session:
             self._session = session
             self.step = int(session.run(self.tensor))
@@ -158,6 +167,10 @@ class StepClock:
             The global step after the run: counted, or, while reading, the value read plus one,
             as TensorFlow's hooks take it.
         """
+        if self._session is None:
+            raise ClockOrderError(
+                "StepClock.advance before StepClock.sync: call clock.sync(session) from after_create_session()"
+            )
         if run_context is not self._advanced:
             self._advanced = run_context
             self.step = int(read) + 1 if read is not None else self.step + 1
@@ -180,6 +193,10 @@ class StepClock:
         """
         if run_context is self._confirmed:
             return self.step
+        if run_context is not self._advanced:
+            raise ClockOrderError(
+                "StepClock.confirm for a run the clock has not advanced past: call clock.advance() first in after_run()"
+            )
         exact = int(run_context.session.run(self.tensor))
         if not self.reading and exact != self.step:
             from hookrun.hooks.tf_internals import tf_logging

@@ -7,14 +7,11 @@ are printed and the run goes on.
 
 from __future__ import annotations
 
-from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.graph import BUILTIN_BUILDERS
-from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
+from hookrun.config_schemas.hook_base import HookList
 from hookrun.config_schemas.imports import find_module
-from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
-from hookrun.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.data.reader import KIND_SAMPLE_ROWS, load_raw_data
 from hookrun.runner.data.sources import SAMPLE_CHARS
@@ -55,66 +52,27 @@ def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
 
 
 def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
-    """Structural checks of the hook list.
+    """Structural checks of the hook list, asked of each hook (``HookConfig.list_issues``).
 
-    - error: two ``checkpoint_saver`` hooks writing the same directory;
-    - warning: ``nan_tensor`` after a ``checkpoint_saver`` (a NaN step could
-      be checkpointed before it is caught);
-    - warning: no ``stop_at_step`` while the data repeats forever
-      (``epochs: null``): the run never ends by itself;
-    - error: an ``evaluation`` hook without validation data, or a second one;
-    - error: an ``early_stopping`` hook with no ``evaluation`` hook before it,
-      or (built-in builders) a ``monitor`` the evaluation does not give;
-    - error: a ``custom`` hook's ``args`` with an unknown ``${...}`` placeholder (see
-      :mod:`hookrun.config_schemas.interpolation`), at the string's own place.
+    Each hook type knows its own rules (e.g. ``evaluation`` needs validation data, ``early_stopping`` an
+    ``evaluation`` before it, two ``checkpoint_saver`` hooks must not share a directory). The one rule of
+    the run itself: a warning when the data repeats forever (``epochs: null``) and no hook ends the
+    run at a step (``HookConfig.ends_at_step``).
     """
-    issues: list[ConfigIssue] = []
-    hooks = loaded.config.hooks
-    data = loaded.config.data
-    checkpoint_dirs: dict[str, int] = {}
-    first_saver: int | None = None
-    first_evaluation: int | None = None
-    for index, hook in enumerate(hooks):
-        kind = hook.type  # type: ignore[attr-defined]
-        if kind == "evaluation":
-            if data.validation is None and data.validation_split is None:
-                issues.append(loaded.issue(("hooks", index), NO_VALIDATION_DATA))
-            elif first_evaluation is not None:
-                issues.append(
-                    loaded.issue(
-                        ("hooks", index),
-                        f"a second evaluation hook (the first is hooks[{first_evaluation}]); keep one",
-                    )
-                )
-            first_evaluation = index if first_evaluation is None else first_evaluation
-        if kind == "early_stopping":
-            issues.extend(_check_early_stopping(loaded, index, first_evaluation))
-        if kind == "custom":
-            for where, message in placeholder_problems(hook.args, ("hooks", index, "args")):  # type: ignore[attr-defined]
-                issues.append(loaded.issue(where, message))
-        if kind == "checkpoint_saver":
-            directory = hook.checkpoint_dir or "."  # type: ignore[attr-defined]
-            if directory in checkpoint_dirs:
-                issues.append(
-                    loaded.issue(
-                        ("hooks", index),
-                        f"a second checkpoint_saver writes the same directory as hooks[{checkpoint_dirs[directory]}]"
-                        "; remove one or give it another `checkpoint_dir`",
-                    )
-                )
-            checkpoint_dirs.setdefault(directory, index)
-            if first_saver is None:
-                first_saver = index
-        if kind == "nan_tensor" and first_saver is not None:
-            issues.append(
-                loaded.issue(
-                    ("hooks", index),
-                    f"nan_tensor comes after checkpoint_saver (hooks[{first_saver}]): a NaN step could be "
-                    "checkpointed before it is caught; move nan_tensor up",
-                    severity="warning",
-                )
-            )
-    if loaded.config.data.epochs is None and not any(h.type == "stop_at_step" for h in hooks):  # type: ignore[attr-defined]
+    config = loaded.config
+    data = config.data
+    run = HookList(
+        hooks=config.hooks,
+        has_validation_data=data.validation is not None or data.validation_split is not None,
+        builder=config.graph.builder,
+        builder_params=dict(config.graph.params),
+    )
+    issues = [
+        loaded.issue(where, message, severity=severity)
+        for index, hook in enumerate(config.hooks)
+        for where, message, severity in hook.list_issues(index, run)
+    ]
+    if data.epochs is None and not any(h.ends_at_step(0) is not None for h in config.hooks):
         issues.append(
             loaded.issue(
                 ("data", "epochs"),
@@ -124,26 +82,6 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
             )
         )
     return issues
-
-
-def _check_early_stopping(loaded: LoadedConfig, index: int, first_evaluation: int | None) -> list[ConfigIssue]:
-    """An ``early_stopping`` hook needs an ``evaluation`` hook before it, and a monitor it gives."""
-    if first_evaluation is None:
-        return [
-            loaded.issue(
-                ("hooks", index),
-                "early_stopping reads the results of an `evaluation` hook: add `- type: evaluation` (with "
-                "`every_n_steps`) before it in `hooks:`",
-            )
-        ]
-    graph = loaded.config.graph
-    metrics = builtin_eval_metrics(graph.builder, graph.params)
-    if metrics is None:
-        return []
-    problem = loaded.config.hooks[index].unknown_monitor(  # type: ignore[attr-defined]
-        ["val_loss", *(f"val_{m}" for m in metrics)], evaluated_for=graph.builder
-    )
-    return [] if problem is None else [loaded.issue(("hooks", index, "monitor"), problem)]
 
 
 def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
@@ -162,12 +100,7 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     if builder not in BUILTIN_BUILDERS and ":" in builder:
         places.append((("graph", "builder"), builder))
     for index, hook in enumerate(loaded.config.hooks):
-        if hook.type != "custom":  # type: ignore[attr-defined]
-            continue
-        for key in ("class_", *LIFECYCLE_METHODS):
-            value = getattr(hook, key)
-            if value is not None:
-                places.append((("hooks", index, key.rstrip("_")), value))
+        places.extend((("hooks", index, key), value) for key, value in hook.import_paths())
     issues: list[ConfigIssue] = []
     for loc, value in places:
         reason = find_module(value.partition(":")[0], loaded.base_dir)

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from hookrun.config_schemas.bounds import Count, Seconds, Steps
-from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
 
 
 class CheckpointSaverConfig(HookConfig):
@@ -40,3 +40,15 @@ class CheckpointSaverConfig(HookConfig):
     def checkpoints_to_keep(self) -> int:
         """The session's ``Saver`` keeps ``max_to_keep`` checkpoints (the Scaffold builds it)."""
         return self.max_to_keep
+
+    def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
+        """Another checkpoint_saver before this one writes the same directory."""
+        mine = self.checkpoint_dir or "."
+        for other_index, other in enumerate(run.hooks[:index]):
+            if isinstance(other, CheckpointSaverConfig) and (other.checkpoint_dir or ".") == mine:
+                message = (
+                    f"a second checkpoint_saver writes the same directory as hooks[{other_index}]"
+                    "; remove one or give it another `checkpoint_dir`"
+                )
+                return [(("hooks", index), message, "error")]
+        return []

@@ -6,8 +6,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS, HookConfig
+from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS, HookConfig, HookList, ListIssue
 from hookrun.config_schemas.imports import check_import_path
+from hookrun.config_schemas.interpolation import placeholder_problems
 
 
 class CustomHookConfig(HookConfig):
@@ -74,3 +75,12 @@ class CustomHookConfig(HookConfig):
         if self.class_:
             return self.class_
         return "functions(" + ", ".join(m for m in LIFECYCLE_METHODS if getattr(self, m)) + ")"
+
+    def import_paths(self) -> list[tuple[str, str]]:
+        """The class, or each lifecycle function, as ``(key, "module:name")``."""
+        return [(key.rstrip("_"), value) for key in ("class_", *LIFECYCLE_METHODS) if (value := getattr(self, key))]
+
+    def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
+        """Unknown or unterminated ``${...}`` placeholders in ``args``, each at its string."""
+        problems = placeholder_problems(self.args, ("hooks", index, "args"))
+        return [(where, message, "error") for where, message in problems]

@@ -8,7 +8,8 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from hookrun.config_schemas.bounds import Count
-from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.builders import builtin_eval_metrics
+from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
 from hookrun.config_schemas.suggest import did_you_mean
 
 
@@ -60,3 +61,20 @@ class EarlyStoppingConfig(HookConfig):
             f"{self.monitor!r} is not evaluated{where}; the evaluation gives: {', '.join(names)}"
             + did_you_mean(self.monitor, names)
         )
+
+    def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
+        """An evaluation hook must come before; with a built-in builder, ``monitor`` must be one it gives."""
+        if not any(h.needs_evaluation() for h in run.hooks[:index]):
+            return [
+                (
+                    ("hooks", index),
+                    "early_stopping reads the results of an `evaluation` hook: add `- type: evaluation` (with "
+                    "`every_n_steps`) before it in `hooks:`",
+                    "error",
+                )
+            ]
+        metrics = builtin_eval_metrics(run.builder, run.builder_params)
+        if metrics is None:
+            return []
+        problem = self.unknown_monitor(["val_loss", *(f"val_{m}" for m in metrics)], evaluated_for=run.builder)
+        return [] if problem is None else [(("hooks", index, "monitor"), problem, "error")]

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal
 from pydantic import Field
 
 from hookrun.config_schemas.bounds import Seconds, Steps
-from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
 
 #: Why an ``evaluation`` hook cannot run (reported at the hook).
 NO_VALIDATION_DATA = (
@@ -47,3 +47,12 @@ class EvaluationConfig(HookConfig):
     def needs_evaluation(self) -> bool:
         """The evaluation hook runs the graph's evaluation part."""
         return True
+
+    def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
+        """No validation data, or a second evaluation hook."""
+        if not run.has_validation_data:
+            return [(("hooks", index), NO_VALIDATION_DATA, "error")]
+        first = next(i for i, h in enumerate(run.hooks) if isinstance(h, EvaluationConfig))
+        if first != index:
+            return [(("hooks", index), f"a second evaluation hook (the first is hooks[{first}]); keep one", "error")]
+        return []

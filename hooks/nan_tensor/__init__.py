@@ -6,7 +6,7 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
-from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
 
 
 class NanTensorConfig(HookConfig):
@@ -23,3 +23,14 @@ class NanTensorConfig(HookConfig):
         default=True,
         description="Raise (training fails, exit 1) on NaN; if false, log and request a stop.",
     )
+
+    def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
+        """A hook that saves checkpoints comes before this one (a NaN step could be saved first): a warning."""
+        saver = next((i for i, h in enumerate(run.hooks[:index]) if h.checkpoints_to_keep() is not None), None)
+        if saver is None:
+            return []
+        message = (
+            f"nan_tensor comes after {run.hooks[saver].display_name()} (hooks[{saver}]): a NaN step could be "
+            "checkpointed before it is caught; move nan_tensor up"
+        )
+        return [(("hooks", index), message, "warning")]

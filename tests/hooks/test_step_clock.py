@@ -10,7 +10,9 @@ the clock must notice (it switches to reading ``global_step``, as TensorFlow's h
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
+import pytest
 import tensorflow as tf
 
 from hookrun.hooks.checkpoint_saver.hook import CheckpointSaverHook
@@ -234,3 +236,24 @@ def test_history_progress_and_evaluation_follow_the_clock_when_the_train_op_adds
     assert len(history) >= 4  # a row per multiple of 5 reached (5, 10, 15, 20) and the end's
     assert f"Training {final}/20" in captured.text
     assert "training ended at step" not in captured.text  # the bar knows the run reached its total
+
+
+def test_the_call_order_is_checked() -> None:
+    """begin -> sync -> advance -> confirm holds by check, not only by docstring (issue 13, item 4)."""
+    from hookrun.hooks.step_clock import ClockOrderError
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        clock = StepClock(0)
+        with pytest.raises(ClockOrderError, match="sync before StepClock.begin"):
+            clock.sync(object())
+        clock.begin()
+        with pytest.raises(ClockOrderError, match="advance before StepClock.sync"):
+            clock.advance(object())
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            assert clock.sync(session) == 0
+            run = SimpleNamespace(session=session)
+            with pytest.raises(ClockOrderError, match="has not advanced past"):
+                clock.confirm(run)
