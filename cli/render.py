@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -114,18 +115,52 @@ def trace_table(summary: TraceSummary) -> Table:
 
 
 def catalogue_table(entries: Sequence[dict[str, Any]]) -> Table:
-    """The hook catalogue: type, description and parameters (``name: type = default``)."""
-    table = Table(title="Hooks", title_justify="left", show_lines=True)
-    table.add_column("type", style="bold")
-    table.add_column("description")
-    table.add_column("parameters")
+    """The hook catalogue overview: type, then what it does, the TensorFlow hook it mirrors, its parameter names.
+
+    Nothing is cut short (a long name folds onto the next line), so it reads at 80 columns.
+    """
+    table = Table(title="Hooks (`hookrun list-hooks TYPE` for one hook's parameters)", title_justify="left",
+                  show_lines=True)
+    table.add_column("type", style="bold", no_wrap=True)
+    table.add_column("what it does, what it mirrors, its parameters", overflow="fold")
     for entry in entries:
-        params = []
-        for p in entry["params"]:
-            default = "required" if p["required"] else f"= {p['default']!r}"
-            params.append(f"[cyan]{p['name']}[/]: {p['type']} {default}")
-        table.add_row(entry["type"], f"{entry['summary']}\n[dim]mirrors {entry['mirrors']}[/]", "\n".join(params))
+        what = Text(entry["summary"])
+        what.append("\nmirrors " + entry["mirrors"], style="dim")
+        if entry["params"]:
+            what.append("\nparams: ", style="dim")
+            what.append(", ".join(p["name"] for p in entry["params"]), style="cyan")
+        table.add_row(entry["type"], what)
     return table
+
+
+def builders_table(entries: Sequence[dict[str, Any]]) -> Table:
+    """The built-in graph builders (``graph.builder``): name, what it builds, ``graph.params`` names."""
+    table = Table(title="Graph builders (`graph.builder`; `hookrun list-hooks NAME` for one's params)",
+                  title_justify="left", show_lines=True)
+    table.add_column("builder", style="bold", no_wrap=True)
+    table.add_column("what it builds, its params", overflow="fold")
+    for entry in entries:
+        what = Text(entry["summary"])
+        what.append("\nparams: ", style="dim")
+        what.append(", ".join(p["name"] for p in entry["params"]), style="cyan")
+        table.add_row(entry["name"], what)
+    return table
+
+
+def params_table(title: str, summary: str, mirrors: str | None, params: Sequence[dict[str, Any]]) -> Group:
+    """One hook's or builder's full parameter table: name, type, default, description."""
+    head = Text.assemble((title, "bold"), ": ", summary)
+    if mirrors:
+        head.append(f"\nmirrors {mirrors}", style="dim")
+    table = Table(show_edge=False, pad_edge=False, box=box.SIMPLE_HEAD)
+    table.add_column("parameter", style="cyan", no_wrap=True)
+    table.add_column("type", overflow="fold", ratio=1)
+    table.add_column("default", overflow="fold", ratio=1)
+    table.add_column("description", overflow="fold", ratio=3)
+    for p in params:
+        default = "required" if p["required"] else repr(p["default"])
+        table.add_row(Text(p["name"]), Text(p["type"]), Text(default), Text(p["description"]))
+    return Group(head, Text(""), table)
 
 
 def _shape_text(shape: Sequence[int | None] | None) -> str:

@@ -57,3 +57,47 @@ def test_version_prints_the_package_version_without_tensorflow():
     done = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[0] == f"hookrun {version('hookrun')}", done.stdout + done.stderr
     assert "CODE 0" in done.stdout and "TF False" in done.stdout
+
+
+# --- issue 13 item 14: list-hooks at 80 columns, list-hooks NAME, the built-in graph builders ---
+
+
+def test_list_hooks_reads_whole_at_80_columns():
+    from hookrun.config_schemas.builders import BUILDER_PARAMS
+    from hookrun.hooks.catalogue import hook_catalogue
+
+    done = hookrun("list-hooks")
+    assert done.returncode == 0, done.stderr
+    assert max(len(line) for line in done.stdout.splitlines()) <= 80
+    assert "…" not in done.stdout  # nothing cut short
+    text = " ".join(done.stdout.replace("│", " ").split())
+    for entry in hook_catalogue():
+        assert f"mirrors {entry['mirrors']}" in text, entry["mirrors"]
+    for builder, model in BUILDER_PARAMS.items():
+        assert builder in text
+        for param in model.model_fields:
+            assert param in text, (builder, param)
+
+
+@pytest.mark.parametrize("name", ["evaluation", "early_stopping", "dnn_classifier"])
+def test_list_hooks_name_shows_the_full_parameter_table(name):
+    from hookrun.hooks.catalogue import builder_catalogue, hook_catalogue
+
+    entry = {e["type"]: e for e in hook_catalogue()} | {e["name"]: e for e in builder_catalogue()}
+    done = hookrun("list-hooks", name)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stdout.split())
+    for column in ("parameter", "type", "default", "description"):
+        assert column in text
+    for param in entry[name]["params"]:
+        assert param["name"] in text
+        for token in param["type"].split():  # e.g. list[int > 0], not eaten as rich markup
+            assert token in text, param["type"]
+        assert " ".join(param["description"].split()[:3]) in text, param["description"]
+
+
+def test_list_hooks_unknown_name_exits_2_with_did_you_mean():
+    done = hookrun("list-hooks", "evaluaton")
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and "`evaluation`" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
