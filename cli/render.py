@@ -48,27 +48,31 @@ def history_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title:
 
 
 def plan_table(planned: Sequence[PlannedHook]) -> Table:
-    """The hooks in call order, with settings and what each mirrors."""
-    table = Table(title="Hook plan (" + " → ".join(PHASES) + ", each in this order)", title_justify="left")
+    """The hooks in call order (every lifecycle phase calls them in this order), with settings and what each mirrors."""
+    table = Table(title="Hook plan: every phase below calls the hooks in this order", title_justify="left",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
-    table.add_column("hook")
-    table.add_column("settings")
-    table.add_column("mirrors", style="dim")
+    table.add_column("hook", no_wrap=True)
+    table.add_column("settings", overflow="fold")
+    table.add_column("mirrors", style="dim", overflow="fold")
     for item in planned:
         table.add_row(str(item.position), item.name, item.settings, item.mirrors)
     return table
 
 
 def phase_plan(planned: Sequence[PlannedHook]) -> Group:
-    """The call order in each lifecycle phase (every phase calls the hooks in list order), and how a run finishes."""
-    order = " → ".join(f"{item.position} {item.name}" for item in planned)
+    """The legend under :func:`plan_table`: when TensorFlow calls each lifecycle phase, and how a run finishes."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     for phase in PHASES:
-        grid.add_row(f"  {phase}", Text.assemble(order, ("  (" + PHASE_WHEN[phase] + ")", "dim")))
-    finishing = Text("\n".join(f"  {rule}" for rule in FINISHING_RULES))
-    return Group(Text("Call order per phase:"), grid, Text("Finishing:"), finishing)
+        grid.add_row(f"  {phase}", PHASE_WHEN[phase])
+    finishing = Table.grid(padding=(0, 1))
+    finishing.add_column(width=1)
+    finishing.add_column()
+    for rule in FINISHING_RULES:
+        finishing.add_row("", rule)
+    return Group(Text("Phases:"), grid, Text("Finishing:"), finishing)
 
 
 def trace_table(summary: TraceSummary) -> Table:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from importlib.metadata import version
@@ -101,3 +102,20 @@ def test_list_hooks_unknown_name_exits_2_with_did_you_mean():
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and "`evaluation`" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr
+
+
+# --- issue 13 item 15: validate prints the plan once; the phases are a legend ---
+
+
+def test_validate_prints_the_hook_order_once(tmp_path):
+    from hookrun.runner.session.plan import PHASE_WHEN
+
+    config = ROOT / "configs" / "mtcars_linear.yaml"
+    done = hookrun("validate", str(config))
+    assert done.returncode == 0, done.stderr
+    for hook in ("progress_bar", "history_saver", "checkpoint_saver"):
+        assert len(re.findall(rf"(?<!\w){hook}(?!\w)", done.stdout)) == 1, (hook, done.stdout)
+    text = " ".join(done.stdout.split())
+    for phase, when in PHASE_WHEN.items():
+        assert f"{phase} {when}" in text
+    assert max(len(line.rstrip()) for line in done.stdout.splitlines()) <= 80
