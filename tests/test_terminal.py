@@ -119,3 +119,51 @@ def test_validate_prints_the_hook_order_once(tmp_path):
     for phase, when in PHASE_WHEN.items():
         assert f"{phase} {when}" in text
     assert max(len(line.rstrip()) for line in done.stdout.splitlines()) <= 80
+
+
+# --- issue 13 item 17: TensorFlow's `auc` deprecation notice is not the user's ---
+
+
+def _binary_config(tmp_path: Path, graph: dict) -> Path:
+    import numpy as np
+    import yaml
+
+    rng = np.random.default_rng(0)
+    rows = rng.random((48, 2))
+    lines = ["a,b,y"] + [f"{a:.4f},{b:.4f},{int(a + b > 1)}" for a, b in rows]
+    (tmp_path / "bin.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    config = {
+        "name": "bin",
+        "graph": graph,
+        "data": {"train": "bin.csv", "label": "y", "validation_split": 0.25, "batch_size": 8, "epochs": 1},
+        "hooks": [{"type": "evaluation", "every_n_steps": 2}],
+    }
+    path = tmp_path / "bin.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def test_a_binary_classifier_run_prints_no_tensorflow_deprecation_notice(tmp_path):
+    path = _binary_config(tmp_path, {"builder": "linear_classifier", "params": {"n_classes": 2}})
+    done = hookrun("train", str(path), "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    assert "val_auc" in done.stdout  # the streaming AUC was built and evaluated
+    assert "deprecated" not in done.stderr + done.stdout, done.stderr
+    assert "Instructions for updating" not in done.stderr
+
+
+def test_a_users_own_deprecated_call_still_warns(tmp_path):
+    (tmp_path / "my_builder.py").write_text(
+        "import tensorflow as tf\n\n\n"
+        "def build(features, labels, params):\n"
+        "    v1 = tf.compat.v1\n"
+        "    w = v1.get_variable('w', [int(features.shape[-1]), 1], initializer=v1.zeros_initializer())\n"
+        "    score = tf.sigmoid(tf.matmul(features, w))\n"
+        "    v1.metrics.auc(tf.cast(labels > 0.5, tf.bool), score)  # the user's call: its notice is theirs\n"
+        "    return {'loss': tf.identity(tf.reduce_mean(tf.square(score - labels)), name='loss')}\n",
+        encoding="utf-8",
+    )
+    path = _binary_config(tmp_path, {"builder": "my_builder:build"})
+    done = hookrun("train", str(path), "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    assert "auc (from tensorflow" in done.stderr and "is deprecated" in done.stderr, done.stderr
