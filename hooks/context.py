@@ -47,11 +47,14 @@ class HookResult:
         history: rows for ``TrainResult.history`` (whole run, resumed rows included), or None.
         history_columns: column names of ``history``.
         summary: keys to add to ``summary.json`` (JSON values).
+        warnings: whole lines (``warning: ...``) the runner prints once the session has closed, unless a
+            signal stopped the run: then the CLI's ``interrupted at step N`` already says why it ended.
     """
 
     history: list[dict[str, Any]] | None = None
     history_columns: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -571,6 +571,9 @@ def _train_locked(
         raise TrainingError(describe_write_failure(closed) or f"cannot close the event files: {closed}") from closed
     initial_step = prepared.initial_step
     contributions = [h.hook_result() for h in prepared.hooks if isinstance(h, ContributesResult)]
+    if loop.signal is None:  # after a signal, the CLI's "interrupted at step N" says why the run ended early
+        for line in (w for c in contributions for w in c.warnings):
+            console.print(line, style="yellow", markup=False, highlight=False)
     history = next((c for c in contributions if c.history is not None), None)  # the first hook's that keeps one
     final_step = loop.final_global_step
     if final_step is None:

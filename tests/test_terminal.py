@@ -167,3 +167,45 @@ def test_a_users_own_deprecated_call_still_warns(tmp_path):
     done = hookrun("train", str(path), "--run-dir", str(tmp_path / "run"))
     assert done.returncode == 0, done.stderr
     assert "auc (from tensorflow" in done.stderr and "is deprecated" in done.stderr, done.stderr
+
+
+# --- issue 13 item 11: after Ctrl-C the run's end is said once ---
+
+
+def test_ctrl_c_says_interrupted_once_without_the_ended_early_warning(tmp_path):
+    import signal
+    import time
+
+    import yaml
+
+    config = {
+        "name": "sigint",
+        "graph": {"builder": "linear_regressor", "optimizer": {"name": "sgd", "learning_rate": 0.01}},
+        "data": {"train": str(ROOT / "configs" / "data" / "mtcars.csv"), "label": "mpg", "features": ["cyl", "wt"],
+                 "batch_size": 8, "epochs": None},
+        "hooks": [
+            {"type": "stop_at_step", "last_step": 10_000_000},
+            {"type": "progress_bar"},
+            {"type": "history_saver", "every_n_step": 50},
+            {"type": "checkpoint_saver", "save_steps": 400},
+        ],
+    }
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hookrun.cli.app", "train", str(path), "--run-dir", str(run_dir)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "COLUMNS": "80"},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (run_dir / "history.csv").exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    both = out + err
+    assert both.count("interrupted at step") == 1 and "checkpoint saved" in err, both
+    assert "before the expected" not in both, both
