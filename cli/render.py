@@ -30,20 +30,58 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def history_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str = "History") -> Table:
-    """The history rows as a table, columns as in ``history.csv``; the middle elided past 24 rows."""
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+def history_table(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    title: str = "History",
+    best_step: int | None = None,
+    best_monitor: str | None = None,
+) -> Table:
+    """The history rows as a table, columns as in ``history.csv``; the middle elided past 24 rows.
+
+    Args:
+        rows: one dict per history row (``step`` and the ``columns``).
+        columns: the column names, ``history.csv``'s order.
+        title: the table's title.
+        best_step: the global step of the best evaluation (``early_stopping``), marked ``◀ best`` in a
+            last column (the row is kept even when the middle is elided), or None.
+        best_monitor: the value that made it the best (``val_loss``), named in the caption.
+
+    The caption explains ``mean_loss`` and ``total_loss`` (the window's sum, not a running total).
+    """
+    notes = []
+    if "mean_loss" in columns:
+        notes.append("mean_loss: mean training loss over the window ending at `step`")
+        if "total_loss" in columns:
+            notes.append("total_loss: its sum over that window (mean_loss × steps), not a running total")
+    marked = best_step is not None and any(row.get("step") == best_step for row in rows)
+    if marked:
+        notes.append(f"◀ best: the best {best_monitor or 'evaluation'} (early_stopping)")
+    caption = "; ".join(notes) if notes else None
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, caption=caption,
+                  caption_justify="left")
     for column in columns:
         table.add_column(column, justify="right")
+    if marked:
+        table.add_column("", no_wrap=True)
     shown: list[dict[str, Any] | None] = list(rows)
     if len(rows) > MAX_HISTORY_ROWS:
         half = MAX_HISTORY_ROWS // 2
-        shown = [*rows[:half], None, *rows[-half:]]
+        head, tail = list(rows[:half]), list(rows[-half:])
+        middle = [row for row in rows[half:-half] if marked and row.get("step") == best_step]
+        shown = [*head, None, *middle, *([None] if middle else []), *tail]
+    width = len(columns) + (1 if marked else 0)
     for row in shown:
         if row is None:
-            table.add_row(*(["…"] * len(columns)), style="dim")
+            table.add_row(*(["…"] * width), style="dim")
+            continue
+        cells = [_cell(row.get(c)) for c in columns]
+        if marked:
+            is_best = row.get("step") == best_step
+            cells.append("◀ best" if is_best else "")
+            table.add_row(*cells, style="bold" if is_best else None)
         else:
-            table.add_row(*(_cell(row.get(c)) for c in columns))
+            table.add_row(*cells)
     return table
 
 

@@ -209,3 +209,39 @@ def test_ctrl_c_says_interrupted_once_without_the_ended_early_warning(tmp_path):
     both = out + err
     assert both.count("interrupted at step") == 1 and "checkpoint saved" in err, both
     assert "before the expected" not in both, both
+
+
+# --- issue 13 item 12: the run's end names the latest and the best checkpoint; the best row is marked ---
+
+
+def test_the_end_of_an_early_stopped_run_names_both_checkpoints_and_marks_the_best_row(tmp_path):
+    import json
+
+    import yaml
+
+    path = _binary_config(tmp_path, {"builder": "linear_classifier", "params": {"n_classes": 2},
+                                     "optimizer": {"name": "sgd", "learning_rate": 0.5}})
+    config = yaml.safe_load(path.read_text(encoding="utf-8"))
+    config["data"]["epochs"] = 30
+    config["hooks"] = [
+        {"type": "evaluation", "every_n_steps": 6, "log": False},
+        {"type": "early_stopping", "monitor": "val_loss", "patience": 2, "min_delta": 0.01, "keep_best": True},
+        {"type": "history_saver", "every_n_step": 6},
+        {"type": "checkpoint_saver", "save_steps": 30},
+    ]
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    run_dir = tmp_path / "run"
+    done = hookrun("train", str(path), "--run-dir", str(run_dir))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    best, last = summary["best"]["step"], summary["final_global_step"]
+    assert best < last, "the setup must stop after a later, not better, evaluation"
+    assert summary["best"]["path"] == f"best/model.ckpt-{best}"
+    out = done.stdout
+    assert f"checkpoint: {run_dir / f'model.ckpt-{last}'} (latest)" in out
+    assert f"best checkpoint: {run_dir / 'best' / f'model.ckpt-{best}'} (step {best}, val_loss" in out
+    marked = [line for line in out.splitlines() if "◀ best" in line and "│" in line]
+    assert len(marked) == 1 and marked[0].split("│")[0].strip() == str(best), out
+    caption = " ".join(out.split())
+    assert "total_loss: its sum over that window" in caption and "not a running total" in caption
+    assert max(len(line.rstrip()) for line in out.splitlines() if "│" in line) <= 80
