@@ -9,7 +9,7 @@ import typer
 
 ConfigArg = Annotated[
     Path,
-    typer.Argument(help="The YAML config file.", show_default=False),
+    typer.Argument(help="The YAML config file.", show_default=False, metavar="CONFIG"),
 ]
 SetOption = Annotated[
     list[str] | None,
@@ -18,6 +18,7 @@ SetOption = Annotated[
         help="Override a config value: PATH=VALUE, e.g. hooks.2.every_n_iter=50 or data.batch_size=128 "
         "(repeatable; VALUE is parsed as YAML).",
         show_default=False,
+        metavar="PATH=VALUE",
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]

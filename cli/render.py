@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from rich import box
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
@@ -29,45 +30,87 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def history_table(rows: Sequence[dict[str, Any]], columns: Sequence[str], title: str = "History") -> Table:
-    """The history rows as a table, columns as in ``history.csv``; the middle elided past 24 rows."""
-    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+def history_table(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    title: str = "History",
+    best_step: int | None = None,
+    best_monitor: str | None = None,
+) -> Table:
+    """The history rows as a table, columns as in ``history.csv``; the middle elided past 24 rows.
+
+    Args:
+        rows: one dict per history row (``step`` and the ``columns``).
+        columns: the column names, ``history.csv``'s order.
+        title: the table's title.
+        best_step: the global step of the best evaluation (``early_stopping``), marked ``◀ best`` in a
+            last column (the row is kept even when the middle is elided), or None.
+        best_monitor: the value that made it the best (``val_loss``), named in the caption.
+
+    The caption explains ``mean_loss`` and ``total_loss`` (the window's sum, not a running total).
+    """
+    notes = []
+    if "mean_loss" in columns:
+        notes.append("mean_loss: mean training loss over the window ending at `step`")
+        if "total_loss" in columns:
+            notes.append("total_loss: its sum over that window (mean_loss × steps), not a running total")
+    marked = best_step is not None and any(row.get("step") == best_step for row in rows)
+    if marked:
+        notes.append(f"◀ best: the best {best_monitor or 'evaluation'} (early_stopping)")
+    caption = "; ".join(notes) if notes else None
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, caption=caption,
+                  caption_justify="left")
     for column in columns:
         table.add_column(column, justify="right")
+    if marked:
+        table.add_column("", no_wrap=True)
     shown: list[dict[str, Any] | None] = list(rows)
     if len(rows) > MAX_HISTORY_ROWS:
         half = MAX_HISTORY_ROWS // 2
-        shown = [*rows[:half], None, *rows[-half:]]
+        head, tail = list(rows[:half]), list(rows[-half:])
+        middle = [row for row in rows[half:-half] if marked and row.get("step") == best_step]
+        shown = [*head, None, *middle, *([None] if middle else []), *tail]
+    width = len(columns) + (1 if marked else 0)
     for row in shown:
         if row is None:
-            table.add_row(*(["…"] * len(columns)), style="dim")
+            table.add_row(*(["…"] * width), style="dim")
+            continue
+        cells = [_cell(row.get(c)) for c in columns]
+        if marked:
+            is_best = row.get("step") == best_step
+            cells.append("◀ best" if is_best else "")
+            table.add_row(*cells, style="bold" if is_best else None)
         else:
-            table.add_row(*(_cell(row.get(c)) for c in columns))
+            table.add_row(*cells)
     return table
 
 
 def plan_table(planned: Sequence[PlannedHook]) -> Table:
-    """The hooks in call order, with settings and what each mirrors."""
-    table = Table(title="Hook plan (" + " → ".join(PHASES) + ", each in this order)", title_justify="left")
+    """The hooks in call order (every lifecycle phase calls them in this order), with settings and what each mirrors."""
+    table = Table(title="Hook plan: every phase below calls the hooks in this order", title_justify="left",
+                  box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("#", justify="right")
-    table.add_column("hook")
-    table.add_column("settings")
-    table.add_column("mirrors", style="dim")
+    table.add_column("hook", no_wrap=True)
+    table.add_column("settings", overflow="fold")
+    table.add_column("mirrors", style="dim", overflow="fold")
     for item in planned:
         table.add_row(str(item.position), item.name, item.settings, item.mirrors)
     return table
 
 
 def phase_plan(planned: Sequence[PlannedHook]) -> Group:
-    """The call order in each lifecycle phase (every phase calls the hooks in list order), and how a run finishes."""
-    order = " → ".join(f"{item.position} {item.name}" for item in planned)
+    """The legend under :func:`plan_table`: when TensorFlow calls each lifecycle phase, and how a run finishes."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     for phase in PHASES:
-        grid.add_row(f"  {phase}", Text.assemble(order, ("  (" + PHASE_WHEN[phase] + ")", "dim")))
-    finishing = Text("\n".join(f"  {rule}" for rule in FINISHING_RULES))
-    return Group(Text("Call order per phase:"), grid, Text("Finishing:"), finishing)
+        grid.add_row(f"  {phase}", PHASE_WHEN[phase])
+    finishing = Table.grid(padding=(0, 1))
+    finishing.add_column(width=1)
+    finishing.add_column()
+    for rule in FINISHING_RULES:
+        finishing.add_row("", rule)
+    return Group(Text("Phases:"), grid, Text("Finishing:"), finishing)
 
 
 def trace_table(summary: TraceSummary) -> Table:
@@ -114,18 +157,52 @@ def trace_table(summary: TraceSummary) -> Table:
 
 
 def catalogue_table(entries: Sequence[dict[str, Any]]) -> Table:
-    """The hook catalogue: type, description and parameters (``name: type = default``)."""
-    table = Table(title="Hooks", title_justify="left", show_lines=True)
-    table.add_column("type", style="bold")
-    table.add_column("description")
-    table.add_column("parameters")
+    """The hook catalogue overview: type, then what it does, the TensorFlow hook it mirrors, its parameter names.
+
+    Nothing is cut short (a long name folds onto the next line), so it reads at 80 columns.
+    """
+    table = Table(title="Hooks (`hookrun list-hooks TYPE` for one hook's parameters)", title_justify="left",
+                  show_lines=True)
+    table.add_column("type", style="bold", no_wrap=True)
+    table.add_column("what it does, what it mirrors, its parameters", overflow="fold")
     for entry in entries:
-        params = []
-        for p in entry["params"]:
-            default = "required" if p["required"] else f"= {p['default']!r}"
-            params.append(f"[cyan]{p['name']}[/]: {p['type']} {default}")
-        table.add_row(entry["type"], f"{entry['summary']}\n[dim]mirrors {entry['mirrors']}[/]", "\n".join(params))
+        what = Text(entry["summary"])
+        what.append("\nmirrors " + entry["mirrors"], style="dim")
+        if entry["params"]:
+            what.append("\nparams: ", style="dim")
+            what.append(", ".join(p["name"] for p in entry["params"]), style="cyan")
+        table.add_row(entry["type"], what)
     return table
+
+
+def builders_table(entries: Sequence[dict[str, Any]]) -> Table:
+    """The built-in graph builders (``graph.builder``): name, what it builds, ``graph.params`` names."""
+    table = Table(title="Graph builders (`graph.builder`; `hookrun list-hooks NAME` for one's params)",
+                  title_justify="left", show_lines=True)
+    table.add_column("builder", style="bold", no_wrap=True)
+    table.add_column("what it builds, its params", overflow="fold")
+    for entry in entries:
+        what = Text(entry["summary"])
+        what.append("\nparams: ", style="dim")
+        what.append(", ".join(p["name"] for p in entry["params"]), style="cyan")
+        table.add_row(entry["name"], what)
+    return table
+
+
+def params_table(title: str, summary: str, mirrors: str | None, params: Sequence[dict[str, Any]]) -> Group:
+    """One hook's or builder's full parameter table: name, type, default, description."""
+    head = Text.assemble((title, "bold"), ": ", summary)
+    if mirrors:
+        head.append(f"\nmirrors {mirrors}", style="dim")
+    table = Table(show_edge=False, pad_edge=False, box=box.SIMPLE_HEAD)
+    table.add_column("parameter", style="cyan", no_wrap=True)
+    table.add_column("type", overflow="fold", ratio=1)
+    table.add_column("default", overflow="fold", ratio=1)
+    table.add_column("description", overflow="fold", ratio=3)
+    for p in params:
+        default = "required" if p["required"] else repr(p["default"])
+        table.add_row(Text(p["name"]), Text(p["type"]), Text(default), Text(p["description"]))
+    return Group(head, Text(""), table)
 
 
 def _shape_text(shape: Sequence[int | None] | None) -> str:

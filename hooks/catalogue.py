@@ -37,6 +37,30 @@ def _type_label(schema: dict[str, Any]) -> str:
     return label
 
 
+def _params(model: Any, skip: tuple[str, ...] = ("type",)) -> list[dict[str, Any]]:
+    """A pydantic model's fields as catalogue rows: ``name``, ``type``, ``default``, ``required``, ``description``."""
+    schema = model.model_json_schema(by_alias=True)
+    params = []
+    for name, field in model.model_fields.items():
+        if name in skip:
+            continue
+        key = field.alias or name
+        if field.default_factory is not None:
+            default: Any = field.default_factory()  # type: ignore[call-arg]
+        else:
+            default = None if field.default is PydanticUndefined else field.default
+        params.append(
+            {
+                "name": key,
+                "type": _type_label(schema["properties"][key]),
+                "default": default,
+                "required": field.is_required(),
+                "description": field.description or "",
+            }
+        )
+    return params
+
+
 def hook_catalogue() -> list[dict[str, Any]]:
     """Every hook type with its summary, source and parameters.
 
@@ -44,35 +68,26 @@ def hook_catalogue() -> list[dict[str, Any]]:
         One dict per hook: ``type``, ``summary``, ``mirrors``, ``params`` (a list of
         ``name``, ``type``, ``default``, ``required``, ``description``).
     """
+    return [
+        {"type": hook_type_of(model), "summary": model.summary, "mirrors": model.mirrors, "params": _params(model)}
+        for model in hook_configs().values()
+    ]
+
+
+def builder_catalogue() -> list[dict[str, Any]]:
+    """Every built-in graph builder (``graph.builder``) with its summary and ``graph.params``.
+
+    Returns:
+        One dict per builder: ``name``, ``summary`` (its params model's first docstring line, without
+        the ``Params of `name`:`` lead), ``params`` (as in :func:`hook_catalogue`).
+    """
+    from hookrun.config_schemas.builders import BUILDER_PARAMS
+
     entries = []
-    for model in hook_configs().values():
-        schema = model.model_json_schema(by_alias=True)
-        params = []
-        for name, field in model.model_fields.items():
-            if name == "type":
-                continue
-            key = field.alias or name
-            if field.default_factory is not None:
-                default: Any = field.default_factory()  # type: ignore[call-arg]
-            else:
-                default = None if field.default is PydanticUndefined else field.default
-            params.append(
-                {
-                    "name": key,
-                    "type": _type_label(schema["properties"][key]),
-                    "default": default,
-                    "required": field.is_required(),
-                    "description": field.description or "",
-                }
-            )
-        entries.append(
-            {
-                "type": hook_type_of(model),
-                "summary": model.summary,
-                "mirrors": model.mirrors,
-                "params": params,
-            }
-        )
+    for name, model in BUILDER_PARAMS.items():
+        summary = (model.__doc__ or "").strip().splitlines()[0]
+        summary = summary.split(":", 1)[1].strip() if summary.startswith("Params of") else summary
+        entries.append({"name": name, "summary": summary.replace("``", "`"), "params": _params(model, skip=())})
     return entries
 
 
@@ -103,6 +118,21 @@ def catalogue_markdown() -> str:
         lines += [f"Mirrors: {_cell(entry['mirrors'])}.", ""]
         lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
         for param in entry["params"]:
+            default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
+            lines.append(
+                f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"
+            )
+    lines += [
+        "",
+        "# Built-in graph builders",
+        "",
+        "`graph.builder` names one of these (or `module:function`, your own); `graph.params` takes its",
+        "parameters. `hookrun list-hooks` lists them after the hooks; `hookrun list-hooks NAME` shows one.",
+    ]
+    for builder in builder_catalogue():
+        lines += ["", f"## {builder['name']}", "", _cell(builder["summary"]), ""]
+        lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
+        for param in builder["params"]:
             default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
             lines.append(
                 f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"

@@ -40,6 +40,24 @@ class HookFailure(RuntimeError):
 
 
 @dataclass(frozen=True)
+class BestCheckpoint:
+    """The best evaluation a hook kept track of (``early_stopping``), and the checkpoint it saved of it.
+
+    Attributes:
+        step: the global step of the best evaluation.
+        monitor: the validation value watched, e.g. ``val_loss``.
+        value: its best value.
+        path: the checkpoint prefix kept for it (``<run_dir>/best/model.ckpt-<step>``), or None when none
+            was kept (``keep_best: false``).
+    """
+
+    step: int
+    monitor: str
+    value: float
+    path: str | None = None
+
+
+@dataclass(frozen=True)
 class HookResult:
     """What one hook hands to the run's result.
 
@@ -47,11 +65,16 @@ class HookResult:
         history: rows for ``TrainResult.history`` (whole run, resumed rows included), or None.
         history_columns: column names of ``history``.
         summary: keys to add to ``summary.json`` (JSON values).
+        best: the best evaluation and its kept checkpoint, or None.
+        warnings: whole lines (``warning: ...``) the runner prints once the session has closed, unless a
+            signal stopped the run: then the CLI's ``interrupted at step N`` already says why it ended.
     """
 
     history: list[dict[str, Any]] | None = None
     history_columns: list[str] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    best: BestCheckpoint | None = None
+    warnings: list[str] = field(default_factory=list)
 
 
 @runtime_checkable

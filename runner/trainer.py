@@ -13,6 +13,7 @@ from rich.console import Console
 from hookrun.config_schemas.errors import PlacedError, SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
 from hookrun.hooks.context import (
+    BestCheckpoint,
     ContributesResult,
     Evaluations,
     HookConfigError,
@@ -74,6 +75,8 @@ class TrainResult:
         trace_summary: per-hook cost of the lifecycle trace (``hookrun.runner.session.trace.TraceSummary``),
             or None when tracing was off.
         task: on a cluster, this process's task (``worker:1``, ``ps:0``), else None.
+        best: the best evaluation a hook kept (``early_stopping``: step, monitor, value and the checkpoint
+            kept in ``best/``), or None.
     """
 
     run_dir: Path
@@ -91,6 +94,7 @@ class TrainResult:
     trace_summary: Any = None
     task: str | None = None
     end_seconds: float = 0.0
+    best: BestCheckpoint | None = None
 
     @property
     def steps_per_sec(self) -> float:
@@ -572,6 +576,9 @@ def _train_locked(
         raise TrainingError(describe_write_failure(closed) or f"cannot close the event files: {closed}") from closed
     initial_step = prepared.initial_step
     contributions = [h.hook_result() for h in prepared.hooks if isinstance(h, ContributesResult)]
+    if loop.signal is None:  # after a signal, the CLI's "interrupted at step N" says why the run ended early
+        for line in (w for c in contributions for w in c.warnings):
+            console.print(line, style="yellow", markup=False, highlight=False)
     history = next((c for c in contributions if c.history is not None), None)  # the first hook's that keeps one
     final_step = loop.final_global_step
     if final_step is None:
@@ -594,6 +601,7 @@ def _train_locked(
         trace_summary=tracer.summary(loop.loop_seconds) if tracer is not None else None,
         task=str(cluster.plan.task) if cluster is not None else None,
         end_seconds=loop.end_seconds,
+        best=next((c.best for c in contributions if c.best is not None), None),
     )
     summary = {
         "steps": result.steps,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import yaml
 from typer.testing import CliRunner
@@ -40,14 +41,20 @@ def test_train_without_trace_prints_no_table_and_writes_no_trace(tmp_path, linea
     assert not (tmp_path / "run" / "trace.jsonl").exists()
 
 
-def test_validate_prints_the_call_order_per_phase_and_the_finishing_rules(tmp_path, linear_csv):
+def test_validate_prints_the_hook_plan_once_with_a_phase_legend_and_the_finishing_rules(tmp_path, linear_csv):
     hooks = [{"type": "progress_bar"}, {"type": "nan_tensor"}, {"type": "stop_at_step", "last_step": 3}]
     path = write_yaml(tmp_path / "c.yaml", base_config(hooks=hooks))
     result = runner.invoke(app, ["validate", str(path)])
     assert result.exit_code == 0, result.output
-    order = "0 progress_bar → 1 nan_tensor → 2 stop_at_step"
+    # the plan is printed once (issue 13 item 15): each hook one row, in call order; the phases are a legend
     lines = result.stdout.splitlines()
+    rows = [next(i for i, line in enumerate(lines) if re.match(rf"\s*{n}\s+{h}\s", line))
+            for n, h in enumerate(("progress_bar", "nan_tensor", "stop_at_step"))]
+    assert rows == sorted(rows), result.stdout
+    for name in ("progress_bar", "nan_tensor", "stop_at_step"):
+        assert len(re.findall(rf"(?<!\w){name}(?!\w)", result.stdout)) == 1, (name, result.stdout)
+    assert "every phase below calls the hooks in this order" in result.stdout
     for phase in ("begin", "after_create_session", "before_run / after_run", "end"):
-        assert any(line.strip().startswith(phase) and order in line for line in lines), (phase, result.stdout)
+        assert any(line.strip().startswith(phase) for line in lines), (phase, result.stdout)
     assert "end of data (OutOfRangeError): end runs, that step's after_run does not" in result.stdout
     assert "neither that step's after_run nor end runs" in result.stdout

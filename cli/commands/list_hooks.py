@@ -1,4 +1,4 @@
-"""``hookrun list-hooks``: the hook catalogue (no TensorFlow import)."""
+"""``hookrun list-hooks [NAME]``: the hook catalogue and the built-in graph builders (no TensorFlow import)."""
 
 from __future__ import annotations
 
@@ -8,18 +8,53 @@ import typer
 
 
 def list_hooks_command(
-    as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue as JSON.")] = False,
+    name: Annotated[
+        str | None,
+        typer.Argument(
+            help="A hook type (e.g. evaluation) or a built-in graph builder: show its full parameter table.",
+            show_default=False,
+            metavar="NAME",
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue (or NAME's entry) as JSON.")] = False,
 ) -> None:
-    """List every hook type with a one-line description and its parameters (types, defaults)."""
+    """List every hook type and built-in graph builder with what it does and its parameters.
+
+    With NAME, show that hook's (or builder's) parameters: name, type, default and description.
+    An unknown NAME exits 2 with the closest known name.
+    """
     import json
 
     from rich.console import Console
 
-    from hookrun.cli.render import catalogue_table
-    from hookrun.hooks.catalogue import hook_catalogue
+    from hookrun.cli.render import builders_table, catalogue_table, params_table
+    from hookrun.hooks.catalogue import builder_catalogue, hook_catalogue
 
-    entries = hook_catalogue()
-    if as_json:
-        typer.echo(json.dumps(entries, indent=2, default=str))
+    hooks = hook_catalogue()
+    builders = builder_catalogue()
+    out = Console()
+    if name is None:
+        if as_json:
+            typer.echo(json.dumps(hooks, indent=2, default=str))
+            return
+        out.print(catalogue_table(hooks))
+        out.print()
+        out.print(builders_table(builders))
         return
-    Console().print(catalogue_table(entries))
+    by_name = {e["type"]: e for e in hooks} | {e["name"]: e for e in builders}
+    entry = by_name.get(name)
+    if entry is None:
+        from hookrun.config_schemas.suggest import did_you_mean
+
+        typer.echo(
+            f"error: no hook type or graph builder named `{name}`{did_you_mean(name, by_name)} "
+            "(`hookrun list-hooks` lists them)",
+            err=True,
+        )
+        raise typer.Exit(2)
+    if as_json:
+        typer.echo(json.dumps(entry, indent=2, default=str))
+        return
+    title = entry.get("type") or entry["name"]
+    kind = "hook" if "type" in entry else "graph builder"
+    out.print(params_table(f"{title} ({kind})", entry["summary"], entry.get("mirrors"), entry["params"]))

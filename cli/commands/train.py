@@ -103,7 +103,15 @@ def train_command(
             )
             return
         if result.history:
-            out.print(history_table(result.history, result.history_columns))
+            best = result.best
+            out.print(
+                history_table(
+                    result.history,
+                    result.history_columns,
+                    best_step=best.step if best is not None else None,
+                    best_monitor=best.monitor if best is not None else None,
+                )
+            )
         if result.trace_summary is not None:
             out.print(trace_table(result.trace_summary))
         if result.signal is not None:
@@ -125,7 +133,13 @@ def train_command(
         )
         out.print(f"run directory: {result.run_dir}", highlight=False)
         if result.checkpoint_path:
-            out.print(f"checkpoint: {result.checkpoint_path}", highlight=False)
+            out.print(f"checkpoint: {result.checkpoint_path} (latest)", highlight=False, soft_wrap=True)
+        if result.best is not None and result.best.path is not None:
+            best = result.best
+            out.print(
+                f"best checkpoint: {best.path} (step {best.step}, {best.monitor} {best.value:.6g})",
+                highlight=False, soft_wrap=True,
+            )
 
 
 def _run_local_cluster(

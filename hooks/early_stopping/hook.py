@@ -6,13 +6,14 @@ This module imports TensorFlow; the registry imports it only when needed.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 import tensorflow as tf
 
 from hookrun.config_schemas.errors import SetupError
-from hookrun.hooks.context import Evaluations, HookConfigError, HookContext
+from hookrun.hooks.context import BestCheckpoint, Evaluations, HookConfigError, HookContext, HookResult
 from hookrun.hooks.early_stopping import EarlyStoppingConfig
 from hookrun.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.hooks.files import atomic_write_text
@@ -136,6 +137,18 @@ class EarlyStoppingHook(tf.compat.v1.train.SessionRunHook):
     def end(self, session: Any) -> None:
         """Consider the final evaluation (it may still be a new best to keep)."""
         self._consider_new(session)
+
+    def hook_result(self) -> HookResult:
+        """The best evaluation (and, with ``keep_best``, its checkpoint), for the run's end and ``summary.json``."""
+        if self.best_step is None or self.best is None:
+            return HookResult()
+        path = None
+        if self.best_dir is not None:
+            prefix = self.best_dir / f"model.ckpt-{self.best_step}"
+            path = str(prefix) if prefix.with_name(prefix.name + ".index").exists() else None
+        best = BestCheckpoint(step=self.best_step, monitor=self.monitor, value=self.best, path=path)
+        kept = {**asdict(best), "path": f"best/{Path(path).name}" if path else None}  # relative: the run may move
+        return HookResult(best=best, summary={"best": kept})
 
     def reason(self) -> str:
         """Why training stops, e.g. ``val_loss has not improved for 3 evaluations (best 0.2791 at step 2580)``."""

@@ -11,10 +11,9 @@ from typing import Any
 
 import tensorflow as tf
 from rich.console import Console
-from rich.markup import escape
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-from hookrun.hooks.context import HookContext
+from hookrun.hooks.context import HookContext, HookResult
 from hookrun.hooks.progress_bar import ProgressBarConfig
 from hookrun.hooks.progress_bar.columns import LossColumn, StepColumn, StepsPerSecondColumn, format_loss
 from hookrun.hooks.step_clock import ClockedHook, StepClock
@@ -56,8 +55,9 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
       ``global_step`` alone).
     - ``after_run``: moves the clock past the step and, on a read step,
       updates the bar.
-    - ``end``: shows the exact final ``global_step``; if training ended before
-      ``total`` it prints a warning line.
+    - ``end``: shows the exact final ``global_step``. If training ended before
+      ``total``, :meth:`hook_result` hands the runner a warning, which it prints after the
+      session closed unless a signal stopped the run (``interrupted at step N`` says it then).
     - ``close`` (called by the runner after the session, on success and on
       failure; not a ``SessionRunHook`` method): stops the live display.
 
@@ -186,12 +186,14 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         else:
             self._console.print(self.plain_line(time.perf_counter()), markup=False, highlight=False)
         self.close()
-        if self.total is not None and self.step < self.total:
-            prefix = escape(f"[{self.label}] ") if self.label else ""
-            self._console.print(
-                f"{prefix}[yellow]warning:[/] training ended at step {self.step}, before the expected {self.total}",
-                highlight=False,
-            )
+
+    def hook_result(self) -> HookResult:
+        """A warning when training ended before ``total`` (the runner prints it unless a signal stopped the run)."""
+        if self.total is None or self.start_step is None or self.step >= self.total:
+            return HookResult()
+        prefix = f"[{self.label}] " if self.label else ""
+        line = f"{prefix}warning: training ended at step {self.step}, before the expected {self.total}"
+        return HookResult(warnings=[line])
 
     def close(self) -> None:
         """Stop the live display (idempotent)."""
