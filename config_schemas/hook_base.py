@@ -105,26 +105,26 @@ class HookConfig(StrictModel):
         """The global step at which this hook ends the run, given the restored ``initial_step``; None if it does not."""
         return None
 
-    def tensor_names(self) -> list[str]:
-        """Tensor names this hook refers to, for resolution before training.
+    def tensor_names(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """Every tensor name this hook gives, with its place under the hook, for resolution before training.
 
         Returns:
-            list[str]: names from the fields listed in ``reads_tensors``
-            (a field may hold a string, a list of strings or a mapping whose
-            values are strings).
+            ``(location under the hook, name)`` for the fields listed in ``reads_tensors`` (a field may
+            hold a string, a list of strings or a mapping whose values are strings): ``(("tensors", 1),
+            "loss")``, ``(("metrics", "rmse"), "rmse")``.
         """
-        names: list[str] = []
-        for field in self.reads_tensors:
-            value = getattr(self, field)
+        found: list[tuple[tuple[str | int, ...], str]] = []
+        for field_name in self.reads_tensors:
+            value = getattr(self, field_name)
             if value is None:
                 continue
             if isinstance(value, str):
-                names.append(value)
+                found.append(((field_name,), value))
             elif isinstance(value, dict):
-                names.extend(value.values())
+                found.extend(((field_name, key), item) for key, item in value.items())
             else:
-                names.extend(value)
-        return names
+                found.extend(((field_name, i), item) for i, item in enumerate(value))
+        return found
 
     def import_paths(self) -> list[tuple[str, str]]:
         """``(key, "module:name")`` for every import path this hook names, for the check before TensorFlow."""

@@ -8,7 +8,7 @@ Behind ``hookrun inspect CONFIG`` (:func:`graph_inventory`) and the check before
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -196,22 +196,6 @@ def did_you_mean(name: str, candidates: Sequence[str], n: int = 3) -> list[str]:
     return close
 
 
-def _named_in(hook: Any) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """``(location under the hook, tensor name)`` for every tensor name a hook config gives."""
-    for field_name in hook.reads_tensors:
-        value = getattr(hook, field_name)
-        if value is None:
-            continue
-        if isinstance(value, str):
-            yield (field_name,), value
-        elif isinstance(value, dict):
-            for key, item in value.items():
-                yield (field_name, key), item
-        else:
-            for i, item in enumerate(value):
-                yield (field_name, i), item
-
-
 def check_tensor_names(
     loaded: LoadedConfig, hooks: Sequence[tuple[int, Any]], names: TensorNames
 ) -> list[ConfigIssue]:
@@ -229,7 +213,7 @@ def check_tensor_names(
     issues: list[ConfigIssue] = []
     candidates: list[str] | None = None
     for index, hook in hooks:
-        for where, name in _named_in(hook):
+        for where, name in hook.tensor_names():
             try:
                 names.resolve(name)
             except UnknownTensorError:

@@ -168,3 +168,12 @@ def test_dependencies_flow_one_way(package: str, forbidden: tuple[str, ...]) -> 
         if name.startswith(forbidden)
     )
     assert offenders == []
+
+
+def test_tensor_names_are_located_under_the_hook() -> None:
+    """The one list of a hook's tensor names, used by the runner's check (issue 13, item 5)."""
+    logging_tensor = registry.hook_configs()["logging_tensor"]
+    hook = logging_tensor(type="logging_tensor", tensors={"l": "loss", "g": "global_step"}, every_n_iter=1)
+    assert hook.tensor_names() == [(("tensors", "l"), "loss"), (("tensors", "g"), "global_step")]
+    listed = logging_tensor(type="logging_tensor", tensors=["loss"], every_n_iter=1)
+    assert listed.tensor_names() == [(("tensors", 0), "loss")]
