@@ -14,7 +14,7 @@ from rich.console import Console
 from tests.distributed.conftest import hookrun, mtcars_config
 
 #: Global step the cluster trains to.
-LAST_STEP = 300
+LAST_STEP = 1200  # long enough (seconds) for both workers to join under a loaded machine
 
 
 def history_rows(path: Path) -> list[dict[str, str]]:
