@@ -1,4 +1,4 @@
-"""Exit codes, as documented in ``--help`` and the README (imports nothing heavy)."""
+"""Exit codes, as documented in ``--help`` and the README's "Exit codes" (imports nothing heavy)."""
 
 EXIT_OK = 0
 EXIT_TRAINING_FAILED = 1

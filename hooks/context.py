@@ -237,6 +237,9 @@ class HookContext:
         task: on a cluster, this task's label (``worker1``; prefixes its output), else None. Other
             workers move ``global_step`` too, so hooks that count steps read it on a cluster.
         chief: this task writes the run's own files (always, without a cluster); see :meth:`task_file`.
+        steps_per_epoch: global steps one pass over the training rows takes (``rows / batch_size``; batches
+            run across epoch boundaries, so a fraction in general), or None on a cluster (where the
+            workers share ``global_step``).
         clock: the ``global_step`` clock the run's step-driven hooks share (one per run; see
             :class:`~hookrun.hooks.step_clock.StepClock`); it starts at the restored ``global_step``.
     """
@@ -255,6 +258,7 @@ class HookContext:
     task: str | None = None
     chief: bool = True
     clock: StepClock = field(default_factory=StepClock)
+    steps_per_epoch: float | None = None
 
     def task_file(self, name: str) -> str:
         """A file name in the run directory for this task: ``name`` on the chief, ``history-worker1.csv`` elsewhere."""

@@ -1,8 +1,13 @@
 """Import TensorFlow lazily, quietly, and route its log lines through rich.
 
-Nothing else in hookrun imports TensorFlow at module level: the CLI's
-``validate``, ``list-hooks`` and ``--help`` stay fast (``import
-tensorflow`` costs 2-4 s).
+:func:`import_tensorflow` is the first import of TensorFlow in a run: it sets TensorFlow's
+environment (quiet C++ logs, no oneDNN notice) before the import. Other modules do import
+TensorFlow at module level: the session engine (``runner/session/engine.py``), the scaffold, the
+trace and the cluster session, the built-in graph builders and every hook's ``hook.py``. They are
+imported only after :func:`import_tensorflow` has run (the trainer and the cluster servers call it
+first; the registry imports a hook's ``hook.py`` only when that hook is built), so the CLI's
+``validate``, ``list-hooks`` and ``--help`` load no TensorFlow and stay fast (``import tensorflow``
+costs 2-4 s; ``tests/test_startup.py``).
 """
 
 from __future__ import annotations

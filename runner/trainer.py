@@ -253,6 +253,7 @@ def prepare(
         cluster=cluster,
         initial_step=initial_step,
         last_step=expected_last_step(loaded, total_rows, initial_step),
+        steps_per_epoch=total_rows / loaded.config.data.batch_size if cluster is None and total_rows else None,
     )
     return PreparedRun(
         tf=tf,
@@ -331,6 +332,7 @@ def _build_hooks(
     cluster: Any,
     initial_step: int,
     last_step: int | None,
+    steps_per_epoch: float | None = None,
 ) -> _BuiltHooks:
     """Build the Scaffold and every hook this task runs, resolving every tensor name first.
 
@@ -373,6 +375,7 @@ def _build_hooks(
                 task=cluster.label if cluster is not None else None,
                 chief=cluster is None or cluster.plan.is_chief,
                 clock=clock,
+                steps_per_epoch=steps_per_epoch,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))

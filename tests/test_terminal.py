@@ -245,3 +245,78 @@ def test_the_end_of_an_early_stopped_run_names_both_checkpoints_and_marks_the_be
     caption = " ".join(out.split())
     assert "total_loss: its sum over that window" in caption and "not a running total" in caption
     assert max(len(line.rstrip()) for line in out.splitlines() if "│" in line) <= 80
+
+
+# --- issue 13 item 10: progress_bar shows the epoch, ETA and steps/s; hook log lines print above the bar ---
+
+
+def _bar_config(tmp_path: Path, epochs: int, **bar: object) -> Path:
+    import yaml
+
+    config = {
+        "name": "bar",
+        "graph": {"builder": "linear_regressor", "optimizer": {"name": "sgd", "learning_rate": 0.01}},
+        "data": {"train": str(ROOT / "configs" / "data" / "mtcars.csv"), "label": "mpg", "features": ["cyl", "wt"],
+                 "batch_size": 8, "epochs": epochs},  # 32 rows: 4 steps an epoch
+        "hooks": [
+            {"type": "progress_bar", **bar},
+            {"type": "step_counter", "every_n_secs": 0.3},
+            {"type": "logging_tensor", "every_n_secs": 0.4},
+        ],
+    }
+    path = tmp_path / "bar.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_plain_progress_lines_show_epoch_eta_and_rate(tmp_path):
+    path = _bar_config(tmp_path, epochs=1500, plain_every_n_secs=0.3)  # 6000 steps, ~2 s
+    done = hookrun("train", str(path), "--run-dir", str(tmp_path / "run"))
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("Training ")]
+    assert lines[-1].startswith("Training 6000/6000 (100%) epoch 1500/1500 "), lines[-1]
+    assert re.search(r" [\d,]+ steps/s loss: ", lines[-1]), lines[-1]
+    middle = [line for line in lines[:-1] if "ETA" in line]
+    assert middle, done.stdout  # a line while training: the time left
+    step, epoch = re.search(r"Training (\d+)/6000 \(\d+%\) epoch (\d+)/1500 \d+:\d\d ETA \d+:\d\d ", middle[0]).groups()
+    assert int(epoch) == -(-int(step) // 4)  # the epoch that step trained in (4 steps an epoch)
+
+
+def test_live_bar_in_a_terminal_shows_epoch_eta_rate_and_log_lines_above_it(tmp_path):
+    import pty
+    import select
+
+    path = _bar_config(tmp_path, epochs=2500)  # 10000 steps, a few seconds
+    primary, secondary = pty.openpty()
+    env = {**os.environ, "COLUMNS": "80", "LINES": "30", "TERM": "xterm-256color"}
+    env.pop("NO_COLOR", None)
+    proc = subprocess.Popen([sys.executable, "-m", "hookrun.cli.app", "train", str(path), "--run-dir",
+                             str(tmp_path / "run")], stdout=secondary, stderr=secondary, env=env, close_fds=True)
+    os.close(secondary)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([primary], [], [], 120)
+            if not ready:
+                break
+            try:
+                data = os.read(primary, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        proc.wait(timeout=120)
+        os.close(primary)
+    assert proc.returncode == 0
+    raw = b"".join(chunks).decode("utf-8", "replace")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw)  # drop cursor moves, erases, colours
+    frames = [f for f in re.split(r"[\r\n]+", text) if f.startswith("Training ")]
+    assert any(re.search(r"epoch \d+/2500 \d+:\d\d ETA \d+:\d\d [\d,]+ steps/s loss: ", f) for f in frames), frames[-3:]
+    assert all(len(f.rstrip()) <= 80 for f in frames)
+    # every hook log line starts a line of its own: never glued behind a bar frame
+    for line in re.split(r"[\r\n]+", text):
+        for marker in ("global_step/sec:", "global_step = "):
+            if marker in line:
+                assert line.startswith(marker), line

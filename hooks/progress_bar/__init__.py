@@ -13,7 +13,10 @@ from hookrun.config_schemas.hook_base import HookConfig
 class ProgressBarConfig(HookConfig):
     """Rich progress bar; mirrors tfestimators' ``hook_progress_bar()``."""
 
-    summary: ClassVar[str] = "Show a live progress bar with the loss (plain lines without a terminal)."
+    summary: ClassVar[str] = (
+        "Show a live progress bar: step, epoch, elapsed time and ETA, steps/s, the loss "
+        "(plain lines without a terminal)."
+    )
     mirrors: ClassVar[str] = "tfestimators::hook_progress_bar"
     catalogue_rank: ClassVar[int] = 80
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from rich.progress import ProgressColumn, Task
 from rich.text import Text
 
@@ -43,3 +45,49 @@ class StepColumn(ProgressColumn):
         if task.total is None:
             return Text(f"step {done}", style="progress.download")
         return Text(f"{done}/{int(task.total)}", style="progress.download")
+
+
+def epoch_of(step: int, steps_per_epoch: float) -> int:
+    """The epoch (from 1) that global step ``step`` trained in: ``ceil(step / steps_per_epoch)``, at least 1.
+
+    Batches run across epoch boundaries (``repeat`` before ``batch``), so ``steps_per_epoch`` is
+    ``rows / batch_size``, a fraction in general.
+    """
+    return max(1, math.ceil(step / steps_per_epoch - 1e-9))
+
+
+class EpochColumn(ProgressColumn):
+    """``epoch 3/20`` (``epoch 3`` without a total), from the task field ``steps_per_epoch``; empty without it."""
+
+    def render(self, task: Task) -> Text:
+        """Render the epoch of the current global step, and of the last one when the total is known."""
+        per = task.fields.get("steps_per_epoch")
+        if not per:
+            return Text("")
+        text = f"epoch {epoch_of(int(task.completed), per)}"
+        if task.total is not None:
+            text += f"/{epoch_of(int(task.total), per)}"
+        return Text(text, style="progress.download")
+
+
+class TimeColumn(ProgressColumn):
+    """``0:08 ETA 0:07``: elapsed time, and with a total the estimated time left (rich's speed estimate)."""
+
+    def render(self, task: Task) -> Text:
+        """Render elapsed time and, when a total and a speed are known, the time remaining."""
+        elapsed = clock_text(task.finished_time if task.finished else task.elapsed)
+        if task.total is None or task.finished:
+            return Text(elapsed, style="progress.elapsed")
+        remaining = task.time_remaining
+        left = clock_text(remaining)
+        return Text.assemble((elapsed, "progress.elapsed"), " ETA ", (left, "progress.remaining"))
+
+
+def clock_text(seconds: float | None) -> str:
+    """A duration as ``M:SS``, or ``H:MM:SS`` from an hour on (``-:--`` when unknown)."""
+    if seconds is None:
+        return "-:--"
+    whole = max(0, int(seconds))
+    if whole >= 3600:
+        return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
+    return f"{whole // 60}:{whole % 60:02d}"

@@ -11,32 +11,40 @@ from typing import Any
 
 import tensorflow as tf
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn
+from rich.table import Column
 
 from hookrun.hooks.context import HookContext, HookResult
 from hookrun.hooks.progress_bar import ProgressBarConfig
-from hookrun.hooks.progress_bar.columns import LossColumn, StepColumn, StepsPerSecondColumn, format_loss
+from hookrun.hooks.progress_bar.columns import (
+    EpochColumn,
+    LossColumn,
+    StepColumn,
+    StepsPerSecondColumn,
+    TimeColumn,
+    clock_text,
+    epoch_of,
+    format_loss,
+)
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 
 def progress_columns(total_known: bool, label: str | None = None) -> list[Any]:
-    """Columns of the live bar: ``Training 400/1000 [━━━━━━    ] 0:00:03 loss: 3136.10``.
+    """Columns of the live bar, rich's small composable columns and ours.
+
+    ``Training 400/1000 ━━━━━━╸      epoch 2/5 0:03 ETA 0:05 1,234 steps/s loss: 3136.10``
 
     Args:
-        total_known: with a total, a bar; without, a spinner and steps/s.
+        total_known: with a total, a bar and the time left; without, a spinner.
         label: on a cluster, the task (``worker1``), shown first as ``[worker1]``.
     """
-    title = TextColumn(f"[{label}] Training" if label else "Training", markup=False)
+    title = TextColumn(f"[{label}] Training" if label else "Training", markup=False, table_column=Column(no_wrap=True))
+    fixed = Column(no_wrap=True)  # each column one line; the bar takes what the terminal has left
+    rest = [EpochColumn(table_column=fixed), TimeColumn(table_column=fixed), StepsPerSecondColumn(table_column=fixed),
+            LossColumn(table_column=fixed)]
     if total_known:
-        return [title, StepColumn(), BarColumn(), TimeElapsedColumn(), LossColumn()]
-    return [
-        SpinnerColumn(),
-        title,
-        StepColumn(),
-        StepsPerSecondColumn(),
-        TimeElapsedColumn(),
-        LossColumn(),
-    ]
+        return [title, StepColumn(table_column=fixed), BarColumn(bar_width=None), *rest]
+    return [SpinnerColumn(), title, StepColumn(table_column=fixed), *rest]
 
 
 class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
@@ -75,6 +83,8 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         refresh_secs: least time between loss reads (seconds, > 0).
         plain_every_n_secs: interval between plain lines without a terminal (seconds, > 0).
         label: on a cluster, this task's label (``worker1``), else None.
+        steps_per_epoch: global steps per pass over the training rows (``rows / batch_size``, a
+            fraction in general), for the epoch; None to show none (on a cluster).
 
     Raises:
         ValueError: ``refresh_secs``, ``plain_every_n_secs`` or ``total`` is not positive.
@@ -92,6 +102,7 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         refresh_secs: float = 0.1,
         plain_every_n_secs: float = 10.0,
         label: str | None = None,
+        steps_per_epoch: float | None = None,
     ) -> None:
         if refresh_secs <= 0 or plain_every_n_secs <= 0:
             raise ValueError("refresh_secs and plain_every_n_secs must be positive")
@@ -107,6 +118,7 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self._refresh_secs = refresh_secs
         self._plain_every = plain_every_n_secs
         self.label = label
+        self.steps_per_epoch = steps_per_epoch
         self._fetch = tf.compat.v1.train.SessionRunArgs(loss)
         self._fetch_reading: Any = None  # the loss and the clock's read, built in begin
         self._asked: Any = None  # what this step's before_run returned
@@ -140,9 +152,12 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self._next_plain = self._started + self._plain_every
         if self._console.is_terminal:
             self._progress = Progress(
-                *progress_columns(self.total is not None, self.label), console=self._console, refresh_per_second=10
+                *progress_columns(self.total is not None, self.label), console=self._console, refresh_per_second=10,
+                expand=True,
             )
-            self._task = self._progress.add_task("train", total=self.total, completed=self.step, loss=self.loss)
+            self._task = self._progress.add_task(
+                "train", total=self.total, completed=self.step, loss=self.loss, steps_per_epoch=self.steps_per_epoch
+            )
             self._progress.start()
 
     def before_run(self, run_context: Any) -> Any:
@@ -202,16 +217,28 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             self._progress = None
 
     def plain_line(self, now: float) -> str:
-        """The progress as one plain line: ``Training 400/1000 (40%) 0:00:03 loss: 3136.10``.
+        """The progress as one plain line.
+
+        ``Training 400/1000 (40%) epoch 2/5 0:03 ETA 0:05 133 steps/s loss: 3136.10``: the epoch
+        when known, the time left when the total is, the mean rate since the first session.
 
         Args:
             now: ``time.perf_counter()`` value (seconds).
         """
-        elapsed = max(0, int(now - self._started))
-        clock = f"{elapsed // 3600}:{elapsed % 3600 // 60:02d}:{elapsed % 60:02d}"
+        elapsed = max(0.0, now - self._started)
         where = f"{self.step}/{self.total} ({100 * self.step // self.total}%)" if self.total else f"step {self.step}"
-        prefix = f"[{self.label}] " if self.label else ""
-        return f"{prefix}Training {where} {clock} loss: {format_loss(self.loss)}"
+        parts = [f"[{self.label}] Training" if self.label else "Training", where]
+        if self.steps_per_epoch:
+            epoch = f"epoch {epoch_of(self.step, self.steps_per_epoch)}"
+            parts.append(epoch + (f"/{epoch_of(self.total, self.steps_per_epoch)}" if self.total else ""))
+        parts.append(clock_text(elapsed))
+        done = self.step - (self.start_step or 0)
+        rate = done / elapsed if elapsed > 0 and done > 0 else None
+        if self.total is not None and self.step < self.total:
+            parts.append("ETA " + clock_text((self.total - self.step) / rate if rate else None))
+        if rate:
+            parts.append(f"{rate:,.0f} steps/s")
+        return " ".join(parts) + f" loss: {format_loss(self.loss)}"
 
 
 def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
@@ -228,6 +255,7 @@ def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
         refresh_secs=config.refresh_secs,
         plain_every_n_secs=config.plain_every_n_secs,
         label=ctx.task,
+        steps_per_epoch=ctx.steps_per_epoch,
     )
     ctx.on_close.append(hook.close)
     return hook
