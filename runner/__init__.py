@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hookrun.config_schemas.loader import LoadedConfig
-    from hookrun.runner.evaluator import EvalResult
+    from hookrun.runner.trained.evaluate import EvalResult
     from hookrun.runner.trainer import TrainResult
 
 
@@ -44,7 +44,9 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
 def evaluate(
     run_dir: str | Path, data: list[str] | None = None, checkpoint: str = "latest", verbose: bool = False
 ) -> EvalResult:
-    """Evaluate a run's checkpoint on its validation rows or on ``data``; see :func:`hookrun.runner.evaluator.evaluate`.
+    """Evaluate a run's checkpoint on its validation rows or on ``data``.
+
+    See :func:`hookrun.runner.trained.evaluate.evaluate`.
 
     Args:
         run_dir: the run directory ``train`` wrote.
@@ -59,7 +61,7 @@ def evaluate(
     Raises:
         ConfigError, SetupError: no such run or checkpoint, bad data (exit code 2); nothing is written.
     """
-    from hookrun.runner.evaluator import evaluate as _evaluate
+    from hookrun.runner.trained.evaluate import evaluate as _evaluate
 
     return _evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
 

@@ -52,7 +52,7 @@ def evaluate_command(
     out = Console()
     err = Console(stderr=True)
     with reported_errors(err, debug):
-        from hookrun.runner.evaluator import evaluate
+        from hookrun.runner.trained.evaluate import evaluate
 
         result = evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
         if as_json:

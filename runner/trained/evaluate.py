@@ -60,7 +60,7 @@ def evaluate(
         data: data files (globs, directories; relative to the current directory), or None for the
             run's own validation rows (``data.validation`` or the ``validation_split`` hold-out).
         checkpoint: ``latest``, ``best`` or a checkpoint prefix (see
-            :func:`hookrun.runner.saved_run.resolve_checkpoint`).
+            :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
         verbose: show TensorFlow's INFO logs.
 
     Returns:
@@ -73,8 +73,8 @@ def evaluate(
     from hookrun.hooks.files import atomic_write_text
     from hookrun.runner.graph.build import build_evaluation_graph
     from hookrun.runner.graph.device import resolve_device, session_config
-    from hookrun.runner.saved_run import evaluation_input, open_run, resolve_checkpoint
     from hookrun.runner.tf_env import import_tensorflow
+    from hookrun.runner.trained.saved_run import evaluation_input, open_run, resolve_checkpoint
 
     run = open_run(run_dir)
     validation = evaluation_input(run, data)  # reads and checks every row before TensorFlow loads
