@@ -159,8 +159,15 @@ def test_evaluate_bad_input_exits_2_and_writes_nothing(trained_run, tmp_path, mo
     empty_run.mkdir()
     for name in ("config.yaml", "preprocessing.json"):
         (empty_run / name).write_bytes((run_dir / name).read_bytes())
+    damaged = tmp_path / "damaged_run"
+    shutil.copytree(run_dir, damaged)
+    for data_file in damaged.glob("model.ckpt-*.data-*"):
+        data_file.write_bytes(data_file.read_bytes()[:50])
+    other = _other_shape_checkpoint(tmp_path / "other")
     cases = [
         ([str(run_dir), "--checkpoint", str(run_dir / "model.ckpt-99")], "no such checkpoint"),
+        ([str(run_dir), "--checkpoint", other], "[1, 1] there"),
+        ([str(damaged)], "can be read"),
         ([str(run_dir), "--checkpoint", "best"], "no checkpoint"),
         ([str(run_dir), "--data", str(missing)], "no_b.csv"),
         ([str(empty_run)], "no checkpoint"),
@@ -176,4 +183,17 @@ def test_evaluate_bad_input_exits_2_and_writes_nothing(trained_run, tmp_path, mo
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and words in lines[0], (args, result.stderr)
         assert "Traceback" not in result.output
-    assert _eval_files(run_dir) == [] and _eval_files(empty_run) == []
+    assert _eval_files(run_dir) == [] and _eval_files(empty_run) == [] and _eval_files(damaged) == []
+
+
+def _other_shape_checkpoint(directory):
+    """A checkpoint whose ``hidden_0/kernel`` is ``[1, 1]`` (the runs' is ``[F, 8]``): restoring it must be refused."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    with tf.Graph().as_default():
+        v1.get_variable("hidden_0/kernel", [1, 1])
+        v1.train.get_or_create_global_step()
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            return v1.train.Saver().save(session, str(directory / "model.ckpt"), global_step=6)

@@ -74,7 +74,12 @@ def evaluate(
     from hookrun.runner.graph.build import build_evaluation_graph
     from hookrun.runner.graph.device import resolve_device, session_config
     from hookrun.runner.tf_env import import_tensorflow
-    from hookrun.runner.trained.saved_run import evaluation_input, open_run, resolve_checkpoint
+    from hookrun.runner.trained.saved_run import (
+        check_checkpoint_fits,
+        evaluation_input,
+        open_run,
+        resolve_checkpoint,
+    )
 
     run = open_run(run_dir)
     validation = evaluation_input(run, data)  # reads and checks every row before TensorFlow loads
@@ -87,9 +92,11 @@ def evaluate(
     )
     v1 = tf.compat.v1
     with graph.as_default():
-        saver = v1.train.Saver(var_list=v1.global_variables())
+        variables = v1.global_variables()
+        saver = v1.train.Saver(var_list=variables)
         tables = v1.tables_initializer()
     started = time.perf_counter()
+    check_checkpoint_fits(tf, prefix, variables)  # Saver.restore would not check the shapes
     with v1.Session(graph=graph, config=session_config(tf, plan)) as session:
         try:
             saver.restore(session, prefix)

@@ -89,14 +89,14 @@ def resolve_checkpoint(tf: Any, run: SavedRun, which: str = "latest") -> tuple[s
 
     if which in ("latest", "best"):
         where = run.run_dir if which == "latest" else run.run_dir / BEST_DIR
-        resume = find_checkpoint(tf, where)
+        resume = _find(tf, find_checkpoint, where)
         if resume.path is None:
             hint = "train it first" if which == "latest" else "best needs `early_stopping` with `keep_best: true`"
             raise SetupError(f"{where}: no checkpoint to restore ({hint}); or give --checkpoint PATH")
         return resume.path, resume.step
     path = Path(which)
     if path.is_dir():
-        resume = find_checkpoint(tf, path.resolve())
+        resume = _find(tf, find_checkpoint, path.resolve())
         if resume.path is None:
             raise SetupError(f"{which}: no checkpoint in this directory; give --checkpoint latest, best or a prefix")
         return resume.path, resume.step
@@ -114,6 +114,15 @@ def resolve_checkpoint(tf: Any, run: SavedRun, which: str = "latest") -> tuple[s
     except Exception:  # a checkpoint without global_step: step 0
         step = 0
     return prefix, step
+
+
+def _find(tf: Any, find_checkpoint: Any, where: Path) -> Any:
+    """:func:`~hookrun.runner.run_dir.checkpoints.find_checkpoint`, its error worded for reading, not training."""
+    try:
+        return find_checkpoint(tf, where)
+    except SetupError as err:
+        reason = str(err).split("; starting afresh")[0]
+        raise SetupError(f"{reason}; restore them, or give --checkpoint PATH of a readable one") from None
 
 
 def evaluation_input(run: SavedRun, files: list[str] | None = None, base_dir: Path | None = None) -> EvalInput:
@@ -170,3 +179,34 @@ def evaluation_input(run: SavedRun, files: list[str] | None = None, base_dir: Pa
     evaluation = stream.evaluation()
     assert evaluation is not None  # a validation set is there by construction
     return evaluation
+
+
+def check_checkpoint_fits(tf: Any, prefix: str, variables: list[Any]) -> None:
+    """Check that the checkpoint holds every variable, with the same shape, before restoring it.
+
+    ``Saver.restore`` into resource variables does not check shapes: a ``[5, 4]`` kernel
+    restores into a ``[5, 8]`` variable, which then silently becomes ``[5, 4]``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        prefix: the checkpoint prefix.
+        variables: the graph's variables to restore.
+
+    Raises:
+        SetupError: a variable is missing from the checkpoint or has another shape there (exit 2),
+            naming the first few.
+    """
+    saved = dict(tf.train.list_variables(prefix))
+    problems = []
+    for variable in variables:
+        name = variable.op.name
+        shape = variable.shape.as_list()
+        if name not in saved:
+            problems.append(f"{name} is not in it")
+        elif list(saved[name]) != shape:
+            problems.append(f"{name} is {list(saved[name])} there, {shape} in the run's graph")
+    if problems:
+        raise SetupError(
+            f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
+            f"{'; ...' if len(problems) > 3 else ''}); give a checkpoint of this run"
+        )
