@@ -197,3 +197,16 @@ def _other_shape_checkpoint(directory):
         with v1.Session() as session:
             session.run(v1.global_variables_initializer())
             return v1.train.Saver().save(session, str(directory / "model.ckpt"), global_step=6)
+
+
+def test_a_run_directory_from_before_resumes_with_its_relative_validation_path(tmp_path, run_train):
+    """preprocessing.json recorded ``data.validation`` as written in the config; now it is absolute."""
+    config = _project(tmp_path)
+    run_train(load_config(config), run_dir=tmp_path / "run")
+    state_path = tmp_path / "run" / "preprocessing.json"
+    state = json.loads(state_path.read_text())
+    assert state["split"]["validation"] == str(config.parent / "data/val.csv")
+    state["split"]["validation"] = "data/val.csv"  # as an older hookrun wrote it
+    state_path.write_text(json.dumps(state))
+    again = run_train(load_config(config), run_dir=tmp_path / "run")
+    assert again.initial_step == 6 and again.final_global_step == 12
