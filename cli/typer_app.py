@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from hookrun.cli.commands.evaluate import evaluate_command
 from hookrun.cli.commands.inspect import inspect_command
 from hookrun.cli.commands.list_hooks import list_hooks_command
 from hookrun.cli.commands.schema import schema_command
@@ -96,5 +97,6 @@ def _main(
 app.command("train", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(train_command)
 app.command("validate", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(validate_command)
 app.command("inspect", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(inspect_command)
+app.command("evaluate", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(evaluate_command)
 app.command("list-hooks", cls=HookrunCommand)(list_hooks_command)
 app.command("schema", cls=HookrunCommand)(schema_command)

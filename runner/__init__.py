@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from hookrun.config_schemas.loader import LoadedConfig
+    from hookrun.runner.trained.evaluate import EvalResult
     from hookrun.runner.trainer import TrainResult
 
 
@@ -40,4 +41,29 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
     return _train(config, **kwargs)
 
 
-__all__ = ["train"]
+def evaluate(
+    run_dir: str | Path, data: list[str] | None = None, checkpoint: str = "latest", verbose: bool = False
+) -> EvalResult:
+    """Evaluate a run's checkpoint on its validation rows or on ``data``.
+
+    See :func:`hookrun.runner.trained.evaluate.evaluate`.
+
+    Args:
+        run_dir: the run directory ``train`` wrote.
+        data: data files (relative to the current directory), or None for the run's validation rows.
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix.
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The ``EvalResult`` (``metrics``: ``val_loss``, ``val_<metric>``; ``global_step``; ``output``, the
+        ``eval-<step>.json`` written).
+
+    Raises:
+        ConfigError, SetupError: no such run or checkpoint, bad data (exit code 2); nothing is written.
+    """
+    from hookrun.runner.trained.evaluate import evaluate as _evaluate
+
+    return _evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
+
+
+__all__ = ["evaluate", "train"]

@@ -11,7 +11,7 @@ from typing import Any
 from rich.console import Console
 
 from hookrun.config_schemas.errors import PlacedError, SetupError
-from hookrun.config_schemas.loader import ConfigError, LoadedConfig, resolved_yaml
+from hookrun.config_schemas.loader import ConfigError, LoadedConfig
 from hookrun.hooks.context import (
     BestCheckpoint,
     ContributesResult,
@@ -43,6 +43,7 @@ from hookrun.runner.run_dir.directory import (
     resolve_run_dir,
     writer_thread_errors_deferred,
 )
+from hookrun.runner.run_dir.saved_config import self_contained_yaml
 from hookrun.runner.session.monitored import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
@@ -493,7 +494,7 @@ def _train_locked(
     prepare_run_dir(directory)
     if not locked:  # the directory was new: lock it now
         held.enter_context(RunDirLock(directory))
-    config_text = resolved_yaml(loaded)
+    config_text = self_contained_yaml(loaded)  # paths absolute or relative to the run directory
     saved_config = directory / "config.yaml"
     if chief:  # holding the lock: nothing else writes here now
         clean_temporary_files(directory)  # left by a run killed mid-write

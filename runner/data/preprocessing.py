@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -320,7 +321,7 @@ class Preprocessor:
             SetupError: the config or the data changed since the state was saved.
         """
         diffs = self.differences(config)
-        if self.split and split != self.split:
+        if self.split and not same_split(self.split, split):
             diffs.append(f"rows/split {self.split} -> {split}")
         if diffs:
             raise SetupError(
@@ -587,6 +588,33 @@ class Statistics:
         else:
             label.scale = config.label_scale
         return state
+
+
+def same_split(saved: dict[str, Any], current: dict[str, Any]) -> bool:
+    """Whether a saved split description is the current one.
+
+    ``data.validation`` is recorded with absolute paths; a run directory written before that
+    recorded it as in the config (relative to the config file). Such an entry matches when each
+    current absolute path ends with the saved relative one (``..`` parts aside); the row counts
+    must match as before.
+    """
+    if saved == current:
+        return True
+    before, after = dict(saved), dict(current)
+    old, new = before.pop("validation", None), after.pop("validation", None)
+    if before != after or old is None or new is None:
+        return False
+    olds = [old] if isinstance(old, str) else list(old)
+    news = [new] if isinstance(new, str) else list(new)
+    if len(olds) != len(news):
+        return False
+    for was, now in zip(olds, news, strict=True):
+        if was == now:
+            continue
+        parts = [p for p in Path(os.path.normpath(was)).parts if p != ".."]
+        if Path(was).is_absolute() or not parts or Path(now).parts[-len(parts):] != tuple(parts):
+            return False
+    return True
 
 
 def warn_infinite(rows: RawColumns, name: str) -> None:

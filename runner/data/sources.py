@@ -131,6 +131,25 @@ def _check_regular(path: Path, key: str) -> None:
         )
 
 
+def absolute_spec(spec: str | list[str], base_dir: Path) -> str | list[str]:
+    """A ``data.train`` / ``data.validation`` entry with each path made absolute (``base_dir / entry``).
+
+    Globs stay globs, lists stay lists; an absolute entry is kept as is. Written into the run
+    directory's ``config.yaml`` so that file can be loaded from anywhere (see
+    :func:`hookrun.runner.run_dir.saved_config.self_contained_yaml`).
+
+    Args:
+        spec: the entry, or a list of entries, as in the config.
+        base_dir: the config file's directory (absolute).
+
+    Returns:
+        The same shape, absolute paths.
+    """
+    if isinstance(spec, str):
+        return str(base_dir / spec)
+    return [str(base_dir / entry) for entry in spec]
+
+
 def resolve_files(
     spec: str | list[str], base_dir: Path, configured: str | None = None, key: str = "data.train"
 ) -> FileSet:

@@ -52,7 +52,7 @@ from hookrun.runner.data.reader import (
     resolve_sets,
     split_threshold,
 )
-from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet
+from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet, absolute_spec
 from hookrun.runner.errors import DataError
 
 #: Lines (records) decoded and transformed per ``map`` call (rows): batch before map.
@@ -179,7 +179,9 @@ def scan_data(
         check_split(fraction, split_train, split_val)
         split = {"validation_split": fraction, "seed": seed, "train_rows": split_train, "validation_rows": split_val}
     elif config.validation is not None:
-        split = {"validation": config.validation, "train_rows": split_train, "validation_rows": split_val}
+        # absolute, as in the run directory's config.yaml: resuming from it or from the original config is the same
+        validation = absolute_spec(config.validation, base_dir)
+        split = {"validation": validation, "train_rows": split_train, "validation_rows": split_val}
     else:
         split = {"train_rows": split_train, "validation_rows": 0}
     stats.state.split = split

@@ -190,6 +190,7 @@ def build_evaluation(
     validation: TrainingData | EvalInput,
     batch_size: int,
     plan: DevicePlan,
+    reuse: Any = True,
 ) -> EvalGraph:
     """Build the evaluation part into the default graph: the builder again, on the validation set, same weights.
 
@@ -212,6 +213,8 @@ def build_evaluation(
         validation: the validation input (:class:`EvalInput`, or arrays).
         batch_size: rows per evaluation batch.
         plan: the device plan.
+        reuse: ``True`` (share the training graph's weights, which must exist), or
+            ``tf.compat.v1.AUTO_REUSE`` to create them (:func:`build_evaluation_graph`: no training graph).
 
     Returns:
         The evaluation graph.
@@ -236,10 +239,10 @@ def build_evaluation(
             features, labels = iterator.get_next()
         with tf.device(plan.device):
             try:
-                with v1.variable_scope(v1.get_variable_scope(), reuse=True):
+                with v1.variable_scope(v1.get_variable_scope(), reuse=reuse):
                     spec = _call_builder(tf, builder, builder_name, features, labels, params)
             except SetupError as err:
-                if "does not exist" in str(err):
+                if reuse is True and "does not exist" in str(err):
                     raise PlacedError(
                         "graph.builder",
                         f"{builder_name} creates a variable when called for evaluation ({err}); "
@@ -247,7 +250,7 @@ def build_evaluation(
                     ) from err
                 raise
             created = sorted(v.op.name for v in v1.trainable_variables() if v.op.name not in trainable_before)
-            if created:
+            if created and reuse is True:
                 raise PlacedError(
                     "graph.builder",
                     f"{builder_name} created new variables when called for evaluation "
@@ -283,3 +286,47 @@ def build_evaluation(
         predictions=predictions,
         spec=spec,
     )
+
+
+def build_evaluation_graph(
+    tf: Any,
+    config: RunConfig,
+    base_dir: Path,
+    plan: DevicePlan,
+    validation: EvalInput,
+    label_scale: float = 1.0,
+) -> tuple[Any, Any, EvalGraph]:
+    """Build only the evaluation part, in a fresh ``tf.Graph``: the builder in ``eval`` mode, no training graph.
+
+    For ``hookrun evaluate``: the same ops :func:`build_graph` adds for the ``evaluation`` hook
+    (:func:`build_evaluation`, so the same ``val_loss`` and ``val_<metric>``), but the builder
+    creates the weights itself (``AUTO_REUSE``), with the names a checkpoint of the run holds; no
+    optimizer, so no slot variables. The graph-level seed is ``data.seed``, as in training.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        config: the run config.
+        base_dir: the config's directory (custom builders import from there first).
+        plan: the device plan.
+        validation: the rows to evaluate.
+        label_scale: the saved preprocessing's label scale, handed to the builder.
+
+    Returns:
+        ``(graph, global_step, evaluation)``.
+
+    Raises:
+        SetupError: the builder does not import, fails or returns no scalar ``loss``; no rows.
+    """
+    graph = tf.Graph()
+    with graph.as_default():
+        if config.data.seed is not None:
+            tf.compat.v1.set_random_seed(config.data.seed)
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        builder_name = config.graph.builder
+        builder = get_builder(builder_name, base_dir)
+        params = {**config.graph.params, "label_scale": float(label_scale), "mode": "eval"}
+        evaluation = build_evaluation(
+            tf, builder, builder_name, params, validation, config.data.batch_size, plan,
+            reuse=tf.compat.v1.AUTO_REUSE,
+        )
+    return graph, global_step, evaluation

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from hookrun.config_schemas.loader import resolved_yaml
 from hookrun.runner.config import load_config
 from hookrun.runner.errors import SetupError
 from hookrun.runner.run_dir.config_change import compare_configs
+from hookrun.runner.run_dir.saved_config import self_contained_yaml
 
 SAVED = """
 name: a
@@ -61,4 +61,4 @@ def test_resume_with_a_changed_graph_is_refused_then_allowed(make_config, run_tr
 
     resumed = train(changed, run_dir=tmp_path / "run", allow_config_change=True)
     assert any("--allow-config-change" in note for note in resumed.notes)
-    assert (tmp_path / "run" / "config.yaml").read_text() == resolved_yaml(changed)
+    assert (tmp_path / "run" / "config.yaml").read_text() == self_contained_yaml(changed)  # paths made absolute

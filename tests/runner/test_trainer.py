@@ -55,7 +55,7 @@ def test_prepared_run_takes_keywords_only() -> None:
 
 
 def test_runner_is_grouped_by_concern() -> None:
-    """runner/ keeps the orchestration at its top; the rest is in data/, graph/, session/, cluster/, run_dir/."""
+    """runner/ keeps the orchestration at its top; the rest in data/, graph/, session/, cluster/, run_dir/, trained/."""
     from pathlib import Path
 
     import hookrun.runner
@@ -64,7 +64,7 @@ def test_runner_is_grouped_by_concern() -> None:
     top = ["__init__", "config", "errors", "preflight", "tf_env", "trainer"]
     assert sorted(p.stem for p in root.glob("*.py")) == top
     assert sorted(p.name for p in root.iterdir() if (p / "__init__.py").exists()) == [
-        "cluster", "data", "graph", "run_dir", "session"
+        "cluster", "data", "graph", "run_dir", "session", "trained"
     ]
 
 

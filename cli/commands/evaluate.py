@@ -1,0 +1,73 @@
+"""``hookrun evaluate RUN_DIR``: a checkpoint's validation loss and metrics, as the ``evaluation`` hook reports them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hookrun.cli.options import DebugOption
+
+RunDirArg = Annotated[
+    Path, typer.Argument(help="The run directory `hookrun train` wrote.", show_default=False, metavar="RUN_DIR")
+]
+CheckpointOption = Annotated[
+    str,
+    typer.Option(
+        "--checkpoint",
+        help="Which checkpoint: latest, best (kept by early_stopping), or a checkpoint prefix such as "
+        "runs/x/model.ckpt-100.",
+    ),
+]
+
+
+def evaluate_command(
+    run_dir: RunDirArg,
+    data: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--data",
+            help="Data files to evaluate on (CSV or TFRecord, globs, directories; repeatable); default: the run's "
+            "own validation rows.",
+            show_default=False,
+        ),
+    ] = None,
+    checkpoint: CheckpointOption = "latest",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    """Evaluate a checkpoint: val_loss and val_<metric>, as the evaluation hook computes them.
+
+    Restores the checkpoint, runs the builder in eval mode over every row once with the run's saved
+    preprocessing, prints the values and writes them to RUN_DIR/eval-<step>.json.
+    """
+    import json
+
+    from rich.console import Console
+
+    from hookrun.cli.errors import reported_errors
+
+    out = Console()
+    err = Console(stderr=True)
+    with reported_errors(err, debug):
+        from hookrun.runner.trained.evaluate import evaluate
+
+        result = evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
+        if as_json:
+            typer.echo(json.dumps(result.to_json(), indent=2))
+            return
+        from rich.table import Table
+
+        out.print(
+            f"checkpoint {result.checkpoint} (global step {result.global_step}), {result.rows:,} rows",
+            highlight=False, soft_wrap=True,
+        )
+        table = Table()
+        table.add_column("metric")
+        table.add_column("value", justify="right")
+        for name, value in result.metrics.items():
+            table.add_row(name, f"{value:.6g}")
+        out.print(table)
+        out.print(f"written: {result.output}", highlight=False, soft_wrap=True)

@@ -1,0 +1,5 @@
+"""The model after training: open a run directory, restore a checkpoint, evaluate it (issue 15).
+
+``saved_run``: the run directory's config, preprocessing, checkpoints and data input;
+``evaluate``: ``hookrun evaluate`` (as ``tf.estimator.Estimator.evaluate``).
+"""

@@ -1,0 +1,129 @@
+"""``evaluate(run_dir)``: a checkpoint's ``val_loss`` and ``val_<metric>`` on the run's validation rows or on files.
+
+Mirrors ``tf.estimator.Estimator.evaluate``: restore a checkpoint into a graph holding the builder
+in ``eval`` mode, run the streaming metrics over every row once, report them. The graph's
+evaluation part is the one the ``evaluation`` hook runs during training
+(:func:`hookrun.runner.graph.build.build_evaluation`), over the same ``tf.data`` transform with
+the run's saved preprocessing, so on the same checkpoint and rows the values are the hook's.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hookrun.runner.errors import SetupError
+
+
+@dataclass
+class EvalResult:
+    """One evaluation of a checkpoint.
+
+    Attributes:
+        run_dir: the run directory.
+        checkpoint: the checkpoint prefix restored.
+        global_step: its ``global_step``.
+        data: the files evaluated (absolute), or ``["validation"]`` for the run's own validation rows.
+        rows: rows evaluated (count, after a ``drop`` policy).
+        metrics: ``val_loss`` (training units) and each ``val_<metric>`` (label units for the built-ins).
+        seconds: wall time of the evaluation loop (seconds).
+        output: the ``eval-<step>.json`` written.
+    """
+
+    run_dir: str
+    checkpoint: str
+    global_step: int
+    data: list[str]
+    rows: int
+    metrics: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    output: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON data (what ``eval-<step>.json`` holds, and ``--json`` prints)."""
+        return asdict(self)
+
+
+def evaluate(
+    run_dir: str | Path,
+    data: list[str] | None = None,
+    checkpoint: str = "latest",
+    verbose: bool = False,
+) -> EvalResult:
+    """Evaluate a run's checkpoint and write ``<run_dir>/eval-<global_step>.json``.
+
+    Args:
+        run_dir: the run directory ``hookrun train`` wrote.
+        data: data files (globs, directories; relative to the current directory), or None for the
+            run's own validation rows (``data.validation`` or the ``validation_split`` hold-out).
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix (see
+            :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The result.
+
+    Raises:
+        SetupError, DataError, ConfigError: no such run or checkpoint, a file missing a feature or
+            label column, a checkpoint that does not fit the builder (exit 2); nothing is written.
+    """
+    from hookrun.hooks.files import atomic_write_text
+    from hookrun.runner.graph.build import build_evaluation_graph
+    from hookrun.runner.graph.device import resolve_device, session_config
+    from hookrun.runner.tf_env import import_tensorflow
+    from hookrun.runner.trained.saved_run import (
+        check_checkpoint_fits,
+        evaluation_input,
+        open_run,
+        resolve_checkpoint,
+    )
+
+    run = open_run(run_dir)
+    validation = evaluation_input(run, data)  # reads and checks every row before TensorFlow loads
+    tf = import_tensorflow(verbose)
+    prefix, step = resolve_checkpoint(tf, run, checkpoint)
+    config = run.loaded.config
+    plan = resolve_device(config.device, len(tf.config.list_physical_devices("GPU")), True)
+    graph, _global_step, ev = build_evaluation_graph(
+        tf, config, run.loaded.base_dir, plan, validation, run.preprocessor.label_scale
+    )
+    v1 = tf.compat.v1
+    with graph.as_default():
+        variables = v1.global_variables()
+        saver = v1.train.Saver(var_list=variables)
+        tables = v1.tables_initializer()
+    started = time.perf_counter()
+    check_checkpoint_fits(tf, prefix, variables)  # Saver.restore would not check the shapes
+    with v1.Session(graph=graph, config=session_config(tf, plan)) as session:
+        try:
+            saver.restore(session, prefix)
+        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+            reason = str(err.message).strip().splitlines()[0]
+            raise SetupError(
+                f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason}); "
+                "give a checkpoint of this run"
+            ) from None
+        session.run(tables)
+        session.run(ev.reset_op)
+        for _ in range(ev.num_batches):  # as the evaluation hook: every row once
+            session.run(ev.update_op)
+        names = list(ev.values)
+        metrics = {name: float(v) for name, v in zip(names, session.run([ev.values[n] for n in names]), strict=True)}
+    result = EvalResult(
+        run_dir=str(run.run_dir),
+        checkpoint=prefix,
+        global_step=step,
+        data=[str(f.path) for f in validation.input.scan.validation.files]
+        if data is not None and validation.input.scan.validation is not None
+        else ["validation"],
+        rows=validation.num_rows,
+        metrics=metrics,
+        seconds=time.perf_counter() - started,
+    )
+    output = run.run_dir / f"eval-{step}.json"
+    result.output = str(output)
+    atomic_write_text(output, json.dumps(result.to_json(), indent=2) + "\n")
+    return result

@@ -1,0 +1,212 @@
+"""A finished (or running) run directory, opened to use its model: config, preprocessing, checkpoint, data.
+
+Shared by ``hookrun evaluate`` (and later ``predict`` and ``export``): everything comes from the
+run directory's own files, its self-contained ``config.yaml`` and ``preprocessing.json``, so the
+model sees its inputs exactly as in training (the same ``tf.data`` transform,
+:mod:`hookrun.runner.data.streaming`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hookrun.config_schemas.loader import LoadedConfig
+from hookrun.runner.data.preprocessing import Preprocessor
+from hookrun.runner.data.sources import absolute_spec
+from hookrun.runner.data.streaming import EvalInput, StreamInput, scan_data
+from hookrun.runner.errors import DataError, SetupError
+
+#: The run directory's files this module reads.
+CONFIG_FILE = "config.yaml"
+PREPROCESSING_FILE = "preprocessing.json"
+#: Where ``early_stopping`` keeps the best checkpoint (its own ``checkpoint`` state file).
+BEST_DIR = "best"
+
+
+@dataclass
+class SavedRun:
+    """A run directory's config and fitted preprocessing.
+
+    Attributes:
+        run_dir: the run directory (absolute).
+        loaded: its ``config.yaml``, loaded.
+        preprocessor: its ``preprocessing.json``: the state the model was trained with.
+    """
+
+    run_dir: Path
+    loaded: LoadedConfig
+    preprocessor: Preprocessor
+
+
+def open_run(run_dir: str | Path) -> SavedRun:
+    """Open a run directory: load its ``config.yaml`` and ``preprocessing.json`` (no TensorFlow).
+
+    Args:
+        run_dir: the run directory.
+
+    Returns:
+        The saved run.
+
+    Raises:
+        SetupError: not a directory, or no ``config.yaml`` / ``preprocessing.json`` in it (exit 2).
+        ConfigError: its ``config.yaml`` does not load (exit 2).
+    """
+    from hookrun.runner.config import load_config
+
+    directory = Path(run_dir).resolve()
+    if not directory.is_dir():
+        raise SetupError(f"{run_dir}: no such run directory; give the directory `hookrun train` wrote")
+    for name in (CONFIG_FILE, PREPROCESSING_FILE):
+        if not (directory / name).is_file():
+            raise SetupError(
+                f"{directory}: not a hookrun run directory (no {name}); give the directory `hookrun train` wrote"
+            )
+    loaded = load_config(directory / CONFIG_FILE)
+    preprocessor = Preprocessor.load(directory / PREPROCESSING_FILE, loaded.config.data)
+    return SavedRun(directory, loaded, preprocessor)
+
+
+def resolve_checkpoint(tf: Any, run: SavedRun, which: str = "latest") -> tuple[str, int]:
+    """The checkpoint prefix ``which`` names, checked to read back whole, and its ``global_step``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        run: the run.
+        which: ``latest`` (the run directory's newest readable checkpoint, as a resumed run would
+            restore), ``best`` (the one ``early_stopping`` kept in ``best/``), or a checkpoint prefix
+            (``runs/x/model.ckpt-100``) or a directory holding checkpoints.
+
+    Returns:
+        ``(prefix, global_step)``.
+
+    Raises:
+        SetupError: no checkpoint there, or it is damaged (exit 2).
+    """
+    from hookrun.runner.run_dir.checkpoints import checkpoint_damage, find_checkpoint
+
+    if which in ("latest", "best"):
+        where = run.run_dir if which == "latest" else run.run_dir / BEST_DIR
+        resume = _find(tf, find_checkpoint, where)
+        if resume.path is None:
+            hint = "train it first" if which == "latest" else "best needs `early_stopping` with `keep_best: true`"
+            raise SetupError(f"{where}: no checkpoint to restore ({hint}); or give --checkpoint PATH")
+        return resume.path, resume.step
+    path = Path(which)
+    if path.is_dir():
+        resume = _find(tf, find_checkpoint, path.resolve())
+        if resume.path is None:
+            raise SetupError(f"{which}: no checkpoint in this directory; give --checkpoint latest, best or a prefix")
+        return resume.path, resume.step
+    prefix = str(path.resolve()) if path.parent.exists() else which
+    if not Path(prefix + ".index").is_file():
+        raise SetupError(
+            f"{which}: no such checkpoint (no {Path(which).name}.index); give --checkpoint latest, best, or a "
+            f"prefix such as {run.run_dir}/model.ckpt-<step>"
+        )
+    reason = checkpoint_damage(tf, prefix)
+    if reason is not None:
+        raise SetupError(f"{prefix}: the checkpoint cannot be read ({reason}); choose another --checkpoint")
+    try:
+        step = int(tf.train.load_variable(prefix, "global_step"))
+    except Exception:  # a checkpoint without global_step: step 0
+        step = 0
+    return prefix, step
+
+
+def _find(tf: Any, find_checkpoint: Any, where: Path) -> Any:
+    """:func:`~hookrun.runner.run_dir.checkpoints.find_checkpoint`, its error worded for reading, not training."""
+    try:
+        return find_checkpoint(tf, where)
+    except SetupError as err:
+        reason = str(err).split("; starting afresh")[0]
+        raise SetupError(f"{reason}; restore them, or give --checkpoint PATH of a readable one") from None
+
+
+def evaluation_input(run: SavedRun, files: list[str] | None = None, base_dir: Path | None = None) -> EvalInput:
+    """The rows to evaluate, read and transformed with the run's saved preprocessing (one pass first, no TF).
+
+    Args:
+        run: the run.
+        files: data files, globs or directories (CSV or TFRecord, as ``data.train``), or None for
+            the run's own validation rows (``data.validation`` or the ``validation_split`` hold-out).
+        base_dir: what relative ``files`` are relative to (default: the current directory).
+
+    Returns:
+        The input, every row once in file order; its label column is read (and needed).
+
+    Raises:
+        DataError: a file is missing, lacks a feature or label column, or holds a bad cell
+            (names file, line and column); no rows; the run has no validation data and no ``files``.
+    """
+    # The saved columns, not "every column but the label" of these files: extra columns are ignored.
+    data = run.loaded.config.data.model_copy(update={"features": [c.name for c in run.preprocessor.columns]})
+    kinds = run.preprocessor.kinds
+    if files is None:
+        if data.validation is None and data.validation_split is None:
+            raise SetupError(
+                f"{run.run_dir / CONFIG_FILE}: the run has no validation data (data.validation or "
+                "data.validation_split); give the rows to evaluate with --data FILES"
+            )
+        scan = scan_data(data, run.loaded.base_dir, kinds=kinds)
+        stream = StreamInput(scan, run.preprocessor, data)
+    else:
+        if not files:
+            raise SetupError("--data names no file; give one or more data files")
+        where = base_dir or Path.cwd()
+        only = data.model_copy(
+            update={"train": absolute_spec(list(files), where), "validation": None, "validation_split": None}
+        )
+        scan = scan_data(only, where, kinds=kinds)
+        trained = run.preprocessor.label.vocabulary
+        if trained is not None:  # a text label: each class must be one the model learnt
+            unknown = [c for c in scan.state.label.vocabulary or [] if c not in set(trained)]
+            if unknown:
+                raise DataError(
+                    f"{scan.train.first}: the label {data.label!r} has class {unknown[0]!r}, which the model was "
+                    f"not trained on (its classes: {', '.join(trained)}); evaluate on rows of those classes"
+                )
+        # The files are read as the validation set: every row once, in file order.
+        scan = dataclasses.replace(
+            scan,
+            validation=scan.train,
+            validation_rows=scan.train_rows,
+            dropped_validation=scan.dropped_train,
+        )
+        stream = StreamInput(scan, run.preprocessor, only)
+    evaluation = stream.evaluation()
+    assert evaluation is not None  # a validation set is there by construction
+    return evaluation
+
+
+def check_checkpoint_fits(tf: Any, prefix: str, variables: list[Any]) -> None:
+    """Check that the checkpoint holds every variable, with the same shape, before restoring it.
+
+    ``Saver.restore`` into resource variables does not check shapes: a ``[5, 4]`` kernel
+    restores into a ``[5, 8]`` variable, which then silently becomes ``[5, 4]``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        prefix: the checkpoint prefix.
+        variables: the graph's variables to restore.
+
+    Raises:
+        SetupError: a variable is missing from the checkpoint or has another shape there (exit 2),
+            naming the first few.
+    """
+    saved = dict(tf.train.list_variables(prefix))
+    problems = []
+    for variable in variables:
+        name = variable.op.name
+        shape = variable.shape.as_list()
+        if name not in saved:
+            problems.append(f"{name} is not in it")
+        elif list(saved[name]) != shape:
+            problems.append(f"{name} is {list(saved[name])} there, {shape} in the run's graph")
+    if problems:
+        raise SetupError(
+            f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
+            f"{'; ...' if len(problems) > 3 else ''}); give a checkpoint of this run"
+        )
