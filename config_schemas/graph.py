@@ -70,6 +70,12 @@ class GraphConfig(StrictModel):
     params: dict[str, Any] = Field(
         default_factory=dict, description="Keyword parameters passed to the builder as `params`."
     )
+    style: Literal["auto", "builder", "model_fn"] = Field(
+        default="auto",
+        description="How the builder is called: `builder` as fn(features, labels, params) with params['mode']; "
+        "`model_fn` as Estimator's fn(features, labels, mode, params) returning an EstimatorSpec; `auto`: "
+        "model_fn when the function has a parameter named `mode`.",
+    )
     optimizer: OptimizerConfig = Field(
         default_factory=OptimizerConfig,
         description="Optimizer used when the builder returns no `train_op`.",
@@ -102,6 +108,11 @@ class GraphConfig(StrictModel):
         model = BUILDER_PARAMS.get(self.builder)
         if model is None:
             return self
+        if self.style == "model_fn":
+            raise ValueError(
+                f"style: the built-in builder {self.builder} is not a model_fn; remove `style` or name your own "
+                "`package.module:model_fn`"
+            )
         try:
             checked = model.model_validate(self.params)
         except ValidationError as err:

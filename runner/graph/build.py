@@ -17,6 +17,7 @@ from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
 from hookrun.runner.graph.optimizers import make_train_op
+from hookrun.runner.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
 EVAL_SCOPE = "evaluation"
@@ -78,12 +79,33 @@ class BuiltGraph:
     evaluation: EvalGraph | None = field(default=None)
 
 
-def _call_builder(tf: Any, builder: Any, name: str, features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:
-    """Call the builder and check it returned a scalar ``loss``."""
+def _call_builder(
+    tf: Any, builder: Any, name: str, features: Any, labels: Any, params: dict[str, Any], model_fn: bool = False
+) -> GraphSpec:
+    """Call the builder and check it returned a scalar ``loss``.
+
+    In the model_fn form (:mod:`hookrun.runner.model_fn`) the builder gets ``mode`` as an argument and
+    ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field.
+    """
     try:
-        spec = GraphSpec.coerce(builder(features, labels, params), name)
+        if model_fn:
+            mode = params["mode"]
+            plain = {key: value for key, value in params.items() if key != "mode"}
+            checked = check_spec(tf, call_model_fn(builder, features, labels, mode, plain), name, mode)
+            spec = GraphSpec(
+                loss=checked.loss,
+                train_op=checked.train_op,
+                predictions=checked.predictions,
+                eval_metrics=checked.eval_metric_ops,
+                training_hooks=checked.training_hooks,
+                prediction_dict=checked.prediction_dict,
+            )
+        else:
+            spec = GraphSpec.coerce(builder(features, labels, params), name)
     except SetupError:
         raise
+    except SpecError as err:
+        raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
         reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}"
         raise PlacedError("graph.builder", reason) from err
@@ -148,10 +170,13 @@ def build_graph(
             labels = tf.identity(labels, name="labels")
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
+        model_fn = is_model_fn(builder, config.graph.style)
         params = {**config.graph.params, "label_scale": float(label_scale)}
         learning_rate = None
         with tf.device(plan.device):
-            spec = _call_builder(tf, builder, builder_name, features, labels, {**params, "mode": "train"})
+            spec = _call_builder(
+                tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn
+            )
             train_op = spec.train_op
             if train_op is None:
                 train_op, learning_rate = make_train_op(
@@ -175,7 +200,14 @@ def build_graph(
         evaluation = None
         if validation is not None:
             evaluation = build_evaluation(
-                tf, builder, builder_name, {**params, "mode": "eval"}, validation, config.data.batch_size, plan
+                tf,
+                builder,
+                builder_name,
+                {**params, "mode": "eval"},
+                validation,
+                config.data.batch_size,
+                plan,
+                model_fn=model_fn,
             )
     return BuiltGraph(
         graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation
@@ -191,6 +223,7 @@ def build_evaluation(
     batch_size: int,
     plan: DevicePlan,
     reuse: Any = True,
+    model_fn: bool = False,
 ) -> EvalGraph:
     """Build the evaluation part into the default graph: the builder again, on the validation set, same weights.
 
@@ -215,6 +248,7 @@ def build_evaluation(
         plan: the device plan.
         reuse: ``True`` (share the training graph's weights, which must exist), or
             ``tf.compat.v1.AUTO_REUSE`` to create them (:func:`build_evaluation_graph`: no training graph).
+        model_fn: call the builder in the model_fn form (``mode="eval"``).
 
     Returns:
         The evaluation graph.
@@ -240,7 +274,7 @@ def build_evaluation(
         with tf.device(plan.device):
             try:
                 with v1.variable_scope(v1.get_variable_scope(), reuse=reuse):
-                    spec = _call_builder(tf, builder, builder_name, features, labels, params)
+                    spec = _call_builder(tf, builder, builder_name, features, labels, params, model_fn=model_fn)
             except SetupError as err:
                 if reuse is True and "does not exist" in str(err):
                     raise PlacedError(
@@ -328,5 +362,6 @@ def build_evaluation_graph(
         evaluation = build_evaluation(
             tf, builder, builder_name, params, validation, config.data.batch_size, plan,
             reuse=tf.compat.v1.AUTO_REUSE,
+            model_fn=is_model_fn(builder, config.graph.style),
         )
     return graph, global_step, evaluation
