@@ -16,8 +16,8 @@ from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
+from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import make_train_op
-from hookrun.runner.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
 EVAL_SCOPE = "evaluation"
@@ -103,7 +103,7 @@ def _call_builder(
 ) -> GraphSpec:
     """Call the builder and check it returned a scalar ``loss``.
 
-    In the model_fn form (:mod:`hookrun.runner.model_fn`) the builder gets ``mode`` as an argument and
+    In the model_fn form (:mod:`hookrun.runner.graph.model_fn`) the builder gets ``mode`` as an argument and
     ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field.
     """
     try:

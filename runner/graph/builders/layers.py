@@ -1,4 +1,4 @@
-"""The built-in builders' hidden layers and heads, on the public :mod:`hookrun.runner.layers`."""
+"""The built-in builders' hidden layers and heads, on the public :mod:`hookrun.runner.graph.layers`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from hookrun.runner.layers import dense, dropout
+from hookrun.runner.graph.layers import dense, dropout
 
 
 def hidden_layers(tf: Any, inputs: Any, params: dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ a ``get_variable`` table / ``tf.compat.v1.layers.dropout``:
 - called again under ``tf.compat.v1.variable_scope(scope, reuse=True)`` (as hookrun calls a builder for
   evaluation) with the same ``name``, they return the same weights: training and evaluation share them.
 
-Import them as ``from hookrun.runner import layers`` (or ``import hookrun.runner.layers``). Importing this
+Import them as ``from hookrun.runner import layers`` (this module, ``hookrun.runner.graph.layers``). Importing this
 module does not import TensorFlow; each function does, when called. The built-in builders use them.
 """
 
