@@ -55,9 +55,9 @@ def model_fn(features, labels, mode, params):
 """
 
 
-@pytest.mark.parametrize("as_dict", [False, True])
+@pytest.mark.parametrize("as_dict, engine", [(False, "hookrun"), (True, "hookrun"), (False, "tf")])
 def test_model_fn_gets_mode_and_params_and_its_training_hooks_run_after_the_yaml_hooks(
-    make_config, write_module, run_train, tmp_path, as_dict
+    make_config, write_module, run_train, tmp_path, as_dict, engine
 ):
     module = write_module("mfn", MODEL_FN)
     loaded = make_config(
@@ -67,7 +67,7 @@ def test_model_fn_gets_mode_and_params_and_its_training_hooks_run_after_the_yaml
             {"type": "evaluation", "every_n_steps": 3},
             {"type": "history_saver", "every_n_step": 1},
         ],
-        session={"trace": True},
+        session={"trace": True, "engine": engine},
     )
     result = run_train(loaded)
     calls = user_module(module).CALLS
