@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from hookrun.runner.config import load_config
 from tests.conftest import CONFIGS, REPO
@@ -28,6 +29,12 @@ def test_the_example_trains_evaluates_resumes_and_restores_in_plain_tf(run_train
     assert second.initial_step == 65
     assert second.final_global_step == 129  # ceil(2 epochs x 16,478 rows / 256): the rest, not two more epochs
     assert second.history[0]["step"] == 20 and second.evaluations[-1]["step"] == 129
+
+    from hookrun.runner import evaluate  # `hookrun evaluate` rebuilds the same model_fn with named features
+
+    evaluated = evaluate(run)
+    assert evaluated.global_step == 129
+    assert evaluated.metrics["val_rmse"] == pytest.approx(second.evaluations[-1]["val_rmse"], rel=1e-4)
 
     state = json.loads((run / "preprocessing.json").read_text())
     script = textwrap.dedent(

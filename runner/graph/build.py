@@ -389,9 +389,13 @@ def build_evaluation_graph(
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
         params = {**config.graph.params, "label_scale": float(label_scale), "mode": "eval"}
+        named_features = features_form(builder, config.graph.features) == "named"
+        if named_features:
+            params["feature_columns"] = named_feature_columns(validation.input.state)
         evaluation = build_evaluation(
             tf, builder, builder_name, params, validation, config.data.batch_size, plan,
             reuse=tf.compat.v1.AUTO_REUSE,
             model_fn=is_model_fn(builder, config.graph.style),
+            named=named_features,
         )
     return graph, global_step, evaluation
