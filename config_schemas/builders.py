@@ -16,7 +16,7 @@ from hookrun.config_schemas.bounds import Count
 Activation = Literal["relu", "tanh", "sigmoid", "elu", "selu", "softplus"]
 
 #: Keys the runner adds to ``params`` when it calls a builder; a config may not set them.
-RESERVED_PARAMS = ("mode", "label_scale")
+RESERVED_PARAMS = ("mode", "label_scale", "feature_columns")
 
 
 class LinearRegressorParams(StrictModel):

@@ -70,6 +70,19 @@ class GraphConfig(StrictModel):
     params: dict[str, Any] = Field(
         default_factory=dict, description="Keyword parameters passed to the builder as `params`."
     )
+    style: Literal["auto", "builder", "model_fn"] = Field(
+        default="auto",
+        description="How the builder is called: `builder` as fn(features, labels, params) with params['mode']; "
+        "`model_fn` as Estimator's fn(features, labels, mode, params) returning an EstimatorSpec; `auto`: "
+        "model_fn when the function has a parameter named `mode`.",
+    )
+    features: Literal["dense", "named"] | None = Field(
+        default=None,
+        description="The form of `features` the builder gets: `dense`, one float32 [batch, n] matrix (numeric "
+        "columns z-scored, categorical one-hot), or `named`, a dict column -> tensor (categorical columns as int64 "
+        "ids for an embedding, `num_buckets` in params['feature_columns']). Default: the builder's "
+        "`hookrun_features` attribute, else `dense`.",
+    )
     optimizer: OptimizerConfig = Field(
         default_factory=OptimizerConfig,
         description="Optimizer used when the builder returns no `train_op`.",
@@ -97,11 +110,20 @@ class GraphConfig(StrictModel):
         if reserved:
             raise ValueError(
                 f"params.{reserved[0]}: set by the runner when it calls the builder (`mode`: train or eval; "
-                "`label_scale`: from data.label_scale); rename this param"
+                "`label_scale`: from data.label_scale; `feature_columns`: with named features); rename this param"
             )
         model = BUILDER_PARAMS.get(self.builder)
         if model is None:
             return self
+        if self.features == "named":
+            raise ValueError(
+                f"features: the built-in builder {self.builder} takes the dense matrix; remove `features: named`"
+            )
+        if self.style == "model_fn":
+            raise ValueError(
+                f"style: the built-in builder {self.builder} is not a model_fn; remove `style` or name your own "
+                "`package.module:model_fn`"
+            )
         try:
             checked = model.model_validate(self.params)
         except ValidationError as err:

@@ -12,6 +12,9 @@ if __name__ != "hookrun.runner":
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from hookrun.runner.graph import layers
+from hookrun.runner.graph.model_fn import EstimatorSpec, ModeKeys
+
 if TYPE_CHECKING:
     from hookrun.config_schemas.loader import LoadedConfig
     from hookrun.runner.trained.evaluate import EvalResult
@@ -65,5 +68,4 @@ def evaluate(
 
     return _evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
 
-
-__all__ = ["evaluate", "train"]
+__all__ = ["EstimatorSpec", "ModeKeys", "evaluate", "layers", "train"]

@@ -156,6 +156,8 @@ class PreparedRun:
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
         hook_labels: per hook, its place and name for messages: ``hooks[2] (custom my_hooks:Counter)``.
+        spec_hook_names: the names of a model_fn's ``training_hooks`` (the last hooks of ``hooks``), as the
+            trace and ``validate --build`` show them: ``training_hooks[0] MyHook``.
         resume: the checkpoint the run resumes from, found from the run directory's files.
     """
 
@@ -172,6 +174,7 @@ class PreparedRun:
     cluster: Any = None
     hook_configs: list[Any] = field(default_factory=list)
     hook_labels: list[str] = field(default_factory=list)
+    spec_hook_names: list[str] = field(default_factory=list)
     resume: Resume = field(default_factory=Resume)
 
 
@@ -256,10 +259,14 @@ def prepare(
         last_step=expected_last_step(loaded, total_rows, initial_step),
         steps_per_epoch=total_rows / loaded.config.data.batch_size if cluster is None and total_rows else None,
     )
+    # A model_fn's EstimatorSpec.training_hooks run after the config's hooks, in their order (as Estimator
+    # appended them to its own); they have no config entry, so the trace and messages name them by class.
+    spec_hooks = list(built.spec.training_hooks)
+    spec_names = [f"training_hooks[{i}] {type(h).__name__}" for i, h in enumerate(spec_hooks)]
     return PreparedRun(
         tf=tf,
         built=built,
-        hooks=hooks.hooks,
+        hooks=hooks.hooks + spec_hooks,
         scaffold=hooks.scaffold,
         plan=plan,
         initial_step=initial_step,
@@ -269,7 +276,9 @@ def prepare(
         evaluations=hooks.evaluations,
         cluster=cluster,
         hook_configs=[h for _, h in running],
-        hook_labels=[_hook_label(index, hook_config) for index, hook_config in running],
+        hook_labels=[_hook_label(index, hook_config) for index, hook_config in running]
+        + [f"{name} (from graph.builder's EstimatorSpec)" for name in spec_names],
+        spec_hook_names=spec_names,
         resume=resume,
     )
 
@@ -522,7 +531,8 @@ def _train_locked(
 
         trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
         tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
-        hooks = tracer.wrap(hooks, [planned.name for planned in hook_plan(prepared.hook_configs)])
+        names = [planned.name for planned in hook_plan(prepared.hook_configs)] + prepared.spec_hook_names
+        hooks = tracer.wrap(hooks, names)
     labels = prepared.hook_labels
     if chief:  # hook state beside each checkpoint (hookrun.hooks.state); the chief writes the checkpoints
         from hookrun.hooks.state import HookStates
@@ -634,7 +644,8 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
     Behind ``hookrun validate CONFIG --build``.
 
     Returns:
-        ``{"named": [...], "trainable_variables": [(name, shape), ...], "device": str, "hooks": int}``.
+        ``{"named": [...], "trainable_variables": [(name, shape), ...], "device": str, "hooks": int,
+        "training_hooks": [name, ...]}`` (``training_hooks``: a model_fn's, run after the config's hooks).
 
     Raises:
         ConfigError, SetupError: as :func:`prepare`.
@@ -650,6 +661,7 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
         "trainable_variables": variables,
         "device": prepared.plan.device,
         "hooks": len(prepared.hooks),
+        "training_hooks": prepared.spec_hook_names,
     }
 
 

@@ -40,6 +40,12 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
         lines = [
             f"graph built on {built['device']}, {built['hooks']} hook(s) ready (no session created)",
             "named tensors: " + ", ".join(built["named"]),
+            *(
+                ["model_fn training_hooks (run after the config's hooks, in this order): "
+                 + ", ".join(built["training_hooks"])]
+                if built.get("training_hooks")
+                else []
+            ),
             "trainable variables:",
             *(f"  {name} {shape}" for name, shape in built["trainable_variables"]),
         ]

@@ -229,8 +229,11 @@ def split_hash_tf(tf: Any, lines: Any, salt: Any) -> Any:
 class _Transform:
     """The preprocessing state as ``tf`` ops over a batch of lines (records): ``(features, labels, keep)``."""
 
-    def __init__(self, tf: Any, state: Preprocessor, fileset: FileSet, plain: set[str] | None = None) -> None:
+    def __init__(
+        self, tf: Any, state: Preprocessor, fileset: FileSet, plain: set[str] | None = None, named: bool = False
+    ) -> None:
         self.tf = tf
+        self.named = named
         self.plain = plain or set()
         self.state = state
         self.fileset = fileset
@@ -312,6 +315,7 @@ class _Transform:
         cells = self._cells(records)
         keep = None  # rows a `drop` policy keeps (None: all)
         blocks = []
+        named: dict[str, Any] = {}
         for column in state.columns:
             text, number, missing = cells[column.name]
             if column.missing == "drop":
@@ -322,15 +326,23 @@ class _Transform:
                 if column.mean is not None and column.std is not None:
                     value = (value - column.mean) / column.std
                 blocks.append(tf.cast(value, tf.float32)[:, None])
+                named[column.name] = blocks[-1]
                 continue
             vocabulary = column.vocabulary or []
+            if self.named:  # ids for an embedding, the unseen category in the last bucket; the text as read
+                named[column.name + RAW_SUFFIX] = text[:, None]
             if not vocabulary:
                 blocks.append(tf.zeros([tf.shape(missing)[0], 0], tf.float32))
+                if self.named:
+                    named[column.name] = tf.zeros([tf.shape(missing)[0], 1], tf.int64)
                 continue
             if column.fill is not None:
                 text = tf.where(missing, tf.constant(str(column.fill)), text)
             ids = self.tables[column.name].lookup(text)
-            blocks.append(tf.one_hot(ids, len(vocabulary), dtype=tf.float32))
+            if self.named:
+                named[column.name] = tf.where(ids < 0, tf.constant(len(vocabulary), tf.int64), ids)[:, None]
+            else:
+                blocks.append(tf.one_hot(ids, len(vocabulary), dtype=tf.float32))
         label = state.label
         text, number, missing = cells[label.name]
         if label.missing == "drop":
@@ -341,8 +353,13 @@ class _Transform:
             labels = tf.cast(self.tables[label.name].lookup(text), tf.float32)
         else:
             labels = tf.zeros_like(number if number is not None else missing, dtype=tf.float32)
-        features = tf.concat(blocks, axis=1)
         labels = labels[:, None]
+        if self.named:
+            if keep is None:
+                return named, labels
+            rows = tf.reshape(tf.where(keep), [-1])
+            return {name: tf.gather(tensor, rows) for name, tensor in named.items()}, tf.gather(labels, rows)
+        features = tf.concat(blocks, axis=1)
         if keep is None:
             return features, labels
         rows = tf.reshape(tf.where(keep), [-1])  # gather: fewer graph ops than boolean_mask
@@ -386,8 +403,16 @@ class StreamInput:
         size = self.scan.train_rows * (len(self.state.feature_names) + 1) * 4
         return self.config.epochs != 1 and size <= CACHE_BYTES
 
-    def _rows(self, tf: Any, fileset: FileSet, holdout: str | None, shuffle_files: bool, sequential: bool) -> Any:
-        """A dataset of transformed rows ``(features float32 [F], labels float32 [1])`` of ``fileset``."""
+    def _rows(
+        self,
+        tf: Any,
+        fileset: FileSet,
+        holdout: str | None,
+        shuffle_files: bool,
+        sequential: bool,
+        named: bool = False,
+    ) -> Any:
+        """A dataset of transformed rows ``(features float32 [F] or a dict (named), labels float32 [1])``."""
         seed = self.scan.seed
         paths = [str(f.path) for f in fileset.files]
         salts = [f.salt(seed) for f in fileset.files]
@@ -404,7 +429,7 @@ class StreamInput:
                 shard_by_row = self.shard
         if shuffle_files and len(paths) > 1:
             files = files.shuffle(len(paths), seed=self.config.seed, reshuffle_each_iteration=True)
-        transform = _Transform(tf, self.state, fileset, self.scan.plain)
+        transform = _Transform(tf, self.state, fileset, self.scan.plain, named=named)
         threshold = split_threshold(self.scan.fraction) if holdout is not None and self.scan.fraction else None
         csv = fileset.format == CSV
 
@@ -439,7 +464,7 @@ class StreamInput:
             per_file, cycle_length=cycle, block_length=1, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
         ).unbatch()
 
-    def train_dataset(self, tf: Any, skip_steps: int = 0) -> Any:
+    def train_dataset(self, tf: Any, skip_steps: int = 0, named: bool = False) -> Any:
         """The training pipeline: rows -> [cache] -> shuffle(buffer) -> repeat(epochs) -> batch -> skip -> prefetch.
 
         With a seed the order is the same in every run (seeded shuffles, deterministic interleave
@@ -449,13 +474,17 @@ class StreamInput:
         Args:
             tf: the ``tensorflow`` module.
             skip_steps: batches to skip (the restored ``global_step``, this task's share on a cluster).
+            named: features as a dict column -> tensor (:func:`named_feature_columns`) instead of one matrix.
 
         Returns:
-            A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
+            A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``; with ``named``
+            the features are a dict: a numeric column ``float32 [batch, 1]`` (preprocessed), a categorical one
+            ``int64 [batch, 1]`` ids (``num_buckets - 1`` for a category training did not see) and
+            ``<column>/raw`` ``string [batch, 1]``, its text as read.
         """
         config = self.config
         holdout = "train" if self.scan.fraction is not None else None
-        ds = self._rows(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False)
+        ds = self._rows(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
         if self.cached:
             ds = ds.cache()  # epochs after the first read the transformed rows from memory
         if config.shuffle:
@@ -489,14 +518,43 @@ class EvalInput:
         scan = self.input.scan
         return (scan.validation or scan.train).first
 
-    def dataset(self, tf: Any, batch_size: int) -> Any:
-        """``(features float32 [batch, F], labels float32 [batch, 1])`` batches over every validation row once."""
+    def dataset(self, tf: Any, batch_size: int, named: bool = False) -> Any:
+        """``(features float32 [batch, F], labels float32 [batch, 1])`` batches over every validation row once.
+
+        With ``named`` the features are a dict, as :meth:`StreamInput.train_dataset`'s.
+        """
         scan = self.input.scan
         if scan.validation is not None:
-            rows = self.input._rows(tf, scan.validation, None, shuffle_files=False, sequential=True)
+            rows = self.input._rows(tf, scan.validation, None, shuffle_files=False, sequential=True, named=named)
         else:
-            rows = self.input._rows(tf, scan.train, "validation", shuffle_files=False, sequential=True)
+            rows = self.input._rows(tf, scan.train, "validation", shuffle_files=False, sequential=True, named=named)
         return rows.batch(batch_size).prefetch(1)
+
+
+#: Key suffix of a categorical column's text in named features: ``ocean_proximity/raw``.
+RAW_SUFFIX = "/raw"
+
+
+def named_feature_columns(state: Preprocessor) -> dict[str, dict[str, Any]]:
+    """What a builder taking named features gets as ``params["feature_columns"]``: column -> its spec.
+
+    Mirrors what ``tf.feature_column.numeric_column`` / ``categorical_column_with_vocabulary_list(...,
+    num_oov_buckets=1)`` described for an Estimator's ``input_fn``.
+
+    Returns:
+        ``{"kind": "numeric"}`` for a numeric column (``float32 [batch, 1]``, filled and z-scored as in the
+        dense form); ``{"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": [...]}`` for
+        a categorical one (``int64 [batch, 1]``: the index in ``vocabulary``, ``num_buckets - 1`` for a category
+        training did not see; its text is ``<column>/raw``, ``string [batch, 1]``).
+    """
+    columns: dict[str, dict[str, Any]] = {}
+    for column in state.columns:
+        if column.kind == NUMERIC:
+            columns[column.name] = {"kind": "numeric"}
+        else:
+            vocabulary = list(column.vocabulary or [])
+            columns[column.name] = {"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": vocabulary}
+    return columns
 
 
 def make_iterator(tf: Any, dataset: Any) -> Any:

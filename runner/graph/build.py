@@ -11,11 +11,12 @@ from typing import Any
 
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
-from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator
+from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
 from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
+from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import make_train_op
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
@@ -78,12 +79,52 @@ class BuiltGraph:
     evaluation: EvalGraph | None = field(default=None)
 
 
-def _call_builder(tf: Any, builder: Any, name: str, features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:
-    """Call the builder and check it returned a scalar ``loss``."""
+def features_form(builder: Any, configured: str | None) -> str:
+    """``dense`` or ``named``: ``graph.features`` when set, else the builder's ``hookrun_features`` attribute.
+
+    A builder declares the form it takes with ``fn.hookrun_features = "named"``; without it (and without
+    ``graph.features``) it gets the dense matrix, as every builder before named features did.
+
+    Raises:
+        PlacedError: ``hookrun_features`` is neither ``dense`` nor ``named``.
+    """
+    if configured is not None:
+        return configured
+    declared = getattr(builder, "hookrun_features", "dense")
+    if declared not in ("dense", "named"):
+        raise PlacedError(
+            "graph.builder", f"hookrun_features is {declared!r}; set it to 'dense' or 'named' (or set graph.features)"
+        )
+    return declared
+
+
+def _call_builder(
+    tf: Any, builder: Any, name: str, features: Any, labels: Any, params: dict[str, Any], model_fn: bool = False
+) -> GraphSpec:
+    """Call the builder and check it returned a scalar ``loss``.
+
+    In the model_fn form (:mod:`hookrun.runner.graph.model_fn`) the builder gets ``mode`` as an argument and
+    ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field.
+    """
     try:
-        spec = GraphSpec.coerce(builder(features, labels, params), name)
+        if model_fn:
+            mode = params["mode"]
+            plain = {key: value for key, value in params.items() if key != "mode"}
+            checked = check_spec(tf, call_model_fn(builder, features, labels, mode, plain), name, mode)
+            spec = GraphSpec(
+                loss=checked.loss,
+                train_op=checked.train_op,
+                predictions=checked.predictions,
+                eval_metrics=checked.eval_metric_ops,
+                training_hooks=checked.training_hooks,
+                prediction_dict=checked.prediction_dict,
+            )
+        else:
+            spec = GraphSpec.coerce(builder(features, labels, params), name)
     except SetupError:
         raise
+    except SpecError as err:
+        raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
         reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}"
         raise PlacedError("graph.builder", reason) from err
@@ -138,20 +179,30 @@ def build_graph(
         if config.data.seed is not None:
             tf.compat.v1.set_random_seed(config.data.seed)
         global_step = tf.compat.v1.train.get_or_create_global_step()
+        builder_name = config.graph.builder
+        builder = get_builder(builder_name, base_dir)
+        model_fn = is_model_fn(builder, config.graph.style)
+        named_features = features_form(builder, config.graph.features) == "named"
+        params = {**config.graph.params, "label_scale": float(label_scale)}
         with tf.device("/device:CPU:0"):
             if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
+                if named_features:
+                    raise PlacedError("graph.features", "named features need data files (streamed through tf.data)")
                 dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
                 features, labels = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
             else:  # files streamed through tf.data (hookrun.runner.data.streaming)
-                features, labels = make_iterator(tf, data.train_dataset(tf, skip_steps=initial_step)).get_next()
-            features = tf.identity(features, name="features")
+                dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
+                features, labels = make_iterator(tf, dataset).get_next()
+            if named_features:
+                params["feature_columns"] = named_feature_columns(data.state)
+            else:
+                features = tf.identity(features, name="features")
             labels = tf.identity(labels, name="labels")
-        builder_name = config.graph.builder
-        builder = get_builder(builder_name, base_dir)
-        params = {**config.graph.params, "label_scale": float(label_scale)}
         learning_rate = None
         with tf.device(plan.device):
-            spec = _call_builder(tf, builder, builder_name, features, labels, {**params, "mode": "train"})
+            spec = _call_builder(
+                tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn
+            )
             train_op = spec.train_op
             if train_op is None:
                 train_op, learning_rate = make_train_op(
@@ -175,7 +226,15 @@ def build_graph(
         evaluation = None
         if validation is not None:
             evaluation = build_evaluation(
-                tf, builder, builder_name, {**params, "mode": "eval"}, validation, config.data.batch_size, plan
+                tf,
+                builder,
+                builder_name,
+                {**params, "mode": "eval"},
+                validation,
+                config.data.batch_size,
+                plan,
+                model_fn=model_fn,
+                named=named_features,
             )
     return BuiltGraph(
         graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation
@@ -191,6 +250,8 @@ def build_evaluation(
     batch_size: int,
     plan: DevicePlan,
     reuse: Any = True,
+    model_fn: bool = False,
+    named: bool = False,
 ) -> EvalGraph:
     """Build the evaluation part into the default graph: the builder again, on the validation set, same weights.
 
@@ -215,6 +276,8 @@ def build_evaluation(
         plan: the device plan.
         reuse: ``True`` (share the training graph's weights, which must exist), or
             ``tf.compat.v1.AUTO_REUSE`` to create them (:func:`build_evaluation_graph`: no training graph).
+        model_fn: call the builder in the model_fn form (``mode="eval"``).
+        named: hand the builder named features (a dict), as in training.
 
     Returns:
         The evaluation graph.
@@ -235,12 +298,12 @@ def build_evaluation(
             if isinstance(validation, TrainingData):
                 iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
             else:
-                iterator = v1.data.make_initializable_iterator(validation.dataset(tf, batch_size))
+                iterator = v1.data.make_initializable_iterator(validation.dataset(tf, batch_size, named=named))
             features, labels = iterator.get_next()
         with tf.device(plan.device):
             try:
                 with v1.variable_scope(v1.get_variable_scope(), reuse=reuse):
-                    spec = _call_builder(tf, builder, builder_name, features, labels, params)
+                    spec = _call_builder(tf, builder, builder_name, features, labels, params, model_fn=model_fn)
             except SetupError as err:
                 if reuse is True and "does not exist" in str(err):
                     raise PlacedError(
@@ -271,7 +334,8 @@ def build_evaluation(
         reset_op = tf.group(iterator.initializer, v1.variables_initializer(metric_locals), name="reset")
         update_op = tf.group(*(update for _, update in ordered.values()), name="update")
         with tf.name_scope("outputs"):
-            features = tf.identity(features, name="features")
+            if not isinstance(features, dict):
+                features = tf.identity(features, name="features")
             labels = tf.identity(labels, name="labels")
             predictions = tf.identity(spec.predictions, name="predictions") if spec.predictions is not None else None
             values = {name: tf.identity(value, name=name) for name, (value, _) in ordered.items()}
@@ -325,8 +389,13 @@ def build_evaluation_graph(
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
         params = {**config.graph.params, "label_scale": float(label_scale), "mode": "eval"}
+        named_features = features_form(builder, config.graph.features) == "named"
+        if named_features:
+            params["feature_columns"] = named_feature_columns(validation.input.state)
         evaluation = build_evaluation(
             tf, builder, builder_name, params, validation, config.data.batch_size, plan,
             reuse=tf.compat.v1.AUTO_REUSE,
+            model_fn=is_model_fn(builder, config.graph.style),
+            named=named_features,
         )
     return graph, global_step, evaluation

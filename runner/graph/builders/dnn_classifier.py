@@ -26,5 +26,5 @@ def dnn_classifier(features: Any, labels: Any, params: dict[str, Any]) -> GraphS
     import tensorflow as tf
 
     n_classes = int(params.get("n_classes", 2))
-    logits = dense(tf, hidden_layers(tf, features, params), n_classes, "logits")
+    logits = dense(hidden_layers(tf, features, params), n_classes, "logits")
     return GraphSpec(**classification_head(tf, logits, labels, n_classes, params))

@@ -26,5 +26,5 @@ def dnn_regressor(features: Any, labels: Any, params: dict[str, Any]) -> GraphSp
     """
     import tensorflow as tf
 
-    output = dense(tf, hidden_layers(tf, features, params), 1, "output")
+    output = dense(hidden_layers(tf, features, params), 1, "output")
     return GraphSpec(**regression_head(tf, output, labels, params))

@@ -1,4 +1,4 @@
-"""Plain-op layers on ``tf.compat.v1.get_variable`` (Keras 3 layers' variables miss the v1 Saver)."""
+"""The built-in builders' hidden layers and heads, on the public :mod:`hookrun.runner.graph.layers`."""
 
 from __future__ import annotations
 
@@ -7,35 +7,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-ACTIVATIONS = ("relu", "tanh", "sigmoid", "elu", "selu", "softplus")
-
-
-def dense(tf: Any, inputs: Any, units: int, name: str, activation: str | None = None) -> Any:
-    """A fully connected layer: ``activation(inputs @ kernel + bias)``.
-
-    Variables ``<name>/kernel`` (Glorot-uniform) and ``<name>/bias`` (zeros)
-    land in the ``GLOBAL_VARIABLES`` and ``TRAINABLE_VARIABLES`` collections,
-    so the v1 ``Saver`` checkpoints them.
-
-    Args:
-        tf: the ``tensorflow`` module.
-        inputs: ``float32 [batch, n_in]``.
-        units: output width (count).
-        name: variable scope.
-        activation: one of :data:`ACTIVATIONS`, or None for linear.
-
-    Returns:
-        ``float32 [batch, units]``.
-    """
-    v1 = tf.compat.v1
-    n_in = int(inputs.shape[-1])
-    with v1.variable_scope(name):
-        kernel = v1.get_variable("kernel", [n_in, units], initializer=v1.glorot_uniform_initializer())
-        bias = v1.get_variable("bias", [units], initializer=v1.zeros_initializer())
-        out = tf.nn.bias_add(tf.matmul(inputs, kernel), bias)
-        if activation is not None:
-            out = getattr(tf.nn, activation)(out)
-    return out
+from hookrun.runner.graph.layers import dense, dropout
 
 
 def hidden_layers(tf: Any, inputs: Any, params: dict[str, Any]) -> Any:
@@ -54,12 +26,11 @@ def hidden_layers(tf: Any, inputs: Any, params: dict[str, Any]) -> Any:
         ``float32 [batch, hidden_units[-1]]``; variables ``hidden_<i>/kernel`` and ``hidden_<i>/bias``.
     """
     rate = float(params.get("dropout", 0.0))
-    training = params.get("mode", "train") == "train"
+    mode = params.get("mode", "train")
     net = inputs
     for index, units in enumerate(params.get("hidden_units", [64, 32])):
-        net = dense(tf, net, int(units), f"hidden_{index}", params.get("activation", "relu"))
-        if rate > 0 and training:
-            net = tf.nn.dropout(net, rate=rate, name=f"dropout_{index}")
+        net = dense(net, int(units), f"hidden_{index}", params.get("activation", "relu"))
+        net = dropout(net, rate, mode, name=f"dropout_{index}")
     return net
 
 

@@ -25,5 +25,5 @@ def linear_classifier(features: Any, labels: Any, params: dict[str, Any]) -> Gra
     import tensorflow as tf
 
     n_classes = int(params.get("n_classes", 2))
-    logits = dense(tf, features, n_classes, "linear")
+    logits = dense(features, n_classes, "linear")
     return GraphSpec(**classification_head(tf, logits, labels, n_classes, params))

@@ -24,5 +24,5 @@ def linear_regressor(features: Any, labels: Any, params: dict[str, Any]) -> Grap
     """
     import tensorflow as tf
 
-    output = dense(tf, features, 1, "linear")
+    output = dense(features, 1, "linear")
     return GraphSpec(**regression_head(tf, output, labels, params))

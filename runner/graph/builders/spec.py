@@ -43,6 +43,9 @@ class GraphSpec:
             optional, used in ``eval`` mode. Without it each batch metric is averaged over
             the evaluation weighted by batch size (exact for means such as ``mae`` or
             ``accuracy``, not for ``rmse``).
+        training_hooks: ``SessionRunHook`` instances run after the config's hooks, in order (a model_fn's
+            ``EstimatorSpec.training_hooks``; a ``GraphSpec`` from a builder has none).
+        prediction_dict: every prediction by name when a model_fn returned ``predictions`` as a dict.
     """
 
     loss: Any
@@ -50,6 +53,8 @@ class GraphSpec:
     predictions: Any = None
     metrics: dict[str, Any] = field(default_factory=dict)
     eval_metrics: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    training_hooks: list[Any] = field(default_factory=list)
+    prediction_dict: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def coerce(cls, value: Any, builder: str) -> GraphSpec:

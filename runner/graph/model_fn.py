@@ -1,0 +1,240 @@
+"""The Estimator-style builder form: ``model_fn(features, labels, mode, params) -> EstimatorSpec``.
+
+``tf.estimator`` is gone from TensorFlow 2.16; a ``model_fn`` written for it runs under hookrun with
+``from hookrun.runner import EstimatorSpec, ModeKeys`` in place of ``tf.estimator.EstimatorSpec`` and
+``tf.estimator.ModeKeys``. Importing this module does not import TensorFlow.
+
+How hookrun tells the two builder forms apart (``graph.style``):
+
+- ``model_fn``: the builder is called as ``fn(features, labels=..., mode=..., params=...)``;
+- ``builder``: the builder is called as ``fn(features, labels, params)`` with ``params["mode"]``;
+- ``auto`` (the default): ``model_fn`` when the function has a parameter named ``mode``, as
+  ``tf.estimator.Estimator`` decided which arguments to pass from the ``model_fn``'s parameter names.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+
+class ModeKeys:
+    """The mode a ``model_fn`` is called in; the same strings as ``tf.estimator.ModeKeys``."""
+
+    TRAIN = "train"
+    EVAL = "eval"
+    PREDICT = "infer"
+
+
+@dataclass
+class EstimatorSpec:
+    """What a ``model_fn`` returns; the fields of ``tf.estimator.EstimatorSpec``, by the same names.
+
+    Attributes:
+        mode: the ``mode`` the model_fn was called with (optional; checked when given).
+        predictions: a tensor ``[batch, ...]``, or a dict name -> tensor. With a dict, the entry named
+            ``predictions`` (else the first entry) is the run's ``predictions`` tensor: the history's and
+            the evaluation's ``predictions``.
+        loss: scalar float tensor; required in ``train`` and ``eval`` mode.
+        train_op: the op that takes one step and increments ``global_step`` (``train`` mode; ignored in the
+            others). None: hookrun builds it from ``graph.optimizer`` (unlike Estimator, which required it).
+        eval_metric_ops: name -> ``(value, update_op)`` streaming metrics (``tf.compat.v1.metrics.*``), used in
+            ``eval`` mode; reported as ``val_<name>``.
+        training_hooks: ``tf.compat.v1.train.SessionRunHook`` instances run after the config's ``hooks:``, in
+            this order (``train`` mode).
+        evaluation_hooks, training_chief_hooks, prediction_hooks, export_outputs, scaffold: Estimator's other
+            fields; hookrun does not run them yet and refuses a non-empty one (exit 2) rather than ignore it.
+    """
+
+    mode: str | None = None
+    predictions: Any = None
+    loss: Any = None
+    train_op: Any = None
+    eval_metric_ops: Mapping[str, Any] | None = None
+    export_outputs: Mapping[str, Any] | None = None
+    training_chief_hooks: Any = None
+    training_hooks: Any = None
+    scaffold: Any = None
+    evaluation_hooks: Any = None
+    prediction_hooks: Any = None
+
+
+#: Every field name of :class:`EstimatorSpec` (and of ``tf.estimator.EstimatorSpec``).
+SPEC_FIELDS = tuple(f.name for f in fields(EstimatorSpec))
+
+#: Fields hookrun does not run yet: a model_fn that sets them gets a clear error.
+UNSUPPORTED_FIELDS = ("export_outputs", "training_chief_hooks", "scaffold", "evaluation_hooks", "prediction_hooks")
+
+#: ``graph.style`` values.
+STYLES = ("auto", "builder", "model_fn")
+
+
+def is_model_fn(fn: Callable[..., Any], style: str = "auto") -> bool:
+    """Whether a builder is called in the model_fn form.
+
+    Args:
+        fn: the builder.
+        style: ``graph.style``: ``model_fn``, ``builder`` or ``auto`` (a parameter named ``mode``: model_fn).
+
+    Returns:
+        True for the model_fn form.
+    """
+    if style != "auto":
+        return style == "model_fn"
+    try:
+        return "mode" in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        return False
+
+
+def call_model_fn(
+    fn: Callable[..., Any], features: Any, labels: Any, mode: str, params: dict[str, Any]
+) -> Any:
+    """Call ``fn`` as ``tf.estimator.Estimator`` did: ``features`` first, then the parameters it names.
+
+    ``labels``, ``mode`` and ``params`` are passed by keyword when ``fn`` has a parameter of that name, or
+    positionally in that order when ``fn`` takes ``*args``; ``config`` (Estimator's ``RunConfig``) is passed
+    as None when named.
+    """
+    try:
+        parameters = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn(features, labels, mode, params)
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()):
+        return fn(features, labels, mode, params)
+    given = {"labels": labels, "mode": mode, "params": params, "config": None}
+    return fn(features, **{name: value for name, value in given.items() if name in parameters})
+
+
+class SpecError(TypeError):
+    """A model_fn returned something hookrun cannot run; the message names the field and the fix."""
+
+
+@dataclass
+class CheckedSpec:
+    """A model_fn's return value, checked: what the graph builder uses.
+
+    Attributes:
+        loss, train_op, eval_metric_ops: as returned (``eval_metric_ops`` as a dict, maybe empty).
+        predictions: the one ``predictions`` tensor (see :class:`EstimatorSpec`), or None.
+        prediction_dict: every prediction by name (``{"predictions": t}`` for a single tensor), maybe empty.
+        training_hooks: the hooks, as a list.
+    """
+
+    loss: Any
+    train_op: Any
+    predictions: Any
+    prediction_dict: dict[str, Any]
+    eval_metric_ops: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    training_hooks: list[Any] = field(default_factory=list)
+
+
+def _is_tensor(tf: Any, value: Any) -> bool:
+    return isinstance(value, (tf.Tensor, tf.Variable))
+
+
+def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
+    """Check what a model_fn returned and turn it into a :class:`CheckedSpec`.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        value: an :class:`EstimatorSpec`, or a dict whose keys are among :data:`SPEC_FIELDS`.
+        builder: ``graph.builder``, for messages.
+        mode: the mode the model_fn was called in.
+
+    Returns:
+        The checked spec.
+
+    Raises:
+        SpecError: a wrong type, an unknown key, a missing ``loss``, a field hookrun does not run, a
+            ``mode`` other than the one given; the message names the field (``EstimatorSpec.<field>``).
+    """
+    where = f"{builder} (model_fn, mode {mode!r})"
+    if isinstance(value, Mapping):
+        unknown = sorted(str(k) for k in value if k not in SPEC_FIELDS)
+        if unknown:
+            raise SpecError(
+                f"{where} returned a dict with unknown key(s) {', '.join(unknown)}; "
+                f"the keys are EstimatorSpec's fields: {', '.join(SPEC_FIELDS)}"
+            )
+        value = EstimatorSpec(**value)
+    elif not isinstance(value, EstimatorSpec):
+        kind = type(value).__module__ + "." + type(value).__qualname__
+        raise SpecError(
+            f"{where} returned {kind}; return hookrun.runner.EstimatorSpec(...) or a dict with its fields "
+            "(tf.estimator.EstimatorSpec is gone from TensorFlow 2.16)"
+        )
+    for name in UNSUPPORTED_FIELDS:
+        if getattr(value, name) not in (None, [], (), {}):
+            raise SpecError(f"{where}: EstimatorSpec.{name} is not supported by hookrun yet; leave it unset")
+    if value.mode is not None and value.mode != mode:
+        raise SpecError(f"{where}: EstimatorSpec.mode is {value.mode!r}; return the mode the model_fn was given")
+    if mode != ModeKeys.PREDICT or value.loss is not None:
+        if not _is_tensor(tf, value.loss) or value.loss.shape.rank != 0:
+            got = f"a tensor of shape {value.loss.shape}" if _is_tensor(tf, value.loss) else type(value.loss).__name__
+            raise SpecError(f"{where}: EstimatorSpec.loss must be a scalar tensor, got {got}")
+    train_op = value.train_op if mode == ModeKeys.TRAIN else None
+    if train_op is not None and not isinstance(train_op, (tf.Operation, tf.Tensor)):
+        raise SpecError(
+            f"{where}: EstimatorSpec.train_op must be a tf.Operation or tensor (or None: hookrun builds it from "
+            f"graph.optimizer), got {type(train_op).__name__}"
+        )
+    prediction_dict: dict[str, Any] = {}
+    predictions = value.predictions
+    if isinstance(predictions, Mapping):
+        if not predictions:
+            raise SpecError(f"{where}: EstimatorSpec.predictions is an empty dict; give tensors or None")
+        for key, tensor in predictions.items():
+            if not isinstance(key, str) or not _is_tensor(tf, tensor):
+                raise SpecError(
+                    f"{where}: EstimatorSpec.predictions[{key!r}] must be a tensor named by a string, "
+                    f"got {type(tensor).__name__}"
+                )
+        prediction_dict = dict(predictions)
+        predictions = prediction_dict.get("predictions", next(iter(prediction_dict.values())))
+    elif predictions is not None:
+        if not _is_tensor(tf, predictions):
+            raise SpecError(
+                f"{where}: EstimatorSpec.predictions must be a tensor or a dict of tensors, "
+                f"got {type(predictions).__name__}"
+            )
+        prediction_dict = {"predictions": predictions}
+    metric_ops: dict[str, tuple[Any, Any]] = {}
+    if value.eval_metric_ops is not None:
+        if not isinstance(value.eval_metric_ops, Mapping):
+            raise SpecError(
+                f"{where}: EstimatorSpec.eval_metric_ops must be a dict name -> (value, update_op), "
+                f"got {type(value.eval_metric_ops).__name__}"
+            )
+        for key, pair in value.eval_metric_ops.items():
+            if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
+                raise SpecError(
+                    f"{where}: EstimatorSpec.eval_metric_ops[{key!r}] must be a (value, update_op) pair "
+                    f"such as tf.compat.v1.metrics.mean(...) returns, got {type(pair).__name__}"
+                )
+            metric_ops[str(key)] = (pair[0], pair[1])
+    hooks = value.training_hooks if mode == ModeKeys.TRAIN else None
+    if hooks is not None and not isinstance(hooks, (list, tuple)):
+        raise SpecError(
+            f"{where}: EstimatorSpec.training_hooks must be a list of SessionRunHook, got {type(hooks).__name__}"
+        )
+    hook_list = list(hooks) if hooks is not None else []
+    for index, hook in enumerate(hook_list):
+        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
+            raise SpecError(
+                f"{where}: EstimatorSpec.training_hooks[{index}] must be a tf.compat.v1.train.SessionRunHook, "
+                f"got {type(hook).__name__}"
+            )
+    return CheckedSpec(
+        loss=value.loss,
+        train_op=train_op,
+        predictions=predictions,
+        prediction_dict=prediction_dict,
+        eval_metric_ops=metric_ops,
+        training_hooks=hook_list,
+    )
+
+
+__all__ = ["EstimatorSpec", "ModeKeys", "SPEC_FIELDS", "call_model_fn", "check_spec", "is_model_fn"]
