@@ -15,7 +15,7 @@ help:
 	@echo "make bench  - measure training speed and start-up (benchmarks/RESULTS.md; see benchmarks/README.md)"
 	@echo "make clean  - remove .venv and runs/"
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 	$(BIN)/python -m compileall -q cli config_schemas hooks runner  # as `pip install .` does: start-up reads .pyc

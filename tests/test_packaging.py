@@ -28,7 +28,7 @@ def _source_modules() -> set[str]:
 def wheel_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The file list of a wheel built from a copy of the sources (the repository is left untouched)."""
     copy = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(REPO / name, copy / name)
     for folder in SOURCES:
         shutil.copytree(REPO / folder, copy / folder, ignore=shutil.ignore_patterns("__pycache__"))
@@ -49,7 +49,8 @@ def wheel_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
 def test_the_wheel_holds_every_module_once_and_no_tests(wheel_files: list[str]) -> None:
     modules = {name for name in wheel_files if name.endswith(".py")}
     missing = _source_modules() - modules
-    assert not missing, f"not in the wheel (add the package to pyproject.toml's list): {sorted(missing)}"
+    # setup.py finds the packages: a module left out sits in a folder without an __init__.py.
+    assert not missing, f"not in the wheel: {sorted(missing)}"
     assert modules == _source_modules()
     top = {name.split("/")[0] for name in wheel_files}
     assert top == {"hookrun", "hookrun-0.1.0.dist-info"}
