@@ -31,7 +31,7 @@ import re
 import socket
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from hookrun.config_schemas.cluster import JOBS, ClusterConfig, check_address
@@ -368,16 +368,3 @@ def wait_for_ps(plan: ClusterPlan, console: Any = None) -> None:
                     told = True
                 time.sleep(0.2)
 
-
-def shard(data: Any, plan: ClusterPlan) -> Any:
-    """The rows this worker trains on: every n-th row from its position (``rows[i::n]``).
-
-    Raises:
-        SetupError: more training workers than rows.
-    """
-    count, index = len(plan.training_tasks), plan.replica
-    if count == 1:
-        return data
-    if data.num_rows < count:
-        raise SetupError(f"{data.source}: {data.num_rows} training rows cannot be shared by {count} workers")
-    return replace(data, features=data.features[index::count], labels=data.labels[index::count])

@@ -6,7 +6,6 @@ import json
 import socket
 from pathlib import Path
 
-import numpy as np
 import pytest
 from pydantic import ValidationError
 
@@ -14,8 +13,7 @@ from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.errors import SetupError
 from hookrun.hooks.registry import hook_configs
 from hookrun.runner.cluster.local import local_jobs, parse_spec
-from hookrun.runner.cluster.plan import Task, check_addresses, parse_task, port_in_use, resolve_cluster, shard
-from hookrun.runner.data.reader import TrainingData
+from hookrun.runner.cluster.plan import Task, check_addresses, parse_task, port_in_use, resolve_cluster
 
 CLUSTER = {"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223", "127.0.0.1:2224"]}
 
@@ -119,17 +117,6 @@ def test_chief_only_defaults_per_hook_type_and_listed_last() -> None:
     assert plan is not None and chief is not None
     assert not plan.runs(saver) and chief.runs(saver)
     assert plan.runs(hook_configs()["progress_bar"](type="progress_bar"))
-
-
-def test_each_worker_trains_on_its_own_rows() -> None:
-    data = TrainingData(np.arange(10, dtype=np.float32)[:, None], np.arange(10, dtype=np.float32)[:, None], ["a"],
-                        "y", Path("d.csv"))
-    rows = []
-    for index in range(2):
-        plan = resolve_cluster(ClusterConfig(**CLUSTER), f"worker:{index}", {})
-        assert plan is not None
-        rows.append(shard(data, plan).features[:, 0].tolist())
-    assert rows == [[0, 2, 4, 6, 8], [1, 3, 5, 7, 9]]
 
 
 def test_port_in_use_and_unresolvable_hosts_are_caught_before_tensorflow() -> None:
