@@ -245,6 +245,8 @@ def prepare(
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
         )
+        if config.graph.warm_start is not None:
+            _warm_start(tf, built.graph, loaded, resume, cluster, notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     hooks = _build_hooks(
@@ -281,6 +283,26 @@ def prepare(
         spec_hook_names=spec_names,
         resume=resume,
     )
+
+
+def _warm_start(tf: Any, graph: Any, loaded: LoadedConfig, resume: Resume, cluster: Any, notes: list[str]) -> None:
+    """Apply ``graph.warm_start`` to a run directory without a checkpoint; a resume restores its own instead.
+
+    On a cluster only the chief initialises the variables, so only it reads the warm-start checkpoint.
+
+    Raises:
+        PlacedError: the warm-start source does not fit (see :func:`hookrun.runner.graph.warm_start.warm_start`).
+    """
+    if resume.path is not None:
+        notes.append(
+            f"graph.warm_start not applied: resuming from this run's own checkpoint (global step {resume.step})"
+        )
+        return
+    if cluster is not None and not cluster.plan.is_chief:
+        return
+    from hookrun.runner.graph.warm_start import warm_start
+
+    notes.append(warm_start(tf, graph, loaded.config.graph.warm_start, loaded.base_dir).note())
 
 
 def _prepare_data(

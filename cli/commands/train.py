@@ -76,7 +76,7 @@ def train_command(
     out = Console()
     err = Console(stderr=True)
     with reported_errors(err, debug):
-        loaded, issues = load_checked(config, set_ or [])
+        loaded, issues = load_checked(config, set_ or [], run_dir)
         if issues:
             print_issues(err, ConfigError(issues))
         if local_cluster is not None:
