@@ -64,8 +64,10 @@ def render_runs(console: Any, table: RunsTable) -> None:
         console.print(f"no runs in {table.root}", highlight=False, soft_wrap=True)
     else:
         grid = Table(title=f"runs in {table.root}" + (f", by {table.sort}" if table.sort else ""))
-        for column in ("run", "started", "status", "steps", "wall"):
-            grid.add_column(column, justify="right" if column in ("steps", "wall") else "left")
+        grid.add_column("run", overflow="fold")
+        grid.add_column("started", no_wrap=True)
+        for column in ("status", "steps", "wall"):
+            grid.add_column(column, justify="left" if column == "status" else "right", no_wrap=True)
         for metric in table.metrics:
             grid.add_column(f"{metric}\nfinal", justify="right")
             grid.add_column(f"{metric}\nbest (step)", justify="right")

@@ -24,6 +24,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -382,7 +383,7 @@ def sort_keys(table_metrics: list[str]) -> list[str]:
     return [*table_metrics, *PLAIN_SORT_KEYS]
 
 
-def list_runs(root: str | Path = "runs", sort: str | None = None) -> RunsTable:
+def list_runs(root: str | Path = "runs", sort: str | None = None, names: Sequence[str] | None = None) -> RunsTable:
     """Every run under ``root``, one row each, with the overrides that tell them apart.
 
     Args:
@@ -390,6 +391,7 @@ def list_runs(root: str | Path = "runs", sort: str | None = None) -> RunsTable:
         sort: a ``val_*`` metric (its best value first: lowest, or highest for accuracy-like names and an
             ``early_stopping`` with ``mode: max``; runs without it last), or one of ``name``, ``started``,
             ``steps``, ``wall_seconds``, ``status``; default: by start time.
+        names: only these runs (names relative to ``root``, as in the table), e.g. one sweep's.
 
     Returns:
         The table.
@@ -400,7 +402,11 @@ def list_runs(root: str | Path = "runs", sort: str | None = None) -> RunsTable:
     directory = Path(root)
     if not directory.is_dir():
         raise SetupError(f"{root}: no such directory; give the directory holding the run directories (default runs)")
-    found, skipped = _candidates(directory)
+    if names is None:
+        found, skipped = _candidates(directory)
+    else:  # a sweep's runs, even under a directory that is itself a run directory
+        found = [(name, directory / name) for name in names if is_run_dir(directory / name)]
+        skipped = [f"{name}: not a run directory" for name in names if not is_run_dir(directory / name)]
     rows = [read_run(path, name) for name, path in found]
     counts: dict[str, int] = {}
     known = [row for row in rows if row.status != "unreadable"]  # an unreadable run's overrides are unknown
