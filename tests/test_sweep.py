@@ -134,3 +134,14 @@ def test_a_malformed_sweep_is_exit_2(tmp_path, text):
     result = cli.invoke(app, ["train", str(_config(tmp_path)), "--run-dir", str(tmp_path / "s"), "--sweep", text])
     assert result.exit_code == 2 and "--sweep: error:" in result.output, result.output
     assert not (tmp_path / "s").exists()
+
+
+def test_the_python_api_sweeps_and_lists_the_runs(tmp_path, captured):
+    import hookrun.runner as api
+
+    result = api.sweep(_config(tmp_path), ["data.batch_size=4,8"], run_dir=tmp_path / "s", console=captured.console)
+    assert [(r.name, r.status) for r in result.runs] == [("batch_size=4", "finished"), ("batch_size=8", "finished")]
+    table = api.runs(result.base_dir, sort="name")
+    assert [(r.name, r.status, r.distinguishing) for r in table.runs] == [
+        ("batch_size=4", "finished", ["data.batch_size=4"]), ("batch_size=8", "finished", ["data.batch_size=8"])
+    ]

@@ -254,3 +254,35 @@ def run_sweep(
             break
         run.status = "finished"
     return result
+
+
+def sweep(
+    config: str | Path,
+    sweeps: Sequence[str],
+    overrides: Sequence[str] = (),
+    run_dir: Path | None = None,
+    console: Any = None,
+    verbose: bool = False,
+) -> SweepResult:
+    """Check every combination, then train them one after another (the Python API of ``--sweep``).
+
+    Args:
+        config: the config file.
+        sweeps: ``PATH=V1,V2,...`` texts (Hydra's multirun syntax; several: their cartesian product).
+        overrides: ``--set`` texts applied to every run.
+        run_dir: the base run directory (default the config's).
+        console: where training prints (a ``rich`` console; default a new one).
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The result: each run's status; compare them with
+        ``hookrun.runner.trained.runs.list_runs(result.base_dir)``.
+
+    Raises:
+        ConfigError, SetupError: a malformed ``--sweep`` or a combination that does not check (exit 2),
+            before any training.
+    """
+    from hookrun.runner.trainer import train
+
+    base, runs, _warnings = plan_sweep(config, sweeps, overrides, run_dir)
+    return run_sweep(base, runs, lambda run: train(run.loaded, run_dir=run.run_dir, console=console, verbose=verbose))
