@@ -171,3 +171,48 @@ def test_a_live_run_is_running_then_interrupted_and_a_killed_one_failed(tmp_path
     (row,) = list_runs(tmp_path / "runs").runs
     assert row.status == "failed" and "killed" in row.error, row
     assert row.wall_seconds >= first_wall  # the earlier session's time is kept
+
+
+def test_hostile_files_are_notes_never_errors(tmp_path):
+    import os
+
+    root = tmp_path / "runs"
+    odd = root / "odd"
+    odd.mkdir(parents=True)
+    (odd / "config.yaml").write_text(
+        "name: odd\nhooks:\n- {type: early_stopping, monitor: val_accuracy, mode: max}\n- {type: history_saver}\n"
+    )
+    (odd / "summary.json").write_text(json.dumps({
+        "status": "finished", "started": 5, "final_global_step": "many", "wall_seconds": "slow",
+        "overrides": [1, "a=b"], "validation": {"step": 30, "val_accuracy": 0.5, "val_loss": "x"},
+    }))
+    (odd / "history.csv").write_text(
+        "step,mean_loss,total_loss,val_loss,val_accuracy\n10,1,1,0.9,0.7\nbroken line\n20,1,1,nan,0.6\n"
+    )
+    (odd / "eval-40.json").write_text(json.dumps({"data": ["/x/test.csv"], "metrics": {"val_accuracy": 0.99}}))
+    (odd / "eval-50.json").write_text(json.dumps({"data": ["validation"], "metrics": {"val_accuracy": 0.4}}))
+    (odd / "eval-60.json").write_text("[1, 2")
+    (odd / "model.ckpt-50.index").write_bytes(b"")
+    fifo = root / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "summary.json")  # reading it would block forever
+    os.mkfifo(fifo / "history.csv")
+
+    table = list_runs(root)
+    rows = {row.name: row for row in table.runs}
+    row = rows["odd"]
+    assert (row.status, row.steps, row.wall_seconds, row.overrides) == ("finished", 50, None, ["1", "a=b"])
+    accuracy = row.metrics["val_accuracy"]  # mode max from early_stopping; --data evaluations left out
+    assert (accuracy.mode, accuracy.final, accuracy.best, accuracy.best_step) == ("max", 0.4, 0.7, 10)
+    assert (row.metrics["val_loss"].final, row.metrics["val_loss"].best_step) == (0.9, 10)  # NaN is no value
+    assert row.notes == ["history.csv: 1 damaged line(s) skipped", "eval-60.json unreadable (Expecting ',' delimiter: "
+                         "line 1 column 6 (char 5))"]
+    assert "fifo" not in rows and table.skipped == [  # a FIFO is no file: never opened, never blocks
+        "fifo: not a run directory (no config.yaml, summary.json or checkpoint)"
+    ]
+    (fifo / "config.yaml").write_text("name: fifo\n")  # now a run directory, its summary and history FIFOs
+    row = {r.name: r for r in list_runs(root).runs}["fifo"]
+    assert row.status == "unreadable" and row.notes[0] == "summary.json damaged", row
+    result = cli.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert cli.invoke(app, ["runs", str(odd / "config.yaml")]).exit_code == 2  # a file: no such directory

@@ -191,6 +191,8 @@ def plan_sweep(
         raise SetupError(f"--sweep makes {count:,} runs, more than {MAX_RUNS:,}; sweep fewer values")
     first, _ = load_checked(config, list(overrides))  # the config itself first: its own errors once
     base = run_dir_for(first, run_dir)
+    if base.exists() and not base.is_dir():
+        raise SetupError(f"{base}: the sweep's run directory is a file; choose another --run-dir")
     runs: list[SweepRun] = []
     issues: list[ConfigIssue] = []
     warnings: list[ConfigIssue] = []
