@@ -27,6 +27,7 @@ def runs_command(
             help="Sort by a val_* metric (its best value first), or by name, started, steps, wall_seconds, status "
             "(default: by start time).",
             show_default=False,
+            metavar="METRIC",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the table as JSON.")] = False,

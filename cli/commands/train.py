@@ -58,6 +58,7 @@ def train_command(
             "syntax; repeatable: the cartesian product), one after another, each in <run dir>/<its values>; "
             "then print the comparison table. Exit 1 if any run failed.",
             show_default=False,
+            metavar="PATH=V1,V2",
         ),
     ] = None,
     debug: DebugOption = False,
