@@ -28,6 +28,15 @@ FROM_KEY = "graph.warm_start.from"
 SHOWN_NAMES = 4
 
 
+def source_path(text: str, base_dir: Path) -> Path:
+    """``graph.warm_start.from`` as an absolute path: ``~`` expanded, relative to the config file's directory."""
+    try:
+        path = Path(text).expanduser()
+    except RuntimeError:  # `~user` of no such user: taken as written
+        path = Path(text)
+    return path if path.is_absolute() else base_dir / path
+
+
 def resolve_source_path(text: str, base_dir: Path) -> tuple[Path, str | None]:
     """Where ``graph.warm_start.from`` points, and why nothing usable is there (None when something is).
 
@@ -42,10 +51,10 @@ def resolve_source_path(text: str, base_dir: Path) -> tuple[Path, str | None]:
     Returns:
         ``(absolute path, reason or None)``.
     """
-    path = Path(text).expanduser()
-    if not path.is_absolute():
-        path = base_dir / path
     example = "a run directory or a checkpoint prefix such as runs/x/model.ckpt-100 (relative to the config file)"
+    path = source_path(text, base_dir)
+    if "\0" in text:
+        return path, f"{text!r}: a path cannot hold a NUL character; give {example}"
     try:
         if path.is_dir():
             if any(path.glob("*.index")):

@@ -39,8 +39,9 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
         data_update["validation"] = absolute_spec(config.data.validation, loaded.base_dir)
     graph = config.graph
     if graph.warm_start is not None:
-        source = Path(graph.warm_start.from_).expanduser()
-        absolute = str(source if source.is_absolute() else loaded.base_dir / source)
+        from hookrun.runner.graph.warm_start import source_path
+
+        absolute = str(source_path(graph.warm_start.from_, loaded.base_dir))
         graph = graph.model_copy(update={"warm_start": graph.warm_start.model_copy(update={"from_": absolute})})
     portable = config.model_copy(
         update={
