@@ -7,6 +7,8 @@ are printed and the run goes on.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.graph import BUILTIN_BUILDERS
 from hookrun.config_schemas.hook_base import HookList
@@ -109,7 +111,48 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     return issues
 
 
-def preflight(loaded: LoadedConfig) -> list[ConfigIssue]:
-    """All checks before TensorFlow: :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, in file order."""
-    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded)
+def check_warm_start(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigIssue]:
+    """``graph.warm_start.from`` names a run directory, a directory of checkpoints or a checkpoint prefix.
+
+    Only the files' presence is checked here (no TensorFlow): a directory holding a checkpoint
+    (``*.index``) or ``<prefix>.index``. Skipped when the run directory already holds a checkpoint
+    of its own: that run resumes from it and ignores ``warm_start`` (so a resume still works after
+    the warm-start source is gone). Whether the checkpoint reads back and fits the graph is checked
+    when the graph is built (:func:`hookrun.runner.graph.warm_start.warm_start`).
+
+    Args:
+        loaded: the config.
+        run_dir: the run directory as ``--run-dir`` gives it, or None for the config's own
+            (``session.run_dir`` or ``runs/<name>``).
+
+    Returns:
+        One error at ``graph.warm_start.from`` when nothing usable is there, else nothing.
+    """
+    from hookrun.runner.graph.warm_start import resolve_source_path
+
+    settings = loaded.config.graph.warm_start
+    if settings is None:
+        return []
+    if run_dir is None:
+        session_dir = loaded.config.session.run_dir
+        run_dir = loaded.base_dir / session_dir if session_dir is not None else Path("runs") / loaded.config.name
+    try:
+        if run_dir.is_dir() and any(run_dir.glob("*.index")):
+            return []  # a resume: its own checkpoint is restored, warm_start is not used
+    except OSError:
+        pass  # an unusable run directory is reported when training starts
+    reason = resolve_source_path(settings.from_, loaded.base_dir)[1]
+    return [] if reason is None else [loaded.issue(("graph", "warm_start", "from"), reason)]
+
+
+def preflight(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigIssue]:
+    """All checks before TensorFlow, in file order.
+
+    :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, :func:`check_warm_start`.
+
+    Args:
+        loaded: the config.
+        run_dir: ``--run-dir`` when given (where a resume would find its checkpoint).
+    """
+    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded) + check_warm_start(loaded, run_dir)
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

@@ -44,6 +44,7 @@ from hookrun.runner.run_dir.directory import (
     writer_thread_errors_deferred,
 )
 from hookrun.runner.run_dir.saved_config import self_contained_yaml
+from hookrun.runner.run_dir.status import StatusRecord, begin_record
 from hookrun.runner.session.monitored import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
@@ -245,6 +246,8 @@ def prepare(
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
         )
+        if config.graph.warm_start is not None:
+            _warm_start(tf, built.graph, loaded, resume, cluster, notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     hooks = _build_hooks(
@@ -281,6 +284,26 @@ def prepare(
         spec_hook_names=spec_names,
         resume=resume,
     )
+
+
+def _warm_start(tf: Any, graph: Any, loaded: LoadedConfig, resume: Resume, cluster: Any, notes: list[str]) -> None:
+    """Apply ``graph.warm_start`` to a run directory without a checkpoint; a resume restores its own instead.
+
+    On a cluster only the chief initialises the variables, so only it reads the warm-start checkpoint.
+
+    Raises:
+        PlacedError: the warm-start source does not fit (see :func:`hookrun.runner.graph.warm_start.warm_start`).
+    """
+    if resume.path is not None:
+        notes.append(
+            f"graph.warm_start not applied: resuming from this run's own checkpoint (global step {resume.step})"
+        )
+        return
+    if cluster is not None and not cluster.plan.is_chief:
+        return
+    from hookrun.runner.graph.warm_start import warm_start
+
+    notes.append(warm_start(tf, graph, loaded.config.graph.warm_start, loaded.base_dir).note())
 
 
 def _prepare_data(
@@ -493,8 +516,6 @@ def _train_locked(
 
         cluster = ClusterRun(cluster_plan)
     prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
-    tf = prepared.tf
-    config = loaded.config
     chief = cluster is None or cluster.plan.is_chief
     if cluster is not None:
         prepared.notes.extend(cluster.plan.notes)
@@ -520,9 +541,34 @@ def _train_locked(
             prepared.notes.append("resumed despite a graph/data-shape change (--allow-config-change)")
         if change.other_keys:
             prepared.notes.append("resumed with changed " + ", ".join(change.other_keys))
+    record = None
     if chief:  # on a cluster the other workers leave the run's own files to the chief
         atomic_write_text(saved_config, config_text)
         prepared.preprocessor.save(directory / PREPROCESSING_FILE)
+        # summary.json says `running` (with the start time and --set) until the end rewrites it
+        record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
+    try:
+        return _train_session(loaded, directory, console, verbose, prepared, record, trace)
+    except BaseException as err:
+        if record is not None:
+            record.write_failed(err)
+        raise
+
+
+def _train_session(
+    loaded: LoadedConfig,
+    directory: Path,
+    console: Console,
+    verbose: bool,
+    prepared: PreparedRun,
+    record: StatusRecord | None,
+    trace: bool = False,
+) -> TrainResult:
+    """The session part of :func:`train`: hooks wrapped, the monitored session run, ``summary.json`` written."""
+    tf = prepared.tf
+    config = loaded.config
+    cluster = prepared.cluster
+    chief = cluster is None or cluster.plan.is_chief
 
     hooks, tracer = prepared.hooks, None
     if trace or config.session.trace:  # off: hooks are not wrapped at all
@@ -628,6 +674,10 @@ def _train_locked(
     }
     if result.evaluations:
         summary["validation"] = result.evaluations[-1]
+    if record is not None:
+        summary.update(record.fields("interrupted" if result.signal is not None else "finished"))
+        if result.signal is not None:
+            summary["signal"] = result.signal
     for contribution in contributions:
         summary.update(contribution.summary)
     summary_file = "summary.json"
