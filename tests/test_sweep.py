@@ -107,7 +107,7 @@ def test_ctrl_c_stops_the_current_run_gracefully_and_starts_no_other(tmp_path):
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in err
     summary = json.loads((base / "learning_rate=0.01" / "summary.json").read_text())
-    assert summary["status"] == "interrupted"
+    assert summary["status"] == "interrupted", (summary, out, err)
     assert (base / "learning_rate=0.01" / f"model.ckpt-{summary['final_global_step']}.index").exists()  # saved
     assert not (base / "learning_rate=0.02").exists()
     assert "1 run(s) not started" in err and "interrupted" in out
