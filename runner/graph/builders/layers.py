@@ -117,8 +117,9 @@ def classification_head(tf: Any, logits: Any, labels: Any, n_classes: int, param
     Returns:
         A spec dict: ``loss`` (mean cross-entropy + L2 penalty), ``predictions`` (class id,
         ``int64 [batch]``), ``prediction_dict`` (``predictions`` and ``probabilities``, the softmax
-        ``float32 [batch, n_classes]``: what ``hookrun predict`` and ``export`` output), ``metrics`` (``accuracy``, a fraction; ``auc`` when ``n_classes`` is 2:
-        this batch) and, in ``eval`` mode, ``eval_metrics``: ``tf.compat.v1.metrics.accuracy`` (and
+        ``float32 [batch, n_classes]``: what ``hookrun predict`` and ``export`` output), ``metrics``
+        (``accuracy``, a fraction; ``auc`` when ``n_classes`` is 2: this batch) and, in ``eval`` mode,
+        ``eval_metrics``: ``tf.compat.v1.metrics.accuracy`` (and
         ``tf.compat.v1.metrics.auc`` on class 1's probability) over the whole evaluation.
     """
     class_ids = tf.cast(tf.reshape(labels, [-1]), tf.int64)
