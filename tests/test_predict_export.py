@@ -442,3 +442,42 @@ def test_overwrite_replaces_an_export_whole(tmp_path):
     export(run, tmp_path / "model", overwrite=True)
     assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["saved_model.pb", "variables"]
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+WRONG_INFER = """
+import tensorflow as tf
+from hookrun.runner import EstimatorSpec, layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(features, 1, "out")
+    if mode != "infer":
+        return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - labels)), export_outputs={"x": 3})
+    if params["kind"] == "export_outputs":
+        return EstimatorSpec(mode=mode, predictions=out, export_outputs={"x": 3})
+    if params["kind"] == "prediction_hooks":
+        return EstimatorSpec(mode=mode, predictions=out, prediction_hooks=[object()])
+    return EstimatorSpec(mode=mode, loss=tf.reduce_mean(out))  # no predictions
+"""
+
+
+@pytest.mark.parametrize(
+    "kind, words",
+    [
+        ("export_outputs", "EstimatorSpec.export_outputs['x'] must be a tensor, a dict"),
+        ("prediction_hooks", "EstimatorSpec.prediction_hooks[0] must be a tf.compat.v1.train.SessionRunHook"),
+        ("no_predictions", "returns no `predictions` in infer mode"),
+    ],
+)
+def test_a_wrong_infer_spec_is_one_line_exit_2_naming_the_field(tmp_path, write_module, monkeypatch, kind, words):
+    module = write_module("wrong_infer", WRONG_INFER)
+    write_csv(tmp_path / "data.csv", linear_rows(32, seed=8))
+    graph = {"builder": f"{module}:model_fn", "params": {"kind": kind}}
+    run = _train(tmp_path, base_config(hooks=STEPS, graph=graph, data={"train": "data.csv"}))  # trains: ignored there
+    monkeypatch.chdir(tmp_path)
+    for args in (["predict", str(run), "--data", "data.csv", "--output", "out.csv"], ["export", str(run), "-o", "out"]):
+        result = cli.invoke(app, args)
+        assert result.exit_code == 2, result.output
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        assert len(lines) == 1 and words in lines[0] and "graph.builder" in lines[0], result.stderr
+    assert not list(tmp_path.glob("*out*"))
