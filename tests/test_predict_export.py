@@ -397,7 +397,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, monkeypatc
         (["export", str(run), "--output", "out_model"], "already exists; pass --overwrite"),
         (["export", str(run), "--output", "out_exists.csv", "--overwrite"], "is a file"),
         (["predict", str(run), *data, "--output", "out_model", "--overwrite"], "is a directory"),
-        (["predict", str(run), *data, "--output", "nowhere/out.csv"], "does not exist"),
+        (["predict", str(run), *data, "--output", "out_exists.csv/out.csv"], "out_exists.csv is not a directory"),
     ]
     for args, words in cases:
         result = cli.invoke(app, args)
@@ -437,6 +437,8 @@ def test_overwrite_replaces_an_export_whole(tmp_path):
 
     data_file = write_csv(tmp_path / "data.csv", linear_rows(32, seed=7))
     run = _train(tmp_path, base_config(hooks=STEPS, data={"train": str(data_file)}))
+    export(run, tmp_path / "models" / "model" / "1")  # missing directories are made (TensorFlow Serving's layout)
+    assert (tmp_path / "models" / "model" / "1" / "saved_model.pb").is_file()
     export(run, tmp_path / "model")
     (tmp_path / "model" / "stale.txt").write_text("from before")
     export(run, tmp_path / "model", overwrite=True)

@@ -13,7 +13,7 @@ from hookrun.runner.errors import SetupError
 
 
 def check_output_path(path: str | Path, overwrite: bool, what: str, option: str = "--output") -> Path:
-    """Check an output path before anything is computed: its directory exists, and it is new or may be replaced.
+    """Check an output path before anything is computed: it is new or may be replaced, and can be created.
 
     Args:
         path: the output file or directory.
@@ -25,13 +25,16 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
         The path, absolute (the symlink itself when it is one: it is replaced, not written through).
 
     Raises:
-        SetupError: the parent directory does not exist; the path exists without ``overwrite``; with
+        SetupError: a parent is a file; the path exists without ``overwrite``; with
             ``overwrite`` it is a directory where a file goes (or the reverse).
     """
     given = Path(path)
     target = Path(os.path.abspath(given))
-    if not target.parent.is_dir():
-        raise SetupError(f"{option} {given}: the directory {target.parent} does not exist; create it first")
+    existing = target.parent
+    while not existing.exists():  # missing directories are created when the output is written
+        existing = existing.parent
+    if not existing.is_dir():
+        raise SetupError(f"{option} {given}: {existing} is not a directory; choose another path")
     if target.exists() or target.is_symlink():
         if not overwrite:
             raise SetupError(
@@ -46,7 +49,11 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
 
 @contextmanager
 def atomic_file(target: Path) -> Iterator[Path]:
-    """A temporary file beside ``target``, renamed onto it when the block ends without an error (else removed)."""
+    """A temporary file beside ``target``, renamed onto it when the block ends without an error (else removed).
+
+    Missing parent directories of ``target`` are created.
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
     fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
     temporary = Path(name)
@@ -62,8 +69,10 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     """A path (not yet created) in a temporary directory beside ``target``, moved onto ``target`` on success.
 
     A ``target`` that exists (``--overwrite``) is moved aside first and removed once the new one is in place;
-    on an error nothing at ``target`` changes and the temporary directory is removed.
+    on an error nothing at ``target`` changes and the temporary directory is removed. Missing parent
+    directories of ``target`` are created.
     """
+    target.parent.mkdir(parents=True, exist_ok=True)
     holder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     try:
         inside = holder / target.name
