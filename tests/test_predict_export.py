@@ -398,6 +398,9 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, monkeypatc
         (["export", str(run), "--output", "out_exists.csv", "--overwrite"], "is a file"),
         (["predict", str(run), *data, "--output", "out_model", "--overwrite"], "is a directory"),
         (["predict", str(run), *data, "--output", "out_exists.csv/out.csv"], "out_exists.csv is not a directory"),
+        (["predict", str(run), *data, "--output", str(data_file), "--overwrite"], "which this command reads"),
+        (["export", str(run), "--output", str(run), "--overwrite"], "which this command reads"),
+        (["export", str(run), "--output", str(tmp_path), "--overwrite"], "which this command reads"),
     ]
     for args, words in cases:
         result = cli.invoke(app, args)
@@ -406,6 +409,7 @@ def test_bad_input_exits_2_with_one_line_and_writes_nothing(tmp_path, monkeypatc
         assert len(lines) == 1 and words in lines[0], (args, result.stderr)
         assert "Traceback" not in result.output
     assert _outputs(tmp_path) == ["out_exists.csv", "out_model"]
+    assert (tmp_path / "data.csv").read_text().startswith("a,b,y\n") and (run / "model.ckpt-4.index").is_file()
     assert (tmp_path / "out_exists.csv").read_text() == "keep me"
     assert [p.name for p in (tmp_path / "out_model").iterdir()] == ["keep"]
 
@@ -483,3 +487,28 @@ def test_a_wrong_infer_spec_is_one_line_exit_2_naming_the_field(tmp_path, write_
         lines = [line for line in result.stderr.splitlines() if line.strip()]
         assert len(lines) == 1 and words in lines[0] and "graph.builder" in lines[0], result.stderr
     assert not list(tmp_path.glob("*out*"))
+
+
+def test_predict_reads_tfrecord_and_files_without_the_label(tmp_path):
+    """The same rows as CSV without the label column, and as TFRecord: the same predictions, in order."""
+    import tensorflow as tf
+
+    from hookrun.runner import predict
+
+    data = linear_rows(40, seed=9)
+    write_csv(tmp_path / "data.csv", data)
+    run = _train(tmp_path, base_config(hooks=STEPS, data={"train": "data.csv"}))
+    no_label = tmp_path / "no_label.csv"
+    no_label.write_text("b,extra,a\n" + "".join(f"{b:.6f},x,{a:.6f}\n" for a, b, _ in data))  # other order
+    with tf.io.TFRecordWriter(str(tmp_path / "rows.tfrecord")) as writer:
+        for a, b, _ in data:
+            feature = {n: tf.train.Feature(float_list=tf.train.FloatList(value=[v])) for n, v in (("a", a), ("b", b))}
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+    outputs = {}
+    for name in ("data.csv", "no_label.csv", "rows.tfrecord"):
+        result = predict(run, [str(tmp_path / name)], tmp_path / f"{name}.preds.csv")
+        assert result.rows == 40
+        outputs[name] = np.array([float(row["y"]) for row in _read_csv(tmp_path / f"{name}.preds.csv")])
+    np.testing.assert_allclose(outputs["no_label.csv"], outputs["data.csv"], rtol=1e-6)
+    np.testing.assert_allclose(outputs["rows.tfrecord"], outputs["data.csv"], rtol=1e-5)
+    assert np.ptp(outputs["data.csv"]) > 0

@@ -94,12 +94,13 @@ def export(
     """
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
-    from hookrun.runner.trained.output import atomic_directory, check_output_path
+    from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
     from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
 
     started = time.perf_counter()
     run = open_run(run_dir)
     target = check_output_path(output, overwrite, "directory")
+    check_not_replacing(target, [run.run_dir])
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
     built = build_inference_graph(tf, run, examples=True)

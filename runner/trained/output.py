@@ -47,6 +47,24 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
     return target
 
 
+def check_not_replacing(target: Path, protected: list[Path], option: str = "--output") -> None:
+    """Refuse an output that would replace (or hold) one of ``protected``: the run directory, an input file.
+
+    Args:
+        target: the checked output path (:func:`check_output_path`).
+        protected: paths the output must not be, nor be a parent of.
+        option: the option naming it, for messages.
+
+    Raises:
+        SetupError: ``target`` is one of them or a directory above one (symlinks resolved).
+    """
+    real = target.resolve()
+    for path in protected:
+        kept = path.resolve()
+        if real == kept or real in kept.parents:
+            raise SetupError(f"{option} {target}: would replace {path}, which this command reads; choose another path")
+
+
 @contextmanager
 def atomic_file(target: Path) -> Iterator[Path]:
     """A temporary file beside ``target``, renamed onto it when the block ends without an error (else removed).

@@ -170,13 +170,14 @@ def predict(
     from hookrun.runner.data.reader import iter_chunks
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
-    from hookrun.runner.trained.output import atomic_file, check_output_path
+    from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
     from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
 
     started = time.perf_counter()
     run = open_run(run_dir)
     target = check_output_path(output, overwrite, "file")
     fileset, plan = prediction_input(run, data)
+    check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)])
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
     built = build_inference_graph(tf, run, numeric_dtype="float64")
@@ -193,35 +194,35 @@ def predict(
             scaffold=v1.train.Scaffold(saver=saver), checkpoint_filename_with_path=prefix
         )
         numeric = {c.name for c in run.preprocessor.columns if c.kind == "numeric"}
-        rows = 0
-        with atomic_file(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.writer(handle)
-            writer.writerow([index_name, *(title for title, _, _ in columns)])
-            try:
-                session = v1.train.MonitoredSession(session_creator=creator, hooks=list(built.prediction_hooks))
-            except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
-                reason = str(err.message).strip().splitlines()[0]
-                raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
-            with session:
-                for raw in iter_chunks(fileset, plan, fast_tfrecord=True):
-                    _refuse_incomplete(run, raw)
-                    for start in range(0, raw.num_rows, PREDICT_BATCH):
-                        stop = min(start + PREDICT_BATCH, raw.num_rows)
-                        feed = {}
-                        for name, tensor in built.inputs.items():
-                            values = raw.values[name][start:stop]
-                            if name in numeric:
-                                feed[tensor] = values
-                            else:
-                                feed[tensor] = np.array(["" if v is None else v for v in values], dtype=object)
-                        got = session.run(fetches, feed_dict=feed)
-                        for offset in range(stop - start):
-                            cells = [str(rows + offset)]
-                            for _, name, position in columns:
-                                value = got[name][offset]
-                                cells.append(_cell(value if position is None else value[position]))
-                            writer.writerow(cells)
-                        rows += stop - start
+        try:
+            session = v1.train.MonitoredSession(session_creator=creator, hooks=list(built.prediction_hooks))
+        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+            reason = str(err.message).strip().splitlines()[0]
+            raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
+    rows = 0
+    # Outside the graph's context: reading TFRecord chunks runs eager tf.data ops (the graph is finalized).
+    with session, atomic_file(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([index_name, *(title for title, _, _ in columns)])
+        for raw in iter_chunks(fileset, plan, fast_tfrecord=True):
+            _refuse_incomplete(run, raw)
+            for start in range(0, raw.num_rows, PREDICT_BATCH):
+                stop = min(start + PREDICT_BATCH, raw.num_rows)
+                feed = {}
+                for name, tensor in built.inputs.items():
+                    values = raw.values[name][start:stop]
+                    if name in numeric:
+                        feed[tensor] = values
+                    else:
+                        feed[tensor] = np.array(["" if v is None else v for v in values], dtype=object)
+                got = session.run(fetches, feed_dict=feed)
+                for offset in range(stop - start):
+                    cells = [str(rows + offset)]
+                    for _, name, position in columns:
+                        value = got[name][offset]
+                        cells.append(_cell(value if position is None else value[position]))
+                    writer.writerow(cells)
+                rows += stop - start
     return PredictResult(
         run_dir=str(run.run_dir),
         checkpoint=prefix,
