@@ -18,6 +18,8 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
 vocabularies for one-hot and class ids) exactly as :meth:`Preprocessor.transform` does in numpy.
+The same code takes raw column tensors instead of decoded lines in :func:`transform_raw_columns`:
+the entry point of ``hookrun predict`` and of the graph ``hookrun export`` saves.
 The iterators are initializable (a ``tf.lookup`` table cannot be captured by a one-shot iterator);
 their initializers join ``GraphKeys.TABLE_INITIALIZERS``, so the ``Scaffold``'s default
 ``local_init_op`` runs them whenever a session is created, as Estimator's ``_DatasetInitializerHook``
