@@ -22,6 +22,7 @@ def predict_command(
             help="Data files to predict (CSV or TFRecord, globs, directories; repeatable), with the model's feature "
             "columns; a label column is ignored.",
             show_default=False,
+            metavar="FILES",
         ),
     ],
     output: Annotated[

@@ -189,6 +189,9 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
             f"{where}: EstimatorSpec.train_op must be a tf.Operation or tensor (or None: hookrun builds it from "
             f"graph.optimizer), got {type(train_op).__name__}"
         )
+    infer = mode == ModeKeys.PREDICT  # export_outputs and prediction_hooks: used in infer mode only
+    export_outputs = _export_outputs(tf, where, value.export_outputs) if infer else {}
+    prediction_hooks = _prediction_hooks(tf, where, value.prediction_hooks) if infer else []
     prediction_dict: dict[str, Any] = {}
     predictions = value.predictions
     if isinstance(predictions, Mapping):
@@ -223,9 +226,18 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
                     f"such as tf.compat.v1.metrics.mean(...) returns, got {type(pair).__name__}"
                 )
             metric_ops[str(key)] = (pair[0], pair[1])
-    hook_list = _hooks(tf, where, "training_hooks", value.training_hooks if mode == ModeKeys.TRAIN else None)
-    infer = mode == ModeKeys.PREDICT
-    prediction_hooks = _hooks(tf, where, "prediction_hooks", value.prediction_hooks if infer else None)
+    hooks = value.training_hooks if mode == ModeKeys.TRAIN else None
+    if hooks is not None and not isinstance(hooks, (list, tuple)):
+        raise SpecError(
+            f"{where}: EstimatorSpec.training_hooks must be a list of SessionRunHook, got {type(hooks).__name__}"
+        )
+    hook_list = list(hooks) if hooks is not None else []
+    for index, hook in enumerate(hook_list):
+        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
+            raise SpecError(
+                f"{where}: EstimatorSpec.training_hooks[{index}] must be a tf.compat.v1.train.SessionRunHook, "
+                f"got {type(hook).__name__}"
+            )
     return CheckedSpec(
         loss=value.loss,
         train_op=train_op,
@@ -233,20 +245,22 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
         prediction_dict=prediction_dict,
         eval_metric_ops=metric_ops,
         training_hooks=hook_list,
-        export_outputs=_export_outputs(tf, where, value.export_outputs) if infer else {},
+        export_outputs=export_outputs,
         prediction_hooks=prediction_hooks,
     )
 
 
-def _hooks(tf: Any, where: str, name: str, hooks: Any) -> list[Any]:
-    """``EstimatorSpec.<name>`` (a list of ``SessionRunHook`` or None) as a checked list."""
+def _prediction_hooks(tf: Any, where: str, hooks: Any) -> list[Any]:
+    """``EstimatorSpec.prediction_hooks`` (a list of ``SessionRunHook`` or None) as a checked list."""
     if hooks is not None and not isinstance(hooks, (list, tuple)):
-        raise SpecError(f"{where}: EstimatorSpec.{name} must be a list of SessionRunHook, got {type(hooks).__name__}")
+        raise SpecError(
+            f"{where}: EstimatorSpec.prediction_hooks must be a list of SessionRunHook, got {type(hooks).__name__}"
+        )
     hook_list = list(hooks) if hooks is not None else []
     for index, hook in enumerate(hook_list):
         if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
             raise SpecError(
-                f"{where}: EstimatorSpec.{name}[{index}] must be a tf.compat.v1.train.SessionRunHook, "
+                f"{where}: EstimatorSpec.prediction_hooks[{index}] must be a tf.compat.v1.train.SessionRunHook, "
                 f"got {type(hook).__name__}"
             )
     return hook_list
