@@ -95,8 +95,8 @@ def build_inference_graph(
         run: the run (its config and saved preprocessing).
         examples: add the serialized ``tf.train.Example`` input (``parse_example``: numeric features as
             ``float_list``, categorical ones as ``bytes_list``; an absent feature is a missing value).
-        numeric_dtype: ``float32`` (the exported signature) or ``float64`` (``hookrun predict``: the numbers as
-            training read them) for numeric inputs.
+        numeric_dtype: ``float32`` (the exported signature, and ``hookrun predict``) or ``float64`` (the numbers
+            exactly as training read them) for numeric inputs.
 
     Returns:
         The graph.

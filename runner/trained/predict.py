@@ -3,8 +3,9 @@
 Mirrors ``tf.estimator.Estimator.predict``: restore a checkpoint into a graph holding the builder in
 ``infer`` mode (``labels=None`` for a model_fn; its ``prediction_hooks`` run), feed it the rows, yield
 the predictions. The graph is the one ``hookrun export`` saves
-(:func:`hookrun.runner.trained.inference.build_inference_graph`), fed the numbers as training read
-them (``float64``), so the run's saved preprocessing is applied exactly as in training.
+(:func:`hookrun.runner.trained.inference.build_inference_graph`), fed the numbers as the exported
+signature takes them (``float32``), so predict and a served export agree; the run's saved
+preprocessing is applied by the transformation training runs.
 
 The output CSV has one row per input row, in input order (files in sorted order, as ``data.train``):
 ``row`` (0-based index over all the input rows), then the predictions: for a regressor ``<label>``
@@ -180,7 +181,7 @@ def predict(
     check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)])
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
-    built = build_inference_graph(tf, run, numeric_dtype="float64")
+    built = build_inference_graph(tf, run)  # float32 numbers, as the exported signature: the two agree
     v1 = tf.compat.v1
     with built.graph.as_default():
         variables = v1.global_variables()
@@ -212,7 +213,7 @@ def predict(
                 for name, tensor in built.inputs.items():
                     values = raw.values[name][start:stop]
                     if name in numeric:
-                        feed[tensor] = values
+                        feed[tensor] = values.astype(np.float32)
                     else:
                         feed[tensor] = np.array(["" if v is None else v for v in values], dtype=object)
                 got = session.run(fetches, feed_dict=feed)
