@@ -157,6 +157,13 @@ def test_exported_model_in_a_fresh_process_equals_predict_on_raw_california_rows
     assert again.exit_code == 0, again.output
     assert _read_csv(tmp_path / "preds.csv") == table  # predict is deterministic too
 
+    every = cli.invoke(app, ["predict", str(run), "--data", str(CALIFORNIA), "--output", "all.csv"])  # 20,640 rows
+    assert every.exit_code == 0, every.output
+    mine = np.array([float(row["median_house_value"]) for row in _read_csv(tmp_path / "all.csv")])
+    theirs = np.array(_serve(tmp_path / "model", CALIFORNIA)["first"]["predictions"])
+    assert mine.shape == theirs.shape == (20_640,)
+    np.testing.assert_allclose(mine, theirs, rtol=1e-5)
+
 
 def _classes_csv(path, rows=64, seed=0):
     """``a, b, kind, y``: a text feature and a text label ``lo``/``hi`` (``y`` from ``a + b``)."""
