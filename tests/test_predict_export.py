@@ -136,8 +136,12 @@ def test_exported_model_in_a_fresh_process_equals_predict_on_raw_california_rows
     monkeypatch.chdir(tmp_path)
     predicted = cli.invoke(app, ["predict", str(run), "--data", "rows.csv", "--output", "preds.csv"])
     assert predicted.exit_code == 0, predicted.output
-    exported = cli.invoke(app, ["export", str(run), "--output", "model"])
+    exported = cli.invoke(app, ["export", str(run), "--output", "model", "--json"])
     assert exported.exit_code == 0, exported.output
+    signatures = json.loads(exported.stdout)["signatures"]
+    assert signatures["serving_default"]["inputs"]["ocean_proximity"] == "string"
+    assert signatures["serving_default"]["inputs"]["total_bedrooms"] == "float32"
+    assert signatures["examples"] == {"inputs": {"examples": "string"}, "outputs": {"predictions": "float32"}}
 
     served = _serve(tmp_path / "model", rows)
     assert served["hookrun_modules"] == []
@@ -454,6 +458,12 @@ def test_overwrite_replaces_an_export_whole(tmp_path):
     (tmp_path / "model" / "stale.txt").write_text("from before")
     export(run, tmp_path / "model", overwrite=True)
     assert sorted(p.name for p in (tmp_path / "model").iterdir()) == ["saved_model.pb", "variables"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "link").symlink_to(elsewhere)  # --overwrite replaces the link, never writes through it
+    export(run, tmp_path / "link", overwrite=True)
+    assert not (tmp_path / "link").is_symlink() and (tmp_path / "link" / "saved_model.pb").is_file()
+    assert list(elsewhere.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
 
 

@@ -41,7 +41,7 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
                 f"{option} {given}: already exists; pass --overwrite to replace it, or choose another path"
             )
         is_dir = target.is_dir() and not target.is_symlink()
-        if is_dir != (what == "directory"):
+        if not target.is_symlink() and is_dir != (what == "directory"):  # a symlink itself is replaced
             kind = "a directory" if is_dir else "a file"
             raise SetupError(f"{option} {given}: is {kind}, and a {what} is written there; choose another path")
     return target
