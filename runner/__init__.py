@@ -18,6 +18,8 @@ from hookrun.runner.graph.model_fn import EstimatorSpec, ModeKeys
 if TYPE_CHECKING:
     from hookrun.config_schemas.loader import LoadedConfig
     from hookrun.runner.trained.evaluate import EvalResult
+    from hookrun.runner.trained.export import ExportResult
+    from hookrun.runner.trained.predict import PredictResult
     from hookrun.runner.trained.runs import RunsTable
     from hookrun.runner.trained.sweep import SweepResult
     from hookrun.runner.trainer import TrainResult
@@ -70,6 +72,7 @@ def evaluate(
 
     return _evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
 
+
 def runs(root: str | Path = "runs", sort: str | None = None) -> RunsTable:
     """The runs under ``root``, one row each; see :func:`hookrun.runner.trained.runs.list_runs` (no TensorFlow).
 
@@ -109,4 +112,63 @@ def sweep(config: str | Path, sweeps: list[str], **kwargs: Any) -> SweepResult:
     return _sweep(config, sweeps, **kwargs)
 
 
-__all__ = ["EstimatorSpec", "ModeKeys", "evaluate", "layers", "runs", "sweep", "train"]
+def predict(
+    run_dir: str | Path,
+    data: list[str],
+    output: str | Path,
+    checkpoint: str = "latest",
+    overwrite: bool = False,
+    verbose: bool = False,
+) -> PredictResult:
+    """Predict every row of ``data`` with a run's checkpoint; write one CSV row per input row to ``output``.
+
+    See :func:`hookrun.runner.trained.predict.predict`.
+
+    Args:
+        run_dir: the run directory ``train`` wrote.
+        data: data files (relative to the current directory) with the model's feature columns.
+        output: the CSV to write.
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix.
+        overwrite: replace ``output`` if it exists.
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The ``PredictResult`` (``rows``, ``columns``, ``output``, ``global_step``).
+
+    Raises:
+        ConfigError, SetupError: no such run or checkpoint, bad data, ``output`` exists (exit code 2); nothing
+            is written.
+    """
+    from hookrun.runner.trained.predict import predict as _predict
+
+    return _predict(run_dir, data, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+
+
+def export(
+    run_dir: str | Path,
+    output: str | Path,
+    checkpoint: str = "latest",
+    overwrite: bool = False,
+    verbose: bool = False,
+) -> ExportResult:
+    """Export a run's checkpoint as a SavedModel taking raw columns; see :func:`hookrun.runner.trained.export.export`.
+
+    Args:
+        run_dir: the run directory ``train`` wrote.
+        output: the SavedModel directory to write.
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix.
+        overwrite: replace ``output`` if it exists.
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The ``ExportResult`` (``output``, ``signatures``, ``global_step``).
+
+    Raises:
+        ConfigError, SetupError: no such run or checkpoint, ``output`` exists (exit code 2); nothing is written.
+    """
+    from hookrun.runner.trained.export import export as _export
+
+    return _export(run_dir, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+
+
+__all__ = ["EstimatorSpec", "ModeKeys", "evaluate", "export", "layers", "predict", "runs", "sweep", "train"]

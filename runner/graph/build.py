@@ -399,3 +399,61 @@ def build_evaluation_graph(
             named=named_features,
         )
     return graph, global_step, evaluation
+
+
+def build_inference(
+    tf: Any, builder: Any, builder_name: str, features: Any, params: dict[str, Any], model_fn: bool = False
+) -> GraphSpec:
+    """Call the builder in ``infer`` mode (``ModeKeys.PREDICT``) on features without labels: for predict and export.
+
+    Mirrors ``tf.estimator.Estimator.predict`` / ``export_saved_model``, which called the ``model_fn``
+    with ``labels=None`` and ``mode=PREDICT``. A model_fn gets exactly that (its ``loss`` may be None,
+    its ``prediction_hooks`` and ``export_outputs`` are kept). A builder of the ``fn(features, labels, params)``
+    form gets ``params["mode"] == "infer"`` and all-zero labels ``float32 [batch, 1]``, so one written for
+    ``train`` and ``eval`` builds unchanged; its loss and metrics are not used. Dropout and other
+    training-only ops are off (they follow ``mode == "train"``).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        builder: the builder function.
+        builder_name: ``graph.builder``, for messages.
+        features: ``float32 [batch, n_features]``, or a dict (named features).
+        params: ``graph.params`` plus ``label_scale`` (and ``feature_columns`` for named features).
+        model_fn: the builder has the model_fn form.
+
+    Returns:
+        The spec; ``predictions`` is set.
+
+    Raises:
+        PlacedError: the builder fails, returns a malformed spec, or returns no ``predictions``.
+    """
+    mode = "infer"
+    try:
+        if model_fn:
+            checked = check_spec(tf, call_model_fn(builder, features, None, mode, dict(params)), builder_name, mode)
+            spec = GraphSpec(
+                loss=checked.loss,
+                predictions=checked.predictions,
+                prediction_dict=checked.prediction_dict,
+                export_outputs=checked.export_outputs,
+                prediction_hooks=checked.prediction_hooks,
+            )
+        else:
+            first = next(iter(features.values())) if isinstance(features, dict) else features
+            labels = tf.zeros([tf.shape(first)[0], 1], tf.float32)
+            spec = GraphSpec.coerce(builder(features, labels, {**params, "mode": mode}), builder_name)
+    except SetupError:
+        raise
+    except SpecError as err:
+        raise PlacedError("graph.builder", str(err)) from err
+    except Exception as err:
+        raise PlacedError("graph.builder", f"{builder_name} failed (infer mode): {type(err).__name__}: {err}") from err
+    if spec.predictions is None:
+        raise PlacedError(
+            "graph.builder",
+            f"{builder_name} returns no `predictions` in infer mode; return the model's output as `predictions` "
+            "to predict with it or export it",
+        )
+    if not spec.prediction_dict:
+        spec.prediction_dict = {"predictions": spec.predictions}
+    return spec

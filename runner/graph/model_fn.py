@@ -44,8 +44,12 @@ class EstimatorSpec:
             ``eval`` mode; reported as ``val_<name>``.
         training_hooks: ``tf.compat.v1.train.SessionRunHook`` instances run after the config's ``hooks:``, in
             this order (``train`` mode).
-        evaluation_hooks, training_chief_hooks, prediction_hooks, export_outputs, scaffold: Estimator's other
-            fields; hookrun does not run them yet and refuses a non-empty one (exit 2) rather than ignore it.
+        export_outputs: ``infer`` mode: signature name -> outputs of the exported SavedModel (``hookrun export``):
+            a tensor (output ``output``), a dict name -> tensor, or an object with an ``outputs`` dict (as
+            Estimator's ``PredictOutput``). The one named ``serving_default`` replaces the default signature's.
+        prediction_hooks: ``infer`` mode: ``SessionRunHook`` instances run by ``hookrun predict``.
+        evaluation_hooks, training_chief_hooks, scaffold: Estimator's other fields; hookrun does not run them
+            yet and refuses a non-empty one (exit 2) rather than ignore it.
     """
 
     mode: str | None = None
@@ -65,7 +69,7 @@ class EstimatorSpec:
 SPEC_FIELDS = tuple(f.name for f in fields(EstimatorSpec))
 
 #: Fields hookrun does not run yet: a model_fn that sets them gets a clear error.
-UNSUPPORTED_FIELDS = ("export_outputs", "training_chief_hooks", "scaffold", "evaluation_hooks", "prediction_hooks")
+UNSUPPORTED_FIELDS = ("training_chief_hooks", "scaffold", "evaluation_hooks")
 
 #: ``graph.style`` values.
 STYLES = ("auto", "builder", "model_fn")
@@ -121,6 +125,8 @@ class CheckedSpec:
         predictions: the one ``predictions`` tensor (see :class:`EstimatorSpec`), or None.
         prediction_dict: every prediction by name (``{"predictions": t}`` for a single tensor), maybe empty.
         training_hooks: the hooks, as a list.
+        export_outputs: ``infer`` mode: signature name -> (output name -> tensor), maybe empty.
+        prediction_hooks: ``infer`` mode: the hooks, as a list.
     """
 
     loss: Any
@@ -129,6 +135,8 @@ class CheckedSpec:
     prediction_dict: dict[str, Any]
     eval_metric_ops: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     training_hooks: list[Any] = field(default_factory=list)
+    export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prediction_hooks: list[Any] = field(default_factory=list)
 
 
 def _is_tensor(tf: Any, value: Any) -> bool:
@@ -181,6 +189,9 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
             f"{where}: EstimatorSpec.train_op must be a tf.Operation or tensor (or None: hookrun builds it from "
             f"graph.optimizer), got {type(train_op).__name__}"
         )
+    infer = mode == ModeKeys.PREDICT  # export_outputs and prediction_hooks: used in infer mode only
+    export_outputs = _export_outputs(tf, where, value.export_outputs) if infer else {}
+    prediction_hooks = _prediction_hooks(tf, where, value.prediction_hooks) if infer else []
     prediction_dict: dict[str, Any] = {}
     predictions = value.predictions
     if isinstance(predictions, Mapping):
@@ -234,7 +245,50 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
         prediction_dict=prediction_dict,
         eval_metric_ops=metric_ops,
         training_hooks=hook_list,
+        export_outputs=export_outputs,
+        prediction_hooks=prediction_hooks,
     )
+
+
+def _prediction_hooks(tf: Any, where: str, hooks: Any) -> list[Any]:
+    """``EstimatorSpec.prediction_hooks`` (a list of ``SessionRunHook`` or None) as a checked list."""
+    if hooks is not None and not isinstance(hooks, (list, tuple)):
+        raise SpecError(
+            f"{where}: EstimatorSpec.prediction_hooks must be a list of SessionRunHook, got {type(hooks).__name__}"
+        )
+    hook_list = list(hooks) if hooks is not None else []
+    for index, hook in enumerate(hook_list):
+        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
+            raise SpecError(
+                f"{where}: EstimatorSpec.prediction_hooks[{index}] must be a tf.compat.v1.train.SessionRunHook, "
+                f"got {type(hook).__name__}"
+            )
+    return hook_list
+
+
+def _export_outputs(tf: Any, where: str, value: Any) -> dict[str, dict[str, Any]]:
+    """``EstimatorSpec.export_outputs`` as signature name -> (output name -> tensor), checked."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SpecError(
+            f"{where}: EstimatorSpec.export_outputs must be a dict signature name -> outputs, "
+            f"got {type(value).__name__}"
+        )
+    checked: dict[str, dict[str, Any]] = {}
+    for key, output in value.items():
+        outputs = getattr(output, "outputs", output)  # Estimator's PredictOutput keeps them in `.outputs`
+        if _is_tensor(tf, outputs):
+            outputs = {"output": outputs}  # PredictOutput's name for a single tensor
+        if not isinstance(key, str) or not isinstance(outputs, Mapping) or not outputs or not all(
+            isinstance(name, str) and _is_tensor(tf, tensor) for name, tensor in outputs.items()
+        ):
+            raise SpecError(
+                f"{where}: EstimatorSpec.export_outputs[{key!r}] must be a tensor, a dict name -> tensor or an "
+                f"object with such an `outputs` dict, got {type(output).__name__}"
+            )
+        checked[key] = dict(outputs)
+    return checked
 
 
 __all__ = ["EstimatorSpec", "ModeKeys", "SPEC_FIELDS", "call_model_fn", "check_spec", "is_model_fn"]
