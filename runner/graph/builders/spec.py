@@ -46,6 +46,12 @@ class GraphSpec:
         training_hooks: ``SessionRunHook`` instances run after the config's hooks, in order (a model_fn's
             ``EstimatorSpec.training_hooks``; a ``GraphSpec`` from a builder has none).
         prediction_dict: every prediction by name when a model_fn returned ``predictions`` as a dict.
+        training_chief_hooks: hooks run after ``training_hooks`` on the chief only (a model_fn's
+            ``EstimatorSpec.training_chief_hooks``).
+        evaluation_hooks: hooks run around each evaluation pass (a model_fn's ``EstimatorSpec.evaluation_hooks``,
+            from its ``eval`` call).
+        scaffold: a ``tf.compat.v1.train.Scaffold`` merged into the session's (a model_fn's
+            ``EstimatorSpec.scaffold``, from its ``train`` call), or None.
     """
 
     loss: Any
@@ -55,6 +61,9 @@ class GraphSpec:
     eval_metrics: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     training_hooks: list[Any] = field(default_factory=list)
     prediction_dict: dict[str, Any] = field(default_factory=dict)
+    training_chief_hooks: list[Any] = field(default_factory=list)
+    evaluation_hooks: list[Any] = field(default_factory=list)
+    scaffold: Any = None
 
     @classmethod
     def coerce(cls, value: Any, builder: str) -> GraphSpec:
