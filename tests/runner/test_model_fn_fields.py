@@ -11,7 +11,7 @@ import pytest
 import tensorflow as tf
 from rich.console import Console
 
-from tests.conftest import BATCH_SIZE, NUM_ROWS, user_module
+from tests.conftest import BATCH_SIZE, NUM_ROWS, event_scalars, user_module
 
 #: A model_fn setting every spec field this file tests, each switched on by ``params``.
 MODEL_FN = """
@@ -71,6 +71,11 @@ class DuckRecorder:
         EVENTS.append((self.name, "end", None))
 
 
+class Failing(Recorder):
+    def after_run(self, run_context, run_values):
+        raise ValueError("boom in after_run")
+
+
 class StopAfterFirst(Recorder):
     def after_run(self, run_context, run_values):
         super().after_run(run_context, run_values)
@@ -99,6 +104,9 @@ def model_fn(features, labels, mode, params):
                 session.run(assign, {placeholder: values})
 
             spec["scaffold"] = v1.train.Scaffold(init_fn=init_fn)
+        if params.get("summary"):
+            summary_op = v1.summary.scalar("model_fn_scalar", 2 * loss)
+            spec["scaffold"] = v1.train.Scaffold(summary_op=summary_op)
         if params.get("saver_keep"):
             saver = v1.train.Saver(max_to_keep=int(params["saver_keep"]))
             spec["scaffold"] = v1.train.Scaffold(saver=saver)
@@ -106,6 +114,8 @@ def model_fn(features, labels, mode, params):
         hooks = [Recorder("eval0", fetch=loss), Recorder("eval1")]
         if params.get("stop_eval"):
             hooks.append(StopAfterFirst("stopper"))
+        if params.get("fail_eval"):
+            hooks.append(Failing("failing"))
         spec["evaluation_hooks"] = hooks
     return EstimatorSpec(**spec)
 """
@@ -194,6 +204,22 @@ def test_hookruns_own_saver_without_a_scaffold(make_config, write_module, run_tr
     state = tf.train.get_checkpoint_state(str(result.run_dir))
     assert len(state.all_model_checkpoint_paths) == 4
     assert 'model_checkpoint_path: "model.ckpt-' in (result.run_dir / "checkpoint").read_text()  # relative
+
+
+def test_summary_saver_writes_the_scaffolds_summary_op_too(make_config, write_module, run_train):
+    module = write_module("mfn", MODEL_FN)
+    result = run_train(
+        make_config(
+            graph={"builder": f"{module}:model_fn", "params": {"summary": True}},
+            data={"epochs": 1},
+            hooks=[{"type": "summary_saver", "save_steps": 3, "tensors": ["loss"]}],
+        )
+    )
+    own = event_scalars(result.run_dir, "loss")
+    given = event_scalars(result.run_dir, "model_fn_scalar")
+    assert [step for step, _ in given] == [step for step, _ in own] == [1, 4, 7]
+    for (_, loss), (_, doubled) in zip(own, given, strict=True):
+        assert doubled == pytest.approx(2 * loss, rel=1e-5)  # the same step's loss, through the model_fn's op
 
 
 @pytest.mark.parametrize("engine", ["hookrun", "tf"])
@@ -351,3 +377,26 @@ def test_validate_build_lists_every_hook_field(make_config, write_module, tmp_pa
         "model_fn evaluation_hooks (run around each evaluation pass, in this order): "
         "evaluation_hooks[0] Recorder, evaluation_hooks[1] Recorder" in out
     )
+
+
+def test_an_evaluation_hook_that_raises_in_hookrun_evaluate_exits_1_with_one_line(
+    make_config, write_module, run_train, tmp_path
+):
+    module = write_module("mfn", MODEL_FN)
+    result = run_train(
+        make_config(graph={"builder": f"{module}:model_fn"}, data={"validation_split": 0.25, "epochs": 1},
+                    hooks=[{"type": "checkpoint_saver", "save_steps": 100}])
+    )
+    saved = result.run_dir / "config.yaml"
+    saved.write_text(saved.read_text().replace("params: {}", "params: {fail_eval: true}"))
+    assert "fail_eval: true" in saved.read_text()
+    done = subprocess.run(
+        [sys.executable, "-m", "hookrun.cli.app", "evaluate", str(result.run_dir)],
+        capture_output=True, text=True, timeout=300, cwd=tmp_path,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "evaluation failed in the pass with the model_fn's evaluation_hooks: ValueError: boom in after_run"
+        in " ".join(done.stderr.split())
+    )
+    assert "Traceback" not in done.stderr and not list(result.run_dir.glob("eval-*.json"))
