@@ -35,8 +35,9 @@ class Scaffold(tf.compat.v1.train.Scaffold):
     ``summary_op`` and ``saver`` are used as given. A given ``saver`` replaces
     the default one: its own ``max_to_keep`` and ``save_relative_paths``
     apply (TensorFlow's default ``False`` writes absolute paths into the
-    ``checkpoint`` state file; hookrun rewrites them relative when a run
-    resumes, see :mod:`hookrun.runner.run_dir.checkpoints`).
+    ``checkpoint`` state file; a moved run directory still resumes, as
+    hookrun finds checkpoints by file name and rewrites that file, see
+    :mod:`hookrun.runner.run_dir.checkpoints`).
 
     Args:
         max_to_keep: checkpoints the saver keeps (count; 0 or None keeps all), as ``Saver``'s.

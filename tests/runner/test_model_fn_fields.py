@@ -192,6 +192,24 @@ def test_a_scaffold_saver_replaces_hookruns(make_config, write_module, run_train
     ]
 
 
+def test_a_run_with_a_scaffold_saver_resumes_after_its_directory_moved(make_config, write_module, run_train, tmp_path):
+    module = write_module("mfn", MODEL_FN)
+
+    def config(epochs):
+        return make_config(
+            graph={"builder": f"{module}:model_fn", "params": {"saver_keep": 2}},
+            data={"epochs": epochs},
+            hooks=[{"type": "checkpoint_saver", "save_steps": 3}],
+        )
+
+    first = run_train(config(1), run_dir=tmp_path / "before")
+    (tmp_path / "before").rename(tmp_path / "after")
+    assert tf.train.latest_checkpoint(str(tmp_path / "after")) is None  # the saver's absolute paths: stale
+    second = run_train(config(2), run_dir=tmp_path / "after")  # hookrun finds the checkpoints by file name
+    assert second.initial_step == first.final_global_step > 0
+    assert second.final_global_step == 2 * first.final_global_step
+
+
 def test_hookruns_own_saver_without_a_scaffold(make_config, write_module, run_train):
     module = write_module("mfn", MODEL_FN)
     result = run_train(
