@@ -255,7 +255,7 @@ def _check_hooks(hooks: Any, name: str, where: str) -> list[Any]:
     """A spec's hook list, checked in every mode (as ``tf.estimator.EstimatorSpec`` did): a list or tuple of hooks.
 
     A hook is any object with the five ``SessionRunHook`` methods
-    (:func:`hookrun.hooks.custom.hook.missing_methods`, the check the config's ``custom`` hooks get).
+    (:func:`hookrun.hooks.context.missing_methods`, the check the config's custom hooks get).
 
     Raises:
         SpecError: not a list or tuple, an entry lacking a method, or a class given for an instance; the
@@ -268,7 +268,7 @@ def _check_hooks(hooks: Any, name: str, where: str) -> list[Any]:
             f"{where}: EstimatorSpec.{name} must be a list of SessionRunHook, got {type(hooks).__name__}"
         )
     from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
-    from hookrun.hooks.custom.hook import missing_methods
+    from hookrun.hooks.context import missing_methods
 
     for index, hook in enumerate(hooks):
         if isinstance(hook, type):
