@@ -146,7 +146,9 @@ def evaluate(
 
 def _hook_failure(err: BaseException, where: str) -> TrainingError:
     """A failure in (or around) a model_fn's ``evaluation_hooks``, as one line: exit 1."""
-    message = (str(err).strip().splitlines() or [""])[0]
+    from hookrun.runner.session.monitored import _op_error_line
+
+    message = _op_error_line(str(getattr(err, "message", None) or err))  # a TensorFlow error's telling line
     return TrainingError(
         f"evaluation failed in {where} with the model_fn's evaluation_hooks: {type(err).__name__}: {message}"
     )

@@ -76,6 +76,20 @@ class Failing(Recorder):
         raise ValueError("boom in after_run")
 
 
+class Counting(Recorder):
+    # builds a (global) variable in begin() and counts the batches it sees in it
+
+    def begin(self):
+        super().begin()
+        v1 = tf.compat.v1
+        self.count = v1.get_variable("eval_batches_seen", [], tf.int64, v1.zeros_initializer(), trainable=False)
+        self.increment = self.count.assign_add(1)
+
+    def before_run(self, run_context):
+        super().before_run(run_context)
+        return tf.compat.v1.train.SessionRunArgs(self.increment)
+
+
 class StopAfterFirst(Recorder):
     def after_run(self, run_context, run_values):
         super().after_run(run_context, run_values)
@@ -114,6 +128,8 @@ def model_fn(features, labels, mode, params):
         hooks = [Recorder("eval0", fetch=loss), Recorder("eval1")]
         if params.get("stop_eval"):
             hooks.append(StopAfterFirst("stopper"))
+        if params.get("count_eval"):
+            hooks.append(Counting("counting"))
         if params.get("fail_eval"):
             hooks.append(Failing("failing"))
         spec["evaluation_hooks"] = hooks
@@ -345,6 +361,28 @@ def test_evaluation_hooks_run_in_hookrun_evaluate_and_do_not_change_the_values(m
     for name in ("eval0", "eval1"):
         assert events_of(module, name) == ["begin", *expected_pass()]
     assert not [e for e in user_module(module).EVENTS if not e[0].startswith("eval")]  # no training hook
+
+
+def test_variables_an_evaluation_hook_builds_in_begin_are_initialized_in_hookrun_evaluate(
+    make_config, write_module, run_train
+):
+    from hookrun.runner.trained.evaluate import evaluate
+
+    module = write_module("mfn", MODEL_FN)
+    result = run_train(
+        make_config(
+            graph={"builder": f"{module}:model_fn", "params": {"count_eval": True}},
+            data={"validation_split": 0.25, "epochs": 1},
+            hooks=[{"type": "evaluation", "every_n_steps": 3}, {"type": "checkpoint_saver", "save_steps": 100}],
+        )
+    )
+    # in training the variable is part of the graph the session initializes (and saves): 2 evaluations
+    assert checkpoint_value(result.run_dir, "eval_batches_seen") == 2 * EVAL_BATCHES
+    user_module(module).EVENTS.clear()
+    evaluated = evaluate(result.run_dir)  # its own graph: the hook's variable is not restored but initialized
+    counts = [v for h, m, v in user_module(module).EVENTS if (h, m) == ("counting", "after_run")]
+    assert counts == list(range(1, EVAL_BATCHES + 1))
+    assert evaluated.metrics["val_loss"] == pytest.approx(result.evaluations[-1]["val_loss"], rel=1e-6)
 
 
 def test_an_evaluation_hook_requesting_a_stop_ends_the_pass_after_that_batch(make_config, write_module, run_train):
