@@ -76,7 +76,11 @@ SPEC_FIELDS = tuple(f.name for f in fields(EstimatorSpec))
 UNSUPPORTED_FIELDS = ("export_outputs", "prediction_hooks")
 
 #: The hook-list fields checked by :func:`check_spec`, and the mode each one runs in.
-HOOK_FIELDS = {"training_hooks": "train", "training_chief_hooks": "train", "evaluation_hooks": "eval"}
+HOOK_FIELDS = {
+    "training_hooks": ModeKeys.TRAIN,
+    "training_chief_hooks": ModeKeys.TRAIN,
+    "evaluation_hooks": ModeKeys.EVAL,
+}
 
 #: ``graph.style`` values.
 STYLES = ("auto", "builder", "model_fn")
