@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.hooks import tf_internals
 from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import StepClock
@@ -269,3 +270,13 @@ class HookContext:
         if relative is None:
             return self.run_dir
         return (self.run_dir / relative).resolve()
+
+
+def missing_methods(obj: Any) -> list[str]:
+    """The ``SessionRunHook`` methods ``obj`` (a class or an instance) lacks (or has uncallable), in order.
+
+    ``MonitoredSession`` checks no type: it calls ``begin``, ``after_create_session``,
+    ``before_run``, ``after_run`` and ``end`` on each hook, so any object with the five is a hook.
+    The one check for the config's ``custom`` hooks and a model_fn's ``EstimatorSpec`` hook lists.
+    """
+    return [m for m in LIFECYCLE_METHODS if not callable(getattr(obj, m, None))]

@@ -157,8 +157,9 @@ class PreparedRun:
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
         hook_labels: per hook, its place and name for messages: ``hooks[2] (custom my_hooks:Counter)``.
-        spec_hook_names: the names of a model_fn's ``training_hooks`` (the last hooks of ``hooks``), as the
-            trace and ``validate --build`` show them: ``training_hooks[0] MyHook``.
+        spec_hook_names: the names of a model_fn's ``training_hooks`` and, on the chief,
+            ``training_chief_hooks`` (the last hooks of ``hooks``), as the trace and ``validate --build``
+            show them: ``training_hooks[0] MyHook``, ``training_chief_hooks[0] MyHook``.
         resume: the checkpoint the run resumes from, found from the run directory's files.
     """
 
@@ -263,9 +264,10 @@ def prepare(
         steps_per_epoch=total_rows / loaded.config.data.batch_size if cluster is None and total_rows else None,
     )
     # A model_fn's EstimatorSpec.training_hooks run after the config's hooks, in their order (as Estimator
-    # appended them to its own); they have no config entry, so the trace and messages name them by class.
-    spec_hooks = list(built.spec.training_hooks)
-    spec_names = [f"training_hooks[{i}] {type(h).__name__}" for i, h in enumerate(spec_hooks)]
+    # appended them to its own), then its training_chief_hooks on the chief only (MonitoredTrainingSession's
+    # chief_only_hooks come after its hooks); they have no config entry, so the trace and messages name them
+    # by field and class.
+    spec_hooks, spec_names = spec_training_hooks(built.spec, chief=cluster is None or cluster.plan.is_chief)
     return PreparedRun(
         tf=tf,
         built=built,
@@ -304,6 +306,30 @@ def _warm_start(tf: Any, graph: Any, loaded: LoadedConfig, resume: Resume, clust
     from hookrun.runner.graph.warm_start import warm_start
 
     notes.append(warm_start(tf, graph, loaded.config.graph.warm_start, loaded.base_dir).note())
+
+
+def spec_training_hooks(spec: Any, chief: bool) -> tuple[list[Any], list[str]]:
+    """A model_fn's training hooks as this task runs them, after the config's, and their names.
+
+    ``EstimatorSpec.training_hooks``, then (on the chief only) ``training_chief_hooks``: the order
+    ``tf.estimator`` ran them in (``MonitoredTrainingSession(hooks=..., chief_only_hooks=...)`` calls the
+    chief-only hooks after the others).
+
+    Args:
+        spec: the ``train``-mode :class:`~hookrun.runner.graph.builders.spec.GraphSpec`.
+        chief: this task is the chief (always, without a cluster).
+
+    Returns:
+        ``(hooks, names)``; a name reads ``training_hooks[0] MyHook`` or ``training_chief_hooks[0] MyHook``.
+    """
+    fields = ["training_hooks"] + (["training_chief_hooks"] if chief else [])
+    hooks: list[Any] = []
+    names: list[str] = []
+    for name in fields:
+        for index, hook in enumerate(getattr(spec, name)):
+            hooks.append(hook)
+            names.append(f"{name}[{index}] {type(hook).__name__}")
+    return hooks, names
 
 
 def _prepare_data(
@@ -385,7 +411,9 @@ def _build_hooks(
 
         # The Saver, init and ready ops are built by finalize(), after every hook's begin() (TensorFlow's order),
         # with relative paths in the `checkpoint` state file: a moved or copied run directory resumes from its files.
-        scaffold = Scaffold(max_to_keep=max_to_keep)
+        # A model_fn's EstimatorSpec.scaffold: its fields (init_op, init_fn, saver, ready_op, ...) are copied
+        # into ours (Scaffold's copy_from_scaffold); a saver it gives replaces the default one.
+        scaffold = Scaffold(max_to_keep=max_to_keep, copy_from_scaffold=built.spec.scaffold)
         names = TensorNames(named=built.named, graph=built.graph)
         unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
         if unknown:
@@ -695,7 +723,9 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
 
     Returns:
         ``{"named": [...], "trainable_variables": [(name, shape), ...], "device": str, "hooks": int,
-        "training_hooks": [name, ...]}`` (``training_hooks``: a model_fn's, run after the config's hooks).
+        "training_hooks": [name, ...], "training_chief_hooks": [...], "evaluation_hooks": [...]}`` (a
+        model_fn's hooks: ``training_hooks`` then ``training_chief_hooks`` run after the config's hooks;
+        ``evaluation_hooks`` around each evaluation, listed when the run evaluates).
 
     Raises:
         ConfigError, SetupError: as :func:`prepare`.
@@ -706,12 +736,18 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
         close()
     with prepared.built.graph.as_default():
         variables = [(v.op.name, v.shape.as_list()) for v in prepared.tf.compat.v1.trainable_variables()]
+    evaluation = prepared.built.evaluation
     return {
         "named": sorted(prepared.built.named),
         "trainable_variables": variables,
         "device": prepared.plan.device,
         "hooks": len(prepared.hooks),
-        "training_hooks": prepared.spec_hook_names,
+        "training_hooks": [n for n in prepared.spec_hook_names if n.startswith("training_hooks[")],
+        "training_chief_hooks": [n for n in prepared.spec_hook_names if n.startswith("training_chief_hooks[")],
+        "evaluation_hooks": [
+            f"evaluation_hooks[{i}] {type(h).__name__}"
+            for i, h in enumerate(evaluation.evaluation_hooks if evaluation is not None else [])
+        ],
     }
 
 

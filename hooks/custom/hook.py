@@ -13,7 +13,7 @@ import tensorflow as tf
 from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.config_schemas.imports import import_object
 from hookrun.config_schemas.interpolation import interpolate
-from hookrun.hooks.context import HookConfigError, HookContext
+from hookrun.hooks.context import HookConfigError, HookContext, missing_methods
 from hookrun.hooks.custom import CustomHookConfig
 
 
@@ -92,15 +92,6 @@ class HookArgsError(LocatedHookError):
 
 class NotAHookError(LocatedHookError):
     """The class (or what it made) lacks ``SessionRunHook`` methods; exit 2, the missing ones named."""
-
-
-def missing_methods(obj: Any) -> list[str]:
-    """The ``SessionRunHook`` methods ``obj`` (a class or an instance) lacks (or has uncallable), in order.
-
-    ``MonitoredSession`` checks no type: it calls ``begin``, ``after_create_session``,
-    ``before_run``, ``after_run`` and ``end`` on each hook, so any object with the five is a hook.
-    """
-    return [m for m in LIFECYCLE_METHODS if not callable(getattr(obj, m, None))]
 
 
 def build(config: CustomHookConfig, ctx: HookContext) -> Any:

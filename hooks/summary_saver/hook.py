@@ -123,8 +123,9 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
     Each name in ``tensors`` becomes a summary tagged exactly ``name`` (``:`` replaced by ``_``;
     kept out of the global ``SUMMARIES`` collection): a scalar for a scalar tensor, a histogram
     (as ``tf.compat.v1.summary.histogram``) for any other shape; a variable is read, not fetched as
-    its handle. They are merged into the hook's ``summary_op``. When it fires: see
-    :class:`SummarySaverHook`.
+    its handle. They are merged into the hook's ``summary_op``, with the ``summary_op`` of a
+    model_fn's ``EstimatorSpec.scaffold`` when it gives one (as Estimator's ``SummarySaverHook`` wrote
+    ``scaffold.summary_op``). When it fires: see :class:`SummarySaverHook`.
 
     Args:
         config: ``save_steps`` xor ``save_secs``, ``tensors`` (names), ``output_dir``
@@ -136,10 +137,14 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
         HookConfigError: a name in ``tensors`` is not a numeric tensor.
     """
     v1 = ctx.tf.compat.v1
+    ops = summary_ops(ctx.tf, config.tensors, ctx)
+    given = getattr(ctx.scaffold, "summary_op", None)  # before finalize(): only a summary_op a model_fn gave
+    if given is not None:
+        ops.append(given)
     return SummarySaverHook(
         ctx.clock,
         save_steps=config.save_steps,
         save_secs=config.save_secs,
         output_dir=str(ctx.resolve_dir(config.output_dir)),
-        summary_op=v1.summary.merge(summary_ops(ctx.tf, config.tensors, ctx)),
+        summary_op=v1.summary.merge(ops),
     )

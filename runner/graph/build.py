@@ -44,6 +44,9 @@ class EvalGraph:
         labels: the validation batch's labels ``float32 [batch, 1]`` (training units).
         predictions: the builder's ``predictions`` on that batch (label units for the built-ins), or None.
         spec: what the builder returned in ``eval`` mode.
+        evaluation_hooks: a model_fn's ``EstimatorSpec.evaluation_hooks`` (its ``eval`` call), run around
+            every pass of :meth:`run` (see :mod:`hookrun.runner.session.eval_hooks`).
+        hooks_begun: their ``begin()`` has run (it runs once, before the graph is finalized).
     """
 
     reset_op: Any
@@ -55,6 +58,27 @@ class EvalGraph:
     labels: Any
     predictions: Any
     spec: GraphSpec
+    evaluation_hooks: list[Any] = field(default_factory=list)
+    hooks_begun: bool = False
+
+    def begin_hooks(self) -> None:
+        """Call every evaluation hook's ``begin()``, once; call it before the graph is finalized."""
+        from hookrun.runner.session.eval_hooks import begin_hooks
+
+        begin_hooks(self)
+
+    def run(self, session: Any) -> dict[str, float]:
+        """One evaluation over every row: ``reset_op``, ``update_op`` per batch, the values; hooks around it.
+
+        Args:
+            session: a ``tf.compat.v1.Session`` on this graph (the raw one: no training hook sees these runs).
+
+        Returns:
+            ``{"val_loss": ..., "val_<metric>": ...}``.
+        """
+        from hookrun.runner.session.eval_hooks import evaluation_pass
+
+        return evaluation_pass(session, self)
 
 
 @dataclass
@@ -118,6 +142,9 @@ def _call_builder(
                 eval_metrics=checked.eval_metric_ops,
                 training_hooks=checked.training_hooks,
                 prediction_dict=checked.prediction_dict,
+                training_chief_hooks=checked.training_chief_hooks,
+                evaluation_hooks=checked.evaluation_hooks,
+                scaffold=checked.scaffold,
             )
         else:
             spec = GraphSpec.coerce(builder(features, labels, params), name)
@@ -349,6 +376,7 @@ def build_evaluation(
         labels=labels,
         predictions=predictions,
         spec=spec,
+        evaluation_hooks=list(spec.evaluation_hooks),
     )
 
 

@@ -50,6 +50,13 @@ class GraphSpec:
             predict`` and ``export``, which then add each row's class (the built-in classifiers give it).
         export_outputs: a model_fn's ``EstimatorSpec.export_outputs`` (``infer`` mode), checked.
         prediction_hooks: a model_fn's ``EstimatorSpec.prediction_hooks`` (``infer`` mode).
+        prediction_dict: every prediction by name when a model_fn returned ``predictions`` as a dict.
+        training_chief_hooks: hooks run after ``training_hooks`` on the chief only (a model_fn's
+            ``EstimatorSpec.training_chief_hooks``).
+        evaluation_hooks: hooks run around each evaluation pass (a model_fn's ``EstimatorSpec.evaluation_hooks``,
+            from its ``eval`` call).
+        scaffold: a ``tf.compat.v1.train.Scaffold`` merged into the session's (a model_fn's
+            ``EstimatorSpec.scaffold``, from its ``train`` call), or None.
     """
 
     loss: Any
@@ -61,6 +68,9 @@ class GraphSpec:
     prediction_dict: dict[str, Any] = field(default_factory=dict)
     export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prediction_hooks: list[Any] = field(default_factory=list)
+    training_chief_hooks: list[Any] = field(default_factory=list)
+    evaluation_hooks: list[Any] = field(default_factory=list)
+    scaffold: Any = None
 
     @classmethod
     def coerce(cls, value: Any, builder: str) -> GraphSpec:
