@@ -87,6 +87,9 @@ def test_ctrl_c_stops_the_current_run_gracefully_and_starts_no_other(tmp_path):
         {"type": "checkpoint_saver", "save_steps": 1000},
     ]
     config = _config(tmp_path, hooks=hooks)
+    raw = yaml.safe_load(config.read_text())
+    raw["data"]["epochs"] = None  # repeat until stopped: the run must not end by itself before the signal
+    config.write_text(yaml.safe_dump(raw, sort_keys=False), encoding="utf-8")
     base = tmp_path / "sweep"
     proc = subprocess.Popen(
         [sys.executable, "-m", "hookrun.cli.app", "train", str(config), "--run-dir", str(base),
