@@ -488,7 +488,7 @@ def model_fn(features, labels, mode, params):
     "kind, words",
     [
         ("export_outputs", "EstimatorSpec.export_outputs['x'] must be a tensor, a dict"),
-        ("prediction_hooks", "EstimatorSpec.prediction_hooks[0] must be a tf.compat.v1.train.SessionRunHook"),
+        ("prediction_hooks", "EstimatorSpec.prediction_hooks[0] (object) is not a SessionRunHook: it lacks begin"),
         ("no_predictions", "returns no `predictions` in infer mode"),
     ],
 )
