@@ -383,14 +383,66 @@ class Preprocessor:
                 ]
                 label_policy = "drop" if policy_name(config.policy_for(config.label)) == "drop" else "error"
                 return cls(columns, LabelState(config.label, NUMERIC, label_policy), True, {})
-            return cls(
+            if data.get("format", FORMAT) != FORMAT:
+                raise ValueError(f"format {data.get('format')!r}, this hookrun reads format {FORMAT}")
+            if not isinstance(data["columns"], list) or not data["columns"]:
+                raise ValueError("`columns` must be a non-empty list")
+            state = cls(
                 columns=[ColumnState(**c) for c in data["columns"]],
                 label=LabelState(**data["label"]),
                 standardize=bool(data["standardize"]),
                 split=dict(data.get("split") or {}),
             )
+            _check_state(state)
+            return state
         except (ValueError, KeyError, TypeError, AttributeError) as err:
             raise SetupError(f"{path}: not a hookrun preprocessing state ({err}); use a new run directory") from None
+
+
+def _is_number(value: Any) -> bool:
+    """A finite JSON number (not a bool)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _check_state(state: Preprocessor) -> None:
+    """Check the types and values of a loaded state, field by field (a hand-edited file fails here).
+
+    Raises:
+        ValueError: naming the first wrong field, e.g. ``columns[0].std must be a positive number, not 'x'``.
+    """
+    seen: set[str] = set()
+    for i, column in enumerate(state.columns):
+        where = f"columns[{i}]"
+        if not isinstance(column.name, str) or not column.name or column.name in seen:
+            raise ValueError(f"{where}.name must be a column name, once, not {column.name!r}")
+        seen.add(column.name)
+        if column.kind not in (NUMERIC, CATEGORICAL):
+            raise ValueError(f"{where}.kind must be {NUMERIC!r} or {CATEGORICAL!r}, not {column.kind!r}")
+        if column.kind == NUMERIC:
+            if column.fill is not None and not _is_number(column.fill):
+                raise ValueError(f"{where}.fill must be a number or null, not {column.fill!r}")
+            if state.standardize or column.mean is not None or column.std is not None:
+                if not _is_number(column.mean):
+                    raise ValueError(f"{where}.mean must be a number, not {column.mean!r}")
+                if not _is_number(column.std) or column.std <= 0:
+                    raise ValueError(f"{where}.std must be a positive number, not {column.std!r}")
+        else:
+            vocabulary = column.vocabulary
+            if not isinstance(vocabulary, list) or not all(isinstance(v, str) for v in vocabulary):
+                raise ValueError(f"{where}.vocabulary must be a list of strings, not {vocabulary!r}")
+            if column.fill is not None and not isinstance(column.fill, str):
+                raise ValueError(f"{where}.fill must be a string or null, not {column.fill!r}")
+    label = state.label
+    if not isinstance(label.name, str) or not label.name:
+        raise ValueError(f"label.name must be a column name, not {label.name!r}")
+    if label.kind not in (NUMERIC, CATEGORICAL):
+        raise ValueError(f"label.kind must be {NUMERIC!r} or {CATEGORICAL!r}, not {label.kind!r}")
+    if label.vocabulary is not None and (
+        not isinstance(label.vocabulary, list) or not all(isinstance(v, str) for v in label.vocabulary)
+    ):
+        raise ValueError(f"label.vocabulary must be a list of strings or null, not {label.vocabulary!r}")
+    if label.scale is not None and (not _is_number(label.scale) or label.scale == 0):
+        raise ValueError(f"label.scale must be a non-zero number or null, not {label.scale!r}")
 
 
 #: Values a streaming median keeps per column (values, 8 bytes each); up to this many present values

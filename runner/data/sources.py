@@ -328,7 +328,29 @@ def csv_rows(
             if not any_row:
                 raise DataError(f"{path}: has a header but no data rows", loc=loc)
 
-    return header, rows()
+    return header, _ClosingRows(rows(), handle)
+
+
+class _ClosingRows:
+    """A generator of rows whose ``close()`` also closes the file, even before the first row was read.
+
+    (A generator closed before it started never enters its ``with handle:`` block, so the file stayed
+    open until garbage collection, with a ``ResourceWarning``.)
+    """
+
+    def __init__(self, rows: Iterator[tuple[int, list[str]]], handle: Any) -> None:
+        self._rows, self._handle = rows, handle
+
+    def __iter__(self) -> _ClosingRows:
+        return self
+
+    def __next__(self) -> tuple[int, list[str]]:
+        return next(self._rows)
+
+    def close(self) -> None:
+        """Stop the rows and close the file."""
+        self._rows.close()
+        self._handle.close()
 
 
 def _guard(path: Path, loc: tuple[str, ...], read: Any) -> Any:

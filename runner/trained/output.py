@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,7 +28,9 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
 
     Raises:
         SetupError: a parent is a file; the path exists without ``overwrite``; with
-            ``overwrite`` it is a directory where a file goes (or the reverse).
+            ``overwrite`` it is a directory where a file goes (or the reverse), or neither a regular
+            file, a directory nor a symlink (a device such as ``/dev/null``, a FIFO: replacing it
+            would remove it).
     """
     given = Path(path)
     target = Path(os.path.abspath(given))
@@ -40,6 +44,12 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
             raise SetupError(
                 f"{option} {given}: already exists; pass --overwrite to replace it, or choose another path"
             )
+        mode = target.lstat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode)):
+            raise SetupError(
+                f"{option} {given}: is not a regular {what} (a device, FIFO or socket), and --overwrite would "
+                "remove it; choose another path"
+            )
         is_dir = target.is_dir() and not target.is_symlink()
         if not target.is_symlink() and is_dir != (what == "directory"):  # a symlink itself is replaced
             kind = "a directory" if is_dir else "a file"
@@ -47,32 +57,63 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
     return target
 
 
+#: Entries of a run directory (and of its ``best/``) that hookrun writes and reads back: an output there
+#: would replace the run's own state (``config.yaml``, the preprocessing, checkpoints, status, history).
+RUN_FILES = frozenset(
+    {"config.yaml", "preprocessing.json", "checkpoint", "summary.json", "graph.pbtxt", "history.csv", "best"}
+)
+_RUN_FILE = re.compile(r"(^events\.out\.tfevents\.)|(^eval-\d+\.json$)|(-\d+\.(index|meta|data-\d+-of-\d+)$)")
+
+
+def is_run_file(name: str) -> bool:
+    """Whether ``name`` is one of a run directory's own entries (:data:`RUN_FILES`, checkpoint files, events)."""
+    return name in RUN_FILES or _RUN_FILE.search(name) is not None
+
+
 def check_not_replacing(target: Path, protected: list[Path], option: str = "--output") -> None:
     """Refuse an output that would replace (or hold) one of ``protected``: the run directory, an input file.
 
     Args:
         target: the checked output path (:func:`check_output_path`).
-        protected: paths the output must not be, nor be a parent of.
+        protected: paths the output must not be, nor be a parent of; for a directory among them (the
+            run directory), nor one of its own entries (:func:`is_run_file`) in it or in its ``best/``.
         option: the option naming it, for messages.
 
     Raises:
-        SetupError: ``target`` is one of them or a directory above one (symlinks resolved).
+        SetupError: ``target`` is one of them, a directory above one, or a run directory's own file
+            (symlinks resolved).
     """
     real = target.resolve()
+    placed = Path(os.path.realpath(target.parent)) / target.name  # a symlink there is replaced, not followed
     for path in protected:
         kept = path.resolve()
         if real == kept or real in kept.parents:
             raise SetupError(f"{option} {target}: would replace {path}, which this command reads; choose another path")
+        if kept.is_dir():
+            for candidate in {real, placed}:
+                if candidate.parent in (kept, kept / "best") and is_run_file(candidate.name):
+                    raise SetupError(
+                        f"{option} {target}: would replace {candidate}, a file of the run directory {path}; "
+                        "choose another path"
+                    )
 
 
 @contextmanager
 def atomic_file(target: Path) -> Iterator[Path]:
     """A temporary file beside ``target``, renamed onto it when the block ends without an error (else removed).
 
-    Missing parent directories of ``target`` are created.
+    Missing parent directories of ``target`` are created. The file gets the permissions of a new file
+    (``0o666`` less the umask), not ``mkstemp``'s ``0o600``.
+
+    Raises:
+        SetupError: the directory cannot be made or written to (exit 2).
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as err:
+        raise _unwritable(target, err) from None
+    os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     temporary = Path(name)
     try:
@@ -89,9 +130,15 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     A ``target`` that exists (``--overwrite``) is moved aside first and removed once the new one is in place;
     on an error nothing at ``target`` changes and the temporary directory is removed. Missing parent
     directories of ``target`` are created.
+
+    Raises:
+        SetupError: the directory cannot be made or written to (exit 2).
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    holder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        holder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
+    except OSError as err:
+        raise _unwritable(target, err) from None
     try:
         inside = holder / target.name
         yield inside
@@ -101,3 +148,17 @@ def atomic_directory(target: Path) -> Iterator[Path]:
         os.replace(inside, target)
     finally:
         shutil.rmtree(holder, ignore_errors=True)
+
+
+def _unwritable(target: Path, err: OSError) -> SetupError:
+    """The one-line error for an output whose directory cannot be made or written to."""
+    return SetupError(
+        f"--output {target}: cannot write in {target.parent} ({err.strerror or err}); choose another path"
+    )
+
+
+def _umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

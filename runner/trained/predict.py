@@ -140,6 +140,33 @@ def _refuse_incomplete(run: Any, raw: Any) -> None:
         )
 
 
+def _warn_infinite(raw: Any, numeric: set[str], warned: set[str]) -> None:
+    """Warn once per column (a ``DataWarning``) about numbers that are infinite as ``float32``.
+
+    ``inf`` in a cell, or a finite number beyond ``float32``'s range (``1e39``): the model is fed
+    ``float32`` (as the exported signature), so its prediction for that row is not finite.
+    """
+    import warnings
+
+    from hookrun.config_schemas.errors import DataWarning
+
+    limit = float(np.finfo(np.float32).max)
+    for name in sorted(numeric - warned):
+        values = np.asarray(raw.values[name], dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            infinite = np.abs(values) > limit
+        if infinite.any():
+            warned.add(name)
+            row = int(np.flatnonzero(infinite)[0])
+            warnings.warn(
+                DataWarning(
+                    f"{raw.where(row, name)} holds {float(values[row])!r}, beyond float32 (the model's input), and "
+                    f"{int(infinite.sum())} cell(s) of this chunk do; their rows' predictions are not finite"
+                ),
+                stacklevel=2,
+            )
+
+
 def predict(
     run_dir: str | Path,
     data: list[str],
@@ -205,15 +232,18 @@ def predict(
     with session, atomic_file(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow([index_name, *(title for title, _, _ in columns)])
+        warned: set[str] = set()
         for raw in iter_chunks(fileset, plan, fast_tfrecord=True):
             _refuse_incomplete(run, raw)
+            _warn_infinite(raw, numeric, warned)
             for start in range(0, raw.num_rows, PREDICT_BATCH):
                 stop = min(start + PREDICT_BATCH, raw.num_rows)
                 feed = {}
                 for name, tensor in built.inputs.items():
                     values = raw.values[name][start:stop]
                     if name in numeric:
-                        feed[tensor] = values.astype(np.float32)
+                        with np.errstate(over="ignore"):  # beyond float32: infinite, warned about above
+                            feed[tensor] = values.astype(np.float32)
                     else:
                         feed[tensor] = np.array(["" if v is None else v for v in values], dtype=object)
                 got = session.run(fetches, feed_dict=feed)

@@ -93,6 +93,7 @@ def resolve_checkpoint(tf: Any, run: SavedRun, which: str = "latest") -> tuple[s
         if resume.path is None:
             hint = "train it first" if which == "latest" else "best needs `early_stopping` with `keep_best: true`"
             raise SetupError(f"{where}: no checkpoint to restore ({hint}); or give --checkpoint PATH")
+        _refuse_newer_damaged(tf, where, resume.path, resume.step, which)
         return resume.path, resume.step
     path = Path(which)
     if path.is_dir():
@@ -114,6 +115,31 @@ def resolve_checkpoint(tf: Any, run: SavedRun, which: str = "latest") -> tuple[s
     except Exception:  # a checkpoint without global_step: step 0
         step = 0
     return prefix, step
+
+
+def _refuse_newer_damaged(tf: Any, where: Path, chosen: str, step: int, which: str) -> None:
+    """Refuse ``latest``/``best`` when a newer checkpoint than the readable ``chosen`` one is damaged.
+
+    A resumed run falls back to an older checkpoint (and says so, then trains on); predicting, exporting
+    or evaluating with it would give an older model's results without a word, so the user chooses.
+
+    Raises:
+        SetupError: a checkpoint in ``where`` with a step above ``step`` does not read back whole (exit 2).
+    """
+    from hookrun.runner.run_dir.checkpoints import _INDEX, checkpoint_damage
+
+    newer = []
+    for entry in where.iterdir():
+        found = _INDEX.match(entry.name)
+        if found and int(found.group("step")) > step and entry.is_file():
+            newer.append((int(found.group("step")), str(where / entry.name[: -len(".index")])))
+    for _, prefix in sorted(newer, reverse=True):
+        reason = checkpoint_damage(tf, prefix)
+        if reason is not None:
+            raise SetupError(
+                f"{prefix}: the {which} checkpoint is damaged ({reason}); restore it, or give --checkpoint "
+                f"{chosen} (the newest readable one, global step {step})"
+            )
 
 
 def _find(tf: Any, find_checkpoint: Any, where: Path) -> Any:

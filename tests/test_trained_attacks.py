@@ -1,0 +1,170 @@
+"""Hostile input to ``hookrun predict``, ``export``, ``evaluate``, ``runs`` and ``train --sweep`` (issues 15, 16).
+
+Each test here failed before its fix. Real TensorFlow, real files; the run trains 4 steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import warnings
+
+import numpy as np
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hookrun.cli.app import app
+from hookrun.runner.config import load_config
+from tests.conftest import base_config, linear_rows, write_csv
+
+cli = CliRunner(env={"COLUMNS": "200"})
+
+STEPS = [{"type": "stop_at_step", "num_steps": 4}, {"type": "checkpoint_saver", "save_steps": 4}]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A run of 4 steps (checkpoints at steps 0 and 4) on ``data.csv``, with a 25 % validation split; never changed."""
+    from hookrun.runner.trainer import train
+
+    where = tmp_path_factory.mktemp("trained")
+    write_csv(where / "data.csv", linear_rows(48, seed=3))
+    config = base_config(hooks=STEPS, data={"train": "data.csv", "validation_split": 0.25})
+    (where / "run.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    result = train(load_config(where / "run.yaml"), run_dir=where / "run")
+    assert result.final_global_step == 4
+    return where
+
+
+@pytest.fixture
+def run(trained, tmp_path, monkeypatch):
+    """A copy of the trained run in ``tmp_path/run`` (free to damage), its data in ``tmp_path/data.csv``; cwd there."""
+    shutil.copytree(trained / "run", tmp_path / "run", symlinks=True)
+    shutil.copy(trained / "data.csv", tmp_path / "data.csv")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "run"
+
+
+def _one_line_exit_2(args, *words):
+    """Run the CLI; assert exit 2, one stderr line holding every one of ``words``, no traceback."""
+    result = cli.invoke(app, args)
+    assert result.exit_code == 2, (args, result.output)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, (args, result.stderr)
+    assert all(word in lines[0] for word in words), (args, lines[0])
+    assert "Traceback" not in result.output
+    return lines[0]
+
+
+def _snapshot(directory):
+    """Every file under ``directory``: relative path -> bytes."""
+    return {
+        str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()
+    }
+
+
+def test_overwrite_never_replaces_a_file_of_the_run_directory(run, tmp_path):
+    """``--output RUN/preprocessing.json --overwrite`` replaced the run's preprocessing with predictions."""
+    (run / "best").mkdir()
+    before = _snapshot(run)
+    data = ["--data", "data.csv"]
+    for name in ("preprocessing.json", "config.yaml", "checkpoint", "summary.json", "model.ckpt-4.index"):
+        _one_line_exit_2(["predict", str(run), *data, "--output", f"run/{name}", "--overwrite"], "a file of the run")
+    _one_line_exit_2(["export", str(run), "--output", "run/best", "--overwrite"], "a file of the run directory")
+    (tmp_path / "link.json").symlink_to(run / "config.yaml")  # refused as a link to an input file is
+    _one_line_exit_2(["predict", str(run), *data, "-o", "link.json", "--overwrite"], "a file of the run directory")
+    assert (tmp_path / "link.json").is_symlink()
+    assert _snapshot(run) == before
+    done = cli.invoke(app, ["predict", str(run), *data, "--output", "run/preds.csv"])  # beside them is fine
+    assert done.exit_code == 0, done.output
+    assert cli.invoke(app, ["predict", str(run), *data, "--output", "run/preds.csv", "--overwrite"]).exit_code == 0
+
+
+def test_overwrite_never_removes_a_fifo(run, tmp_path):
+    """A FIFO (or a device: ``/dev/null``) at ``--output`` was replaced by a regular file with ``--overwrite``."""
+    fifo = tmp_path / "out.csv"
+    os.mkfifo(fifo)
+    _one_line_exit_2(["predict", str(run), "--data", "data.csv", "-o", "out.csv", "--overwrite"], "not a regular")
+    _one_line_exit_2(["export", str(run), "-o", "out.csv", "--overwrite"], "not a regular")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "out.csv", "run"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs /proc (a directory no one can create files in)")
+def test_an_output_directory_that_cannot_be_written_is_one_line_exit_2(run):
+    """Was ``internal error: FileNotFoundError`` (exit 1). /proc refuses new files even to root."""
+    _one_line_exit_2(["predict", str(run), "--data", "data.csv", "-o", "/proc/preds.csv"], "cannot write in /proc")
+    _one_line_exit_2(["export", str(run), "-o", "/proc/model"], "cannot write in /proc")
+
+
+def test_the_predictions_file_gets_the_umask_permissions_not_0600(run, tmp_path):
+    """``mkstemp`` made the CSV ``0600``: unreadable to the group that reads ``runs/``."""
+    from hookrun.runner import predict
+
+    mask = os.umask(0o022)
+    try:
+        predict(run, ["data.csv"], tmp_path / "preds.csv")
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "preds.csv").stat().st_mode) == 0o644
+
+
+def test_a_damaged_latest_checkpoint_is_refused_not_replaced_by_an_older_one(run, tmp_path):
+    """Truncated ``model.ckpt-4``: predict, export and evaluate used ``model.ckpt-0`` (untrained) without a word."""
+    shard = run / "model.ckpt-4.data-00000-of-00001"
+    shard.write_bytes(shard.read_bytes()[:10])
+    before = _snapshot(run)
+    cases = [
+        ["predict", str(run), "--data", "data.csv", "-o", "out.csv"],
+        ["export", str(run), "-o", "out"],
+        ["evaluate", str(run)],
+    ]
+    for args in cases:
+        line = _one_line_exit_2(args, "model.ckpt-4: the latest checkpoint is damaged", "--checkpoint")
+        assert str(run / "model.ckpt-0") in line
+    assert _snapshot(run) == before and not (tmp_path / "out.csv").exists() and not (tmp_path / "out").exists()
+    older = cli.invoke(app, [*cases[0], "--checkpoint", str(run / "model.ckpt-0")])  # the user's choice
+    assert older.exit_code == 0, older.output
+
+
+@pytest.mark.parametrize(
+    "edit, words",
+    [
+        (lambda p: p["columns"][0].update(std="x"), "columns[0].std must be a positive number, not 'x'"),
+        (lambda p: p["columns"][0].update(std=0), "columns[0].std must be a positive number, not 0"),
+        (lambda p: p["columns"][1].update(mean=None), "columns[1].mean must be a number, not None"),
+        (lambda p: p["columns"][0].update(kind="text"), "columns[0].kind must be"),
+        (lambda p: p.update(columns={}), "`columns` must be a non-empty list"),
+        (lambda p: p.update(format=99), "format 99"),
+        (lambda p: p["label"].update(vocabulary=5), "label.vocabulary must be a list"),
+    ],
+)
+def test_a_hand_edited_preprocessing_json_is_one_line_exit_2(run, tmp_path, edit, words):
+    """A string ``std`` was ``internal error: TypeError``; ``mean: null`` or ``std: 0`` predicted silently."""
+    path = run / "preprocessing.json"
+    state = json.loads(path.read_text(encoding="utf-8"))
+    edit(state)
+    path.write_text(json.dumps(state), encoding="utf-8")
+    for args in (["predict", str(run), "--data", "data.csv", "-o", "out.csv"], ["export", str(run), "-o", "out"]):
+        _one_line_exit_2(args, "preprocessing.json: not a hookrun preprocessing state", words)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "run"]
+
+
+def test_numbers_beyond_float32_are_one_warning_naming_the_cell(run, tmp_path):
+    """``1e300`` became ``inf`` with numpy's ``RuntimeWarning: overflow encountered in cast`` and its source line."""
+    from hookrun.config_schemas.errors import DataWarning
+    from hookrun.runner import predict
+
+    (tmp_path / "big.csv").write_text("a,b\n0.5,1\n1e300,1\n-1e39,2\ninf,0\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = predict(run, ["big.csv"], tmp_path / "preds.csv")
+    assert result.rows == 4
+    assert [type(w.message) for w in caught] == [DataWarning], [str(w.message) for w in caught]
+    assert "big.csv:3: column 'a' (column 1) holds 1e+300, beyond float32" in str(caught[0].message)
+    assert "3 cell(s)" in str(caught[0].message)
+    values = (tmp_path / "preds.csv").read_text().splitlines()[1:]
+    assert np.isfinite(float(values[0].split(",")[1])) and all(v.split(",")[1] in ("inf", "-inf") for v in values[1:])
