@@ -148,3 +148,31 @@ def test_the_python_api_sweeps_and_lists_the_runs(tmp_path, captured):
     assert [(r.name, r.status, r.distinguishing) for r in table.runs] == [
         ("batch_size=4", "finished", ["data.batch_size=4"]), ("batch_size=8", "finished", ["data.batch_size=8"])
     ]
+
+
+def test_sweep_names_stay_distinct_when_a_suffix_meets_another_value(tmp_path):
+    """``d_.csv-2``, ``dé.csv``, ``dü.csv``: the third (``train=d_.csv`` taken) was suffixed ``-2``, the first's name.
+
+    Two combinations then trained into one run directory. Data directories, so nothing is trained here.
+    """
+    from hookrun.runner.trained.sweep import plan_sweep
+
+    config = _config(tmp_path)
+    for name in ("d_.csv-2", "dé.csv", "dü.csv"):
+        (tmp_path / name).mkdir()
+        write_csv(tmp_path / name / "part.csv", linear_rows(32, seed=1))
+    _, runs, _ = plan_sweep(config, ["data.train=d_.csv-2,dé.csv,dü.csv"], run_dir=tmp_path / "s")
+    names = [run.name for run in runs]
+    assert len(set(names)) == 3 and names[:2] == ["train=d_.csv-2", "train=d_.csv"], names
+    assert not (tmp_path / "s").exists()
+
+
+def test_a_path_both_set_and_swept_is_exit_2(tmp_path):
+    """``--set data.batch_size=4 --sweep data.batch_size=8,16``: the sweep silently won over the --set."""
+    result = cli.invoke(app, [
+        "train", str(_config(tmp_path)), "--run-dir", str(tmp_path / "s"), "--set", "data.batch_size=4",
+        "--sweep", "data.batch_size=8,16",
+    ])
+    assert result.exit_code == 2, result.output
+    assert "`data.batch_size` is both set (--set) and swept (--sweep)" in result.output
+    assert not (tmp_path / "s").exists()

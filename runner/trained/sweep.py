@@ -174,8 +174,8 @@ def plan_sweep(
         ``(base run directory, the runs, warnings of the checks)``.
 
     Raises:
-        ConfigError: a malformed ``--sweep``, or combinations whose config does not check (every issue of
-            every failing combination, each once; exit 2).
+        ConfigError: a malformed ``--sweep``, a path both in ``overrides`` and swept, or combinations whose
+            config does not check (every issue of every failing combination, each once; exit 2).
         SetupError: too many combinations (exit 2).
     """
     from hookrun.runner.config import load_checked
@@ -184,6 +184,11 @@ def plan_sweep(
     axes = parse_sweep(sweeps)
     if not axes:
         raise SetupError("--sweep: give at least one PATH=V1,V2,...")
+    swept = {axis.path for axis in axes}
+    for text in overrides:
+        path = text.partition("=")[0].strip()
+        if path in swept:  # the sweep's value would silently win over it
+            raise _issue(text, f"`{path}` is both set (--set) and swept (--sweep); give it once")
     count = 1
     for axis in axes:
         count *= len(axis.values)
@@ -198,9 +203,10 @@ def plan_sweep(
     warnings: list[ConfigIssue] = []
     names: set[str] = set()
     for values in itertools.product(*(axis.values for axis in axes)):
-        name = run_name(axes, values)
-        if name in names:
-            name = f"{name}-{len(runs)}"
+        name = given = run_name(axes, values)
+        suffix = len(runs)
+        while name in names:  # another value made the same name (a character made `_`, or an earlier suffix)
+            name, suffix = f"{given}-{suffix}", suffix + 1
         names.add(name)
         sets = [f"{axis.path}={value}" for axis, value in zip(axes, values, strict=True)]
         directory = (base / name).absolute()
