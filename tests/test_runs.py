@@ -216,3 +216,49 @@ def test_hostile_files_are_notes_never_errors(tmp_path):
     result = cli.invoke(app, ["runs", str(root)])
     assert result.exit_code == 0 and "Traceback" not in result.output, result.output
     assert cli.invoke(app, ["runs", str(odd / "config.yaml")]).exit_code == 2  # a file: no such directory
+
+
+def _summary_only_run(path, **summary):
+    path.mkdir(parents=True)
+    (path / "config.yaml").write_text("name: r\n")
+    (path / "summary.json").write_text(json.dumps({"status": "finished", "final_global_step": 4, **summary}))
+
+
+def test_a_symlink_back_up_or_to_a_listed_run_is_listed_once(tmp_path):
+    """``runs/loop -> ..`` listed every run twice (``loop/a``); ``runs/latest -> a`` listed ``a`` twice."""
+    root = tmp_path / "runs"
+    _summary_only_run(root / "a")
+    _summary_only_run(root / "b")
+    (root / "loop").symlink_to(root)
+    (root / "up").symlink_to(tmp_path)
+    (root / "latest").symlink_to(root / "a")
+    table = list_runs(root)
+    assert [row.name for row in table.runs] == ["a", "b"]
+    assert table.skipped == [
+        f"loop: a symlink to {root.resolve()}, which holds this directory",
+        f"up: a symlink to {tmp_path.resolve()}, which holds this directory",
+        "latest: the same run directory as a",
+    ]
+    result = cli.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0 and "loop/a" not in result.output and "latest" in result.output, result.output
+
+
+def test_an_unknown_status_is_unreadable_not_finished(tmp_path):
+    """``"status": 5`` (a hand edit) showed as ``finished``."""
+    _summary_only_run(tmp_path / "runs" / "odd", status=5)
+    (row,) = list_runs(tmp_path / "runs").runs
+    assert row.status == "unreadable" and row.notes[0] == "summary.json: unknown status 5", row
+
+
+def test_thousands_of_other_entries_are_one_counted_note(tmp_path):
+    """A directory of 500 non-run directories printed 500 notes under the table."""
+    root = tmp_path / "many"
+    _summary_only_run(root / "a")
+    for i in range(500):
+        (root / f"x{i:03d}").mkdir()
+    result = cli.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0, result.output
+    notes = [line for line in result.output.splitlines() if line.startswith("note: skipped")]
+    assert len(notes) == 21 and notes[-1] == "note: skipped 480 more (--json lists them all)", notes[-3:]
+    listed = json.loads(cli.invoke(app, ["runs", str(root), "--json"]).output)
+    assert len(listed["skipped"]) == 500

@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from hookrun.runner.trained.runs import RunsTable
 
 
+#: Skipped entries named under the table (the rest are counted; ``--json`` has them all).
+SKIPPED_SHOWN = 20
+
 def runs_command(
     directory: Annotated[
         Path,
@@ -97,8 +100,11 @@ def render_runs(console: Any, table: RunsTable) -> None:
     for row in table.runs:
         for line in ([row.error] if row.error else []) + row.notes:
             console.print(f"note: {row.name}: {line}", highlight=False, soft_wrap=True, markup=False)
-    for line in table.skipped:
+    for line in table.skipped[:SKIPPED_SHOWN]:
         console.print(f"note: skipped {line}", highlight=False, soft_wrap=True, markup=False)
+    if len(table.skipped) > SKIPPED_SHOWN:  # a directory of thousands of other entries: not a page of notes
+        more = len(table.skipped) - SKIPPED_SHOWN
+        console.print(f"note: skipped {more:,} more (--json lists them all)", highlight=False, markup=False)
 
 
 def _short_overrides(overrides: list[str]) -> dict[str, str]:

@@ -314,6 +314,8 @@ def read_run(run_dir: Path, name: str | None = None) -> RunRow:
         row.error = "stopped without writing its summary (killed?)"
     elif recorded in ("finished", "interrupted", "failed"):
         row.status = recorded
+    elif recorded is not None:  # a status no hookrun writes (a hand edit): the row is not to be trusted
+        notes.append(f"summary.json: unknown status {recorded!r}")
     elif summary:  # written by a hookrun before summary.json had a status: only at the end of a run
         row.status = "interrupted" if summary.get("signal") else "finished"
     started = summary.get("started")
@@ -360,9 +362,15 @@ def _candidates(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
         children = sorted(p for p in root.iterdir() if p.is_dir())
     except OSError as err:
         raise SetupError(f"{root}: cannot list this directory ({err.strerror or err}); give a readable one") from None
+    real_root = root.resolve()
     for child in children:
         if child.name.startswith("."):
             continue
+        if child.is_symlink():
+            real = child.resolve()
+            if real == real_root or real in real_root.parents:  # a link back up: every run would show twice
+                skipped.append(f"{child.name}: a symlink to {real}, which holds this directory")
+                continue
         if is_run_dir(child):
             found.append((child.name, child))
             continue
@@ -375,7 +383,16 @@ def _candidates(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
             found.extend((f"{child.name}/{p.name}", p) for p in inner)
         else:
             skipped.append(f"{child.name}: not a run directory (no config.yaml, summary.json or checkpoint)")
-    return found, skipped
+    listed: dict[Path, str] = {}
+    unique: list[tuple[str, Path]] = []
+    for name, path in found:  # a symlink to a run listed already (`latest -> run-5`): once, by its own name
+        real = path.resolve()
+        if real in listed:
+            skipped.append(f"{name}: the same run directory as {listed[real]}")
+            continue
+        listed[real] = name
+        unique.append((name, path))
+    return unique, skipped
 
 
 def sort_keys(table_metrics: list[str]) -> list[str]:
