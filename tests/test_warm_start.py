@@ -189,3 +189,18 @@ def test_a_resume_restores_its_own_checkpoint_not_the_warm_start_source(tmp_path
     loaded, issues = load_checked(tmp_path / "b" / "config.yaml")
     assert not issues
     assert run_train(loaded, run_dir=tmp_path / "b").initial_step == 6
+
+
+def test_a_source_whose_latest_checkpoint_is_damaged_is_exit_2_not_an_older_one(tmp_path, run_train):
+    """The source's model.ckpt-40 truncated: the run warm-started from model.ckpt-0 (the initial weights) quietly."""
+    source = _trained(tmp_path, run_train)
+    assert (source / "model.ckpt-0.index").is_file() and (source / "model.ckpt-40.index").is_file()
+    shard = source / "model.ckpt-40.data-00000-of-00001"
+    shard.write_bytes(shard.read_bytes()[:8])
+    config = _project(tmp_path, "b", hooks=ONE_STEP, graph={"warm_start": {"from": str(source)}})
+    result = cli.invoke(app, ["train", str(config), "--run-dir", str(tmp_path / "b")])
+    assert result.exit_code == 2, result.output
+    assert "graph.warm_start.from" in result.output and "model.ckpt-40: the latest checkpoint there is damaged" in (
+        result.output)
+    assert f"{source / 'model.ckpt-0'}, global step 0" in result.output and "Traceback" not in result.output
+    assert not (tmp_path / "b").exists()

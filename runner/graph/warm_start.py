@@ -108,7 +108,7 @@ def _short(names: list[str]) -> str:
 
 def _checkpoint_prefix(tf: Any, path: Path) -> str:
     """The checkpoint to read at ``path``: a directory's latest readable one, or the prefix itself, checked whole."""
-    from hookrun.runner.run_dir.checkpoints import checkpoint_damage, find_checkpoint
+    from hookrun.runner.run_dir.checkpoints import checkpoint_damage, find_checkpoint, newer_damaged
 
     if path.is_dir():
         try:
@@ -118,6 +118,13 @@ def _checkpoint_prefix(tf: Any, path: Path) -> str:
             raise PlacedError(FROM_KEY, f"{reason}; restore them, or give the prefix of a readable one") from None
         if found.path is None:
             raise PlacedError(FROM_KEY, f"{path}: no readable checkpoint in this directory; train that run first")
+        damaged = newer_damaged(tf, path.resolve(), found.step)  # not an older model's weights without a word
+        if damaged is not None:
+            raise PlacedError(
+                FROM_KEY,
+                f"{damaged[0]}: the latest checkpoint there is damaged ({damaged[1]}); restore it, or give the "
+                f"prefix of a readable one ({found.path}, global step {found.step})",
+            )
         return found.path
     prefix = str(path.resolve())
     reason = checkpoint_damage(tf, prefix)

@@ -99,6 +99,33 @@ def _state_text(tf: Any, run_dir: Path, listed: list[str]) -> str:
     return text_format.MessageToString(proto)
 
 
+def newer_damaged(tf: Any, directory: Path, step: int) -> tuple[str, str] | None:
+    """The newest checkpoint in ``directory`` with a step above ``step`` that is damaged, and why, or None.
+
+    :func:`find_checkpoint` passes over a damaged checkpoint to an older one, which suits a resumed run
+    (it trains on, and says so); a command that only reads the model (predict, export, evaluate, a
+    warm start) would use an older model's weights without a word, so it refuses with this.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        directory: the directory of checkpoints (absolute).
+        step: the step of the checkpoint chosen.
+
+    Returns:
+        ``(prefix, reason)`` of the newest damaged one above ``step``, or None.
+    """
+    newer = []
+    for entry in directory.iterdir():
+        found = _INDEX.match(entry.name)
+        if found and int(found.group("step")) > step and entry.is_file():
+            newer.append((int(found.group("step")), str(directory / entry.name[: -len(".index")])))
+    for _, prefix in sorted(newer, reverse=True):
+        reason = checkpoint_damage(tf, prefix)
+        if reason is not None:
+            return prefix, reason
+    return None
+
+
 def find_checkpoint(tf: Any, run_dir: Path) -> Resume:
     """The checkpoint ``run_dir`` resumes from, checked against its files (reads only).
 

@@ -126,20 +126,15 @@ def _refuse_newer_damaged(tf: Any, where: Path, chosen: str, step: int, which: s
     Raises:
         SetupError: a checkpoint in ``where`` with a step above ``step`` does not read back whole (exit 2).
     """
-    from hookrun.runner.run_dir.checkpoints import _INDEX, checkpoint_damage
+    from hookrun.runner.run_dir.checkpoints import newer_damaged
 
-    newer = []
-    for entry in where.iterdir():
-        found = _INDEX.match(entry.name)
-        if found and int(found.group("step")) > step and entry.is_file():
-            newer.append((int(found.group("step")), str(where / entry.name[: -len(".index")])))
-    for _, prefix in sorted(newer, reverse=True):
-        reason = checkpoint_damage(tf, prefix)
-        if reason is not None:
-            raise SetupError(
-                f"{prefix}: the {which} checkpoint is damaged ({reason}); restore it, or give --checkpoint "
-                f"{chosen} (the newest readable one, global step {step})"
-            )
+    damaged = newer_damaged(tf, where, step)
+    if damaged is not None:
+        prefix, reason = damaged
+        raise SetupError(
+            f"{prefix}: the {which} checkpoint is damaged ({reason}); restore it, or give --checkpoint "
+            f"{chosen} (the newest readable one, global step {step})"
+        )
 
 
 def _find(tf: Any, find_checkpoint: Any, where: Path) -> Any:
