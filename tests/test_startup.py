@@ -51,6 +51,11 @@ def tensorflow_modules(modules: list[str]) -> list[str]:
     [
         ["--help"],
         ["inspect", "--help"],
+        ["predict", "--help"],
+        ["export", "--help"],
+        ["evaluate", "--help"],
+        ["runs", "--help"],
+        ["train", "--help"],
         ["list-hooks"],
         ["list-hooks", "--json"],
         ["validate", CONFIG],

@@ -168,3 +168,46 @@ def test_numbers_beyond_float32_are_one_warning_naming_the_cell(run, tmp_path):
     assert "3 cell(s)" in str(caught[0].message)
     values = (tmp_path / "preds.csv").read_text().splitlines()[1:]
     assert np.isfinite(float(values[0].split(",")[1])) and all(v.split(",")[1] in ("inf", "-inf") for v in values[1:])
+
+
+ROWS_MODEL_FN = """
+import tensorflow as tf
+from hookrun.runner import EstimatorSpec, layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(features, 1, "out")
+    if mode != "infer":
+        return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - labels)))
+    kind = params["kind"]
+    if kind == "scalar":
+        return EstimatorSpec(mode=mode, predictions=tf.reduce_mean(out))
+    if kind == "extra_scalar":
+        return EstimatorSpec(mode=mode, predictions={"predictions": out, "mean": tf.reduce_mean(out)})
+    if kind == "first_row":
+        return EstimatorSpec(mode=mode, predictions=out[:1])
+    return EstimatorSpec(mode=mode, predictions=out[: tf.shape(out)[0] // 2 + 1])  # half the rows
+"""
+
+
+@pytest.mark.parametrize(
+    "kind, words",
+    [
+        ("scalar", "returns the prediction 'predictions' a scalar"),
+        ("extra_scalar", "returns the prediction 'mean' a scalar"),
+        ("first_row", "returns 1 rows of the prediction 'predictions' for a batch of 48 input rows"),
+        ("half", "returns 25 rows of the prediction 'predictions' for a batch of 48 input rows"),
+    ],
+)
+def test_a_prediction_without_one_entry_per_row_is_exit_2(tmp_path, write_module, monkeypatch, kind, words):
+    """A scalar was ``internal error: IndexError``; ``out[:1]`` gave every row the first row's prediction."""
+    from hookrun.runner.trainer import train
+
+    module = write_module("rows_model_fn", ROWS_MODEL_FN)
+    write_csv(tmp_path / "data.csv", linear_rows(48, seed=4))
+    config = base_config(hooks=STEPS, graph={"builder": f"{module}:model_fn", "params": {"kind": kind}})
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    train(load_config(tmp_path / "c.yaml"), run_dir=tmp_path / "run")
+    monkeypatch.chdir(tmp_path)
+    _one_line_exit_2(["predict", "run", "--data", "data.csv", "-o", "out.csv"], "graph.builder", words)
+    assert not list(tmp_path.glob("*out.csv*"))

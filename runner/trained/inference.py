@@ -85,6 +85,32 @@ def _masked(tf: Any, tensor: Any, complete: Any) -> Any:
     return tf.where(mask, tensor, filler)
 
 
+def _per_row(tf: Any, builder: str, name: str, tensor: Any, rows: Any) -> Any:
+    """``tensor`` checked to hold one entry per input row: ``[batch, ...]`` (a runtime assertion for the batch).
+
+    Without it a scalar failed in ``predict`` as an ``internal error``, and a ``[1, ...]`` tensor was
+    broadcast by the missing-value mask: every row got the first row's prediction.
+
+    Raises:
+        SetupError: ``tensor`` is a scalar, or its first dimension is fixed (the batch is not) (exit 2).
+    """
+    from hookrun.runner.errors import SetupError
+
+    shape = tensor.shape
+    if shape.rank == 0 or (shape.rank is not None and shape[0] is not None):
+        got = "a scalar" if shape.rank == 0 else f"of shape {shape.as_list()}"
+        raise SetupError(
+            f"graph.builder: {builder} in infer mode returns the prediction {name!r} {got}; a prediction needs "
+            "one entry per input row, shape [batch, ...] (the features' first dimension)"
+        )
+    check = tf.debugging.assert_equal(
+        tf.shape(tensor, out_type=tf.int64)[0], tf.cast(rows, tf.int64),
+        message=f"graph.builder: rows of the prediction {name} differ from the input rows",
+    )
+    with tf.control_dependencies([check]):
+        return tf.identity(tensor)
+
+
 def build_inference_graph(
     tf: Any, run: SavedRun, examples: bool = False, numeric_dtype: str = "float32"
 ) -> InferenceGraph:
@@ -156,7 +182,12 @@ def build_inference_graph(
         class_names = None
         complete = transformed.complete
         with tf.name_scope("outputs"):
-            predictions = spec.predictions
+            rows = tf.shape(complete)[0]
+            spec.prediction_dict = {
+                name: tensor if tensor is spec.predictions else _per_row(tf, config.graph.builder, name, tensor, rows)
+                for name, tensor in spec.prediction_dict.items()
+            }
+            predictions = _per_row(tf, config.graph.builder, "predictions", spec.predictions, rows)
             if predictions.shape.rank == 2 and predictions.shape[1] == 1:
                 predictions = tf.reshape(predictions, [-1])
             outputs["predictions"] = _masked(tf, predictions, complete)

@@ -140,6 +140,28 @@ def _refuse_incomplete(run: Any, raw: Any) -> None:
         )
 
 
+def _row_count_error(err: Any, builder: str) -> Exception:
+    """The one-line error for a prediction whose row count is not the input's (the inference graph's assertion).
+
+    Any other ``InvalidArgumentError`` is returned as it is (an internal error).
+    """
+    import re
+
+    message = str(getattr(err, "message", err))
+    found = re.search(
+        r"\[graph\.builder: rows of the prediction (.*?) differ from the input rows\]"
+        r".*?= \] \[(\d+)\].*?= \] \[(\d+)\]",
+        message, re.S,
+    )
+    if found is None:
+        return err
+    name, got, rows = found.groups()
+    return SetupError(
+        f"graph.builder: {builder} in infer mode returns {got} rows of the prediction {name!r} for a batch of "
+        f"{rows} input rows; a prediction needs one entry per input row, shape [batch, ...]"
+    )
+
+
 def _warn_infinite(raw: Any, numeric: set[str], warned: set[str]) -> None:
     """Warn once per column (a ``DataWarning``) about numbers that are infinite as ``float32``.
 
@@ -246,7 +268,10 @@ def predict(
                             feed[tensor] = values.astype(np.float32)
                     else:
                         feed[tensor] = np.array(["" if v is None else v for v in values], dtype=object)
-                got = session.run(fetches, feed_dict=feed)
+                try:
+                    got = session.run(fetches, feed_dict=feed)
+                except tf.errors.InvalidArgumentError as err:
+                    raise _row_count_error(err, run.loaded.config.graph.builder) from None
                 for offset in range(stop - start):
                     cells = [str(rows + offset)]
                     for _, name, position in columns:
