@@ -211,3 +211,27 @@ def test_a_prediction_without_one_entry_per_row_is_exit_2(tmp_path, write_module
     monkeypatch.chdir(tmp_path)
     _one_line_exit_2(["predict", "run", "--data", "data.csv", "-o", "out.csv"], "graph.builder", words)
     assert not list(tmp_path.glob("*out.csv*"))
+
+
+def test_an_empty_data_path_is_exit_2_not_the_whole_current_directory(run, tmp_path):
+    """``--data ""`` (``--data "$UNSET"``) read every data file of the current directory (and evaluate wrote it)."""
+    before = _snapshot(run)
+    _one_line_exit_2(["predict", str(run), "--data", "", "-o", "out.csv"], "--data: an empty path")
+    _one_line_exit_2(["evaluate", str(run), "--data", " "], "--data: an empty path")
+    assert _snapshot(run) == before and not (tmp_path / "out.csv").exists()
+
+
+def test_evaluating_files_never_replaces_the_validation_evaluation(run, tmp_path):
+    """``evaluate --data test.csv`` wrote ``eval-4.json`` over the validation one, which ``hookrun runs`` reads."""
+    from hookrun.runner import evaluate
+    from hookrun.runner.trained.runs import list_runs
+
+    write_csv(tmp_path / "test.csv", linear_rows(16, seed=9) * 5)  # other rows: other values
+    own = evaluate(run)
+    assert own.output == str(run / "eval-4.json")
+    other = evaluate(run, data=["test.csv"])
+    assert other.output == str(run / "eval-4-test.json") and other.metrics["val_loss"] != own.metrics["val_loss"]
+    saved = json.loads((run / "eval-4.json").read_text())
+    assert saved["data"] == ["validation"] and saved["metrics"] == own.metrics
+    (row,) = list_runs(run).runs
+    assert row.metrics["val_loss"].final == own.metrics["val_loss"]

@@ -10,6 +10,7 @@ the run's saved preprocessing, so on the same checkpoint and rows the values are
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ class EvalResult:
         rows: rows evaluated (count, after a ``drop`` policy).
         metrics: ``val_loss`` (training units) and each ``val_<metric>`` (label units for the built-ins).
         seconds: wall time of the evaluation loop (seconds).
-        output: the ``eval-<step>.json`` written.
+        output: the ``eval-<step>.json`` written (``eval-<step>-<file>.json`` for ``--data`` files).
     """
 
     run_dir: str
@@ -138,10 +139,28 @@ def evaluate(
         metrics=metrics,
         seconds=time.perf_counter() - started,
     )
-    output = run.run_dir / f"eval-{step}.json"
+    output = run.run_dir / eval_file_name(step, result.data if data is not None else None)
     result.output = str(output)
     atomic_write_text(output, json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def eval_file_name(step: int, files: list[str] | None) -> str:
+    """``eval-<step>.json`` for the run's own validation rows; ``eval-<step>-<first file's stem>.json`` for files.
+
+    An evaluation on ``--data`` files never replaces the one of the validation rows at the same step
+    (``hookrun runs`` reads that one). The stem keeps letters, digits, ``.``, ``_`` and ``-`` (others:
+    ``_``) and at most 60 characters.
+
+    Args:
+        step: the checkpoint's global step.
+        files: the files evaluated (absolute), or None for the validation rows.
+    """
+    if not files:
+        return f"eval-{step}.json"
+    stem = Path(files[0]).name.split(".")[0] or "data"
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", stem)[:60]
+    return f"eval-{step}-{stem}.json"
 
 
 def _hook_failure(err: BaseException, where: str) -> TrainingError:

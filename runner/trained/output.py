@@ -62,7 +62,7 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
 RUN_FILES = frozenset(
     {"config.yaml", "preprocessing.json", "checkpoint", "summary.json", "graph.pbtxt", "history.csv", "best"}
 )
-_RUN_FILE = re.compile(r"(^events\.out\.tfevents\.)|(^eval-\d+\.json$)|(-\d+\.(index|meta|data-\d+-of-\d+)$)")
+_RUN_FILE = re.compile(r"(^events\.out\.tfevents\.)|(^eval-\d+(-[^/]*)?\.json$)|(-\d+\.(index|meta|data-\d+-of-\d+)$)")
 
 
 def is_run_file(name: str) -> bool:

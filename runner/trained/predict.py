@@ -81,6 +81,8 @@ def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -
 
     if not files:
         raise SetupError("--data names no file; give one or more data files")
+    if any(not str(name).strip() for name in files):  # `--data "$UNSET"` would read the whole current directory
+        raise SetupError("--data: an empty path (an unset variable?); give data files, or `.` for this directory")
     where = base_dir or Path.cwd()
     fileset = resolve_files(absolute_spec(list(files), where), where, run.loaded.config.data.format, "--data")
     names = [c.name for c in run.preprocessor.columns]

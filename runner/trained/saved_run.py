@@ -176,6 +176,8 @@ def evaluation_input(run: SavedRun, files: list[str] | None = None, base_dir: Pa
     else:
         if not files:
             raise SetupError("--data names no file; give one or more data files")
+        if any(not str(name).strip() for name in files):  # `--data "$UNSET"` would read the whole current directory
+            raise SetupError("--data: an empty path (an unset variable?); give data files, or `.` for this directory")
         where = base_dir or Path.cwd()
         only = data.model_copy(
             update={"train": absolute_spec(list(files), where), "validation": None, "validation_split": None}
