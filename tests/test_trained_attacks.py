@@ -235,3 +235,25 @@ def test_evaluating_files_never_replaces_the_validation_evaluation(run, tmp_path
     assert saved["data"] == ["validation"] and saved["metrics"] == own.metrics
     (row,) = list_runs(run).runs
     assert row.metrics["val_loss"].final == own.metrics["val_loss"]
+
+
+@pytest.mark.parametrize("command", ["predict", "export", "evaluate"])
+def test_a_checkpoint_deleted_while_read_is_one_line_exit_2(run, tmp_path, monkeypatch, command):
+    """A run still training deletes old checkpoints (max_to_keep): ``internal error: NotFoundError`` (seen live)."""
+    import hookrun.runner.graph.build as build
+    import hookrun.runner.trained.inference as inference
+
+    def deleting(original):
+        def wrapped(*args, **kwargs):
+            built = original(*args, **kwargs)
+            for path in run.glob("model.ckpt-4.*"):  # the trainer's rotation, between choosing and restoring
+                path.unlink()
+            return built
+        return wrapped
+
+    monkeypatch.setattr(inference, "build_inference_graph", deleting(inference.build_inference_graph))
+    monkeypatch.setattr(build, "build_evaluation_graph", deleting(build.build_evaluation_graph))
+    args = {"predict": ["--data", "data.csv", "-o", "out.csv"], "export": ["-o", "out"], "evaluate": []}[command]
+    _one_line_exit_2([command, str(run), *args], "model.ckpt-4: the checkpoint was deleted while it was being read")
+    assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out").exists()
+    assert not list(run.glob("eval-*.json"))

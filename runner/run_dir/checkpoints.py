@@ -121,7 +121,7 @@ def newer_damaged(tf: Any, directory: Path, step: int) -> tuple[str, str] | None
             newer.append((int(found.group("step")), str(directory / entry.name[: -len(".index")])))
     for _, prefix in sorted(newer, reverse=True):
         reason = checkpoint_damage(tf, prefix)
-        if reason is not None:
+        if reason is not None and Path(prefix + ".index").exists():  # not deleted meanwhile (max_to_keep)
             return prefix, reason
     return None
 

@@ -83,6 +83,7 @@ def evaluate(
         check_checkpoint_fits,
         evaluation_input,
         open_run,
+        raise_if_vanished,
         resolve_checkpoint,
     )
 
@@ -116,6 +117,7 @@ def evaluate(
         try:
             saver.restore(session, prefix)
         except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+            raise_if_vanished(prefix)
             reason = str(err.message).strip().splitlines()[0]
             raise SetupError(
                 f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason}); "

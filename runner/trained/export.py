@@ -95,7 +95,12 @@ def export(
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
     from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
-    from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
+    from hookrun.runner.trained.saved_run import (
+        check_checkpoint_fits,
+        open_run,
+        raise_if_vanished,
+        resolve_checkpoint,
+    )
 
     started = time.perf_counter()
     run = open_run(run_dir)
@@ -125,6 +130,7 @@ def export(
             try:
                 saver.restore(session, prefix)
             except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+                raise_if_vanished(prefix)
                 reason = str(err.message).strip().splitlines()[0]
                 raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
             with atomic_directory(target) as directory:

@@ -223,7 +223,12 @@ def predict(
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
     from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
-    from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
+    from hookrun.runner.trained.saved_run import (
+        check_checkpoint_fits,
+        open_run,
+        raise_if_vanished,
+        resolve_checkpoint,
+    )
 
     started = time.perf_counter()
     run = open_run(run_dir)
@@ -249,6 +254,7 @@ def predict(
         try:
             session = v1.train.MonitoredSession(session_creator=creator, hooks=list(built.prediction_hooks))
         except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+            raise_if_vanished(prefix)
             reason = str(err.message).strip().splitlines()[0]
             raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
     rows = 0

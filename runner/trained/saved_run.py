@@ -228,7 +228,11 @@ def check_checkpoint_fits(
         SetupError: a variable is missing from the checkpoint or has another shape there (exit 2),
             naming the first few.
     """
-    saved = dict(tf.train.list_variables(prefix))
+    try:
+        saved = dict(tf.train.list_variables(prefix))
+    except tf.errors.OpError:
+        raise_if_vanished(prefix)
+        raise
     renamed = saved_names or {}
     problems = []
     for variable in variables:
@@ -244,4 +248,21 @@ def check_checkpoint_fits(
         raise SetupError(
             f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
             f"{'; ...' if len(problems) > 3 else ''}); {fix}"
+        )
+
+
+def raise_if_vanished(prefix: str) -> None:
+    """Raise the one-line error for a checkpoint deleted while this command read it, if it is gone.
+
+    A run still training keeps only its newest ``max_to_keep`` checkpoints: the one chosen as
+    ``latest`` may be deleted between choosing and restoring it.
+
+    Raises:
+        SetupError: ``<prefix>.index`` no longer exists (exit 2).
+    """
+    if not Path(prefix + ".index").exists():
+        raise SetupError(
+            f"{prefix}: the checkpoint was deleted while it was being read (a run still training keeps only its "
+            "newest checkpoints, checkpoint_saver's max_to_keep); run the command again, or give --checkpoint "
+            "of one that is kept"
         )
