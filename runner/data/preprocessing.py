@@ -399,9 +399,15 @@ class Preprocessor:
             raise SetupError(f"{path}: not a hookrun preprocessing state ({err}); use a new run directory") from None
 
 
-def _is_number(value: Any) -> bool:
-    """A finite JSON number (not a bool)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+def _is_number(value: Any, finite: bool = False) -> bool:
+    """A JSON number (not a bool); with ``finite``, not NaN or infinite.
+
+    A column's statistics may be non-finite in a state hookrun wrote (training rows with ``inf``, warned
+    about in fit), so only their type is checked.
+    """
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    return math.isfinite(value) or not finite
 
 
 def _check_state(state: Preprocessor) -> None:
@@ -441,7 +447,7 @@ def _check_state(state: Preprocessor) -> None:
         not isinstance(label.vocabulary, list) or not all(isinstance(v, str) for v in label.vocabulary)
     ):
         raise ValueError(f"label.vocabulary must be a list of strings or null, not {label.vocabulary!r}")
-    if label.scale is not None and (not _is_number(label.scale) or label.scale == 0):
+    if label.scale is not None and (not _is_number(label.scale, finite=True) or label.scale == 0):
         raise ValueError(f"label.scale must be a non-zero number or null, not {label.scale!r}")
 
 
