@@ -18,6 +18,11 @@ from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.sources import absolute_spec
 from hookrun.runner.data.streaming import EvalInput, StreamInput, scan_data
 from hookrun.runner.errors import DataError, SetupError
+from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, raise_if_vanished
+
+__all__ = [
+    "SavedRun", "check_checkpoint_fits", "evaluation_input", "open_run", "raise_if_vanished", "resolve_checkpoint",
+]
 
 #: The run directory's files this module reads.
 CONFIG_FILE = "config.yaml"
@@ -202,67 +207,3 @@ def evaluation_input(run: SavedRun, files: list[str] | None = None, base_dir: Pa
     evaluation = stream.evaluation()
     assert evaluation is not None  # a validation set is there by construction
     return evaluation
-
-
-def check_checkpoint_fits(
-    tf: Any,
-    prefix: str,
-    variables: list[Any],
-    saved_names: dict[str, str] | None = None,
-    fix: str = "give a checkpoint of this run",
-) -> None:
-    """Check that the checkpoint holds every variable, with the same shape, before restoring it.
-
-    ``Saver.restore`` into resource variables does not check shapes: a ``[5, 4]`` kernel
-    restores into a ``[5, 8]`` variable, which then silently becomes ``[5, 4]``.
-
-    Args:
-        tf: the ``tensorflow`` module.
-        prefix: the checkpoint prefix.
-        variables: the graph's variables to restore.
-        saved_names: graph variable name -> its name in the checkpoint, where they differ
-            (a warm start's ``rename``); default: the same names.
-        fix: the end of the message: what the user should do.
-
-    Raises:
-        SetupError: a variable is missing from the checkpoint or has another shape there (exit 2),
-            naming the first few.
-    """
-    try:
-        saved = dict(tf.train.list_variables(prefix))
-    except tf.errors.OpError:
-        raise_if_vanished(prefix)
-        raise
-    renamed = saved_names or {}
-    problems = []
-    for variable in variables:
-        name = variable.op.name
-        there = renamed.get(name, name)
-        shown = name if there == name else f"{name} (as {there})"
-        shape = variable.shape.as_list()
-        if there not in saved:
-            problems.append(f"{shown} is not in it")
-        elif list(saved[there]) != shape:
-            problems.append(f"{shown} is {list(saved[there])} there, {shape} in the run's graph")
-    if problems:
-        raise SetupError(
-            f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
-            f"{'; ...' if len(problems) > 3 else ''}); {fix}"
-        )
-
-
-def raise_if_vanished(prefix: str) -> None:
-    """Raise the one-line error for a checkpoint deleted while this command read it, if it is gone.
-
-    A run still training keeps only its newest ``max_to_keep`` checkpoints: the one chosen as
-    ``latest`` may be deleted between choosing and restoring it.
-
-    Raises:
-        SetupError: ``<prefix>.index`` no longer exists (exit 2).
-    """
-    if not Path(prefix + ".index").exists():
-        raise SetupError(
-            f"{prefix}: the checkpoint was deleted while it was being read (a run still training keeps only its "
-            "newest checkpoints, checkpoint_saver's max_to_keep); run the command again, or give --checkpoint "
-            "of one that is kept"
-        )
