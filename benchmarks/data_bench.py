@@ -179,16 +179,26 @@ def session_for(kind):
         run()
     return session, run
 
+import resource
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
 rates = {"streaming": [], "in-memory": []}
+cpu_ms = {"streaming": [], "in-memory": []}  # process CPU per step (all threads): less sensitive to other load
 sessions = {kind: session_for(kind) for kind in rates}
 for r in range(rounds):
     for kind in (list(rates) if r % 2 == 0 else list(rates)[::-1]):
         _, run = sessions[kind]
-        started = time.perf_counter()
+        cpu_started, started = cpu_seconds(), time.perf_counter()
         for _ in range(steps):
             run()
         rates[kind].append(steps / (time.perf_counter() - started))
-print(json.dumps({k: statistics.median(v) for k, v in rates.items()} | {"raw": rates, "memory_rows": arrays.num_rows}))
+        cpu_ms[kind].append(1e3 * (cpu_seconds() - cpu_started) / steps)
+paired = [s / m for s, m in zip(rates["streaming"], rates["in-memory"])]
+print(json.dumps({k: statistics.median(v) for k, v in rates.items()} | {
+    "raw": rates, "memory_rows": arrays.num_rows, "paired": statistics.median(paired),
+    "cpu_ms": {k: statistics.median(v) for k, v in cpu_ms.items()}}))
 """
 
 

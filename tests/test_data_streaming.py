@@ -347,7 +347,10 @@ def test_a_categorical_column_over_max_categories_is_refused(tmp_path):
     assert _stream(tmp_path, max_categories=2000).scan.state.columns[0].vocabulary[:2] == ["id0", "id1"]
 
 
-def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path):
+@pytest.mark.parametrize("parse_batch", [None, 7], ids=["one-batch", "batches-of-7"])
+def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path, parse_batch, monkeypatch):
+    if parse_batch:  # line numbers (the split's hash) counted across tf.data's parse batches, the header in the first
+        monkeypatch.setattr("hookrun.runner.data.streaming.PARSE_BATCH", parse_batch)
     lines = _rows(300)
     lines[100] = '"1.5","2","red","100"'  # quoted cells
     text = "\n".join([HEADER, *lines[:150], "", *lines[150:]]) + "\n"  # a blank line in the middle
