@@ -229,9 +229,10 @@ hooks:
 """
 
 
-def python(*args: str, timeout: float = 3600) -> dict[str, Any]:
-    """Run ``python -c`` in a fresh process; parse its last stdout line as JSON."""
-    done = subprocess.run([sys.executable, "-c", *args], capture_output=True, text=True, env=ENV, timeout=timeout)
+def python(*args: str, timeout: float = 3600, prefix: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run ``python -c`` in a fresh process (after ``prefix``, e.g. ``taskset -c 0``); parse its last stdout line."""
+    command = [*prefix, sys.executable, "-c", *args]
+    done = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -301,16 +302,23 @@ def report(facts: dict[str, Any]) -> str:
         f"| event files | {kb(c['events'])} | {kb(t['events'])} | {kb(s['events'])} |",
         "",
     ]
-    cmp_ = facts["compare"]
-    ratio = cmp_["streaming"] / cmp_["in-memory"]
+    for key, where in [("compare", "on both cores"), ("compare_1core", "pinned to one core (`taskset -c 0`)")]:
+        if key not in facts:
+            continue
+        cmp_ = facts[key]
+        ratio = cmp_["streaming"] / cmp_["in-memory"]
+        lines += [
+            f"Steps/s of the same DNN graph in one process {where}, {facts['rounds']} interleaved rounds of "
+            f"{facts['compare_steps']} steps (median): streaming from the CSV shards **{cmp_['streaming']:.0f}**, "
+            f"in-memory `from_tensor_slices` over {cmp_['memory_rows']:,} preprocessed rows "
+            f"**{cmp_['in-memory']:.0f}**: **{ratio:.2f}x** (round-paired {cmp_['paired']:.2f}x; target >= 0.9x; "
+            f"{'met' if ratio >= 0.9 else 'missed'}). Process CPU per step (all threads, median): streaming "
+            f"{cmp_['cpu_ms']['streaming']:.2f} ms, in-memory {cmp_['cpu_ms']['in-memory']:.2f} ms. Rounds: "
+            f"streaming {', '.join(f'{v:.0f}' for v in cmp_['raw']['streaming'])}; in-memory "
+            f"{', '.join(f'{v:.0f}' for v in cmp_['raw']['in-memory'])}.",
+            "",
+        ]
     lines += [
-        f"Steps/s of the same DNN graph in one process, {facts['rounds']} interleaved rounds of "
-        f"{facts['compare_steps']} steps (median): streaming from the CSV shards **{cmp_['streaming']:.0f}**, "
-        f"in-memory `from_tensor_slices` over {cmp_['memory_rows']:,} preprocessed rows **{cmp_['in-memory']:.0f}**: "
-        f"**{ratio:.2f}x** (target >= 0.9x; {'met' if ratio >= 0.9 else 'missed'}). Rounds: "
-        f"streaming {', '.join(f'{v:.0f}' for v in cmp_['raw']['streaming'])}; in-memory "
-        f"{', '.join(f'{v:.0f}' for v in cmp_['raw']['in-memory'])}.",
-        "",
         "Before issue 14 (the issue's report, 400,000 rows): 2.4 GB peak RSS, 118 MB per `.meta`, a 457 MB "
         "`graph.pbtxt`, a 474 MB event file.",
         MARK_END,
@@ -364,7 +372,11 @@ def main(argv: list[str] | None = None) -> int:
             log(f"hookrun train: {name}")
             facts[f"train_{name}"] = train(configs[name], work / f"run-{name}")
         log("streaming vs in-memory")
-        facts["compare"] = python(COMPARE, str(configs["csv"]), str(args.compare_steps), str(args.rounds), "100000")
+        compare_args = (COMPARE, str(configs["csv"]), str(args.compare_steps), str(args.rounds), "100000")
+        facts["compare"] = python(*compare_args)
+        if shutil.which("taskset"):  # one core for the pipeline and the step: what a saturated machine leaves
+            log("streaming vs in-memory on one core")
+            facts["compare_1core"] = python(*compare_args, prefix=("taskset", "-c", "0"))
         facts.update(
             steps=args.steps, rounds=args.rounds, compare_steps=args.compare_steps, small_rows=facts_small["rows"],
             args=" ".join(argv if argv is not None else sys.argv[1:]),

@@ -364,3 +364,82 @@ def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path
     (tmp_path / "data.csv").write_text("\n".join([HEADER, *lines[:150], "", *lines[150:]]) + "\n")
     with pytest.raises(DataError, match=r"data\.csv:253: a quoted cell spans lines 253-254"):
         _stream(tmp_path)
+
+
+# --------------------------------------------------------------------------- data.columns (TFRecord types)
+
+
+def _write_examples(path: Path, records: list[dict]) -> None:
+    """Write ``tf.train.Example`` records from dicts feature -> a float, an int or a str."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for record in records:
+            feature = {}
+            for name, value in record.items():
+                if isinstance(value, str):
+                    feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
+                elif isinstance(value, int):
+                    feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+                else:
+                    feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+
+
+def _sparse_records(count: int = 300, absent: int = 3) -> list[dict]:
+    """Records whose int64 feature ``rooms`` is absent from the first ``absent`` ones."""
+    return [
+        {"a": float(i % 7), "y": float(i), **({"rooms": i % 5} if i >= absent else {})} for i in range(count)
+    ]
+
+
+def test_data_columns_makes_a_feature_the_first_record_lacks_a_column_of_its_type(tmp_path):
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", _sparse_records())
+    plain = _stream(tmp_path, train="shards", label="y")
+    assert plain.feature_names == ["a"]  # the columns are the first record's features
+    data = {"train": "shards", "label": "y", "columns": {"rooms": "int"}, "missing_by_column": {"rooms": "median"},
+            "shuffle": False}
+    stream = _stream(tmp_path, **data)
+    assert stream.feature_names == ["a", "rooms"] and stream.scan.train.dtypes["rooms"] == "int64"
+    assert stream.scan.state.columns[1].fill == 2.0  # the median of i % 5 over the records that have it
+    config = data_config(**{"epochs": 1, "batch_size": 7, "seed": 0, **data})
+    raw = load_raw_data(config, tmp_path)
+    expected = Preprocessor.fit(raw.train, config, raw.split).transform(raw.train)
+    features, labels = _all(lambda: stream.train_dataset(tf))
+    np.testing.assert_array_equal(labels, expected.labels[:, 0])
+    np.testing.assert_allclose(features, expected.features, rtol=1e-6, atol=1e-6)
+
+
+def test_data_columns_that_disagrees_with_the_records_names_the_record_and_the_fix(tmp_path):
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", _sparse_records())
+    with pytest.raises(DataError, match=r"part-0\.tfrecord: record 1: feature 'a' holds a float_list, but "
+                       r"data\.columns\.a is int; set it to float") as info:
+        _stream(tmp_path, train="shards", label="y", columns={"a": "int"})
+    assert info.value.loc == ("data", "columns", "a")
+
+
+def test_data_columns_disagreeing_deep_in_a_file_names_the_record_tensorflow_failed_on(tmp_path):
+    records = _sparse_records(count=600)
+    records[450]["rooms"] = 2.5  # a float where data.columns says int, after the 200-record sample
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", records)
+    with pytest.raises(DataError, match=r"part-0\.tfrecord: record 451: feature 'rooms' holds a float_list, but "
+                       r"data\.columns\.rooms is int; set it to float"):
+        _stream(tmp_path, train="shards", label="y", columns={"rooms": "int"}, missing_by_column={"rooms": "median"})
+
+
+def test_data_columns_naming_a_feature_no_record_has_is_an_error(tmp_path):
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", _sparse_records())
+    with pytest.raises(DataError, match=r"no record of the first 200 has a value for feature 'room', which data\."
+                       r"columns names \(their features: a, rooms, y\); fix the name") as info:
+        _stream(tmp_path, train="shards", label="y", columns={"room": "int"})
+    assert info.value.loc == ("data", "columns", "room")
+
+
+def test_data_columns_is_refused_for_csv(tmp_path):
+    _write_shards(tmp_path / "shards", shards=1)
+    with pytest.raises(DataError, match=r"`data\.columns` sets the value types of TFRecord features, but .*part-0\.csv "
+                       r"is CSV"):
+        _stream(tmp_path, train="shards", columns={"a": "float"})
+    with pytest.raises(ValueError, match=r"`columns` sets the value types of TFRecord features"):
+        data_config(train="shards", format="csv", columns={"a": "float"})
+    with pytest.raises(ValueError, match=r"Input should be 'float', 'int' or 'string'"):
+        data_config(train="shards", columns={"a": "double"})
