@@ -27,7 +27,7 @@ from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.cluster.plan import check_addresses, resolve_cluster
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.reader import steps_per_run
-from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, scan_data
+from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, check_shards, scan_data
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph.build import build_graph
 from hookrun.runner.graph.device import resolve_device, session_config
@@ -211,7 +211,12 @@ def prepare(
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
-    scan = scan_data(config.data, loaded.base_dir, config.graph)  # one streaming pass, before TensorFlow loads
+    tasks = [str(t) for t in cluster.plan.training_tasks] if cluster is not None else []
+    shards = len(tasks) if len(tasks) > 1 else None
+    # one streaming pass, before TensorFlow loads
+    scan = scan_data(config.data, loaded.base_dir, config.graph, shards=shards)
+    if shards is not None:
+        check_shards(scan, tasks)  # every task refuses a cluster where one would get no rows, before TF loads
     notes: list[str] = []
 
     tf = import_tensorflow(verbose)
@@ -312,7 +317,9 @@ def _prepare_data(
     if initial_step > 0 and state_path.exists():
         preprocessor = Preprocessor.load(state_path, config.data)
         if scan.plan.kinds != preprocessor.kinds:
-            scan = scan_data(config.data, loaded.base_dir, config.graph, kinds=preprocessor.kinds)
+            scan = scan_data(
+                config.data, loaded.base_dir, config.graph, kinds=preprocessor.kinds, shards=shard and shard[0]
+            )
         preprocessor.check_resumable(config.data, scan.split, state_path)
     else:
         preprocessor = scan.state

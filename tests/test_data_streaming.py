@@ -52,7 +52,7 @@ import tensorflow as tf  # noqa: E402
 
 from hookrun.runner.data.preprocessing import Preprocessor  # noqa: E402
 from hookrun.runner.data.reader import load_raw_data  # noqa: E402
-from hookrun.runner.data.streaming import StreamInput, make_iterator, scan_data  # noqa: E402
+from hookrun.runner.data.streaming import StreamInput, check_shards, make_iterator, scan_data  # noqa: E402
 from hookrun.runner.errors import DataError  # noqa: E402
 from tests.conftest import data_config  # noqa: E402
 
@@ -246,12 +246,12 @@ def test_resume_skips_the_batches_already_trained_on(tmp_path, skip, cache_bytes
 def test_workers_read_disjoint_shards_that_cover_the_data(tmp_path, shards, workers):
     _write_shards(tmp_path / "shards", shards=shards, rows=30)
     config = data_config(train="shards", epochs=1, batch_size=7, seed=0)
-    scan = scan_data(config, tmp_path)
+    scan = scan_data(config, tmp_path, shards=workers)
     seen = []
     for index in range(workers):
         stream = StreamInput(scan, scan.state, config, shard=(workers, index))
         labels = _all(lambda s=stream: s.train_dataset(tf))[1]
-        assert len(labels) > 0
+        assert len(labels) == scan.shard_rows[index] > 0  # the pass counts each task's rows as tf.data reads them
         seen.append(set(labels.tolist()))
     assert sum(len(s) for s in seen) == len(set().union(*seen)) == shards * 30
 
@@ -443,3 +443,50 @@ def test_data_columns_is_refused_for_csv(tmp_path):
         data_config(train="shards", format="csv", columns={"a": "float"})
     with pytest.raises(ValueError, match=r"Input should be 'float', 'int' or 'string'"):
         data_config(train="shards", columns={"a": "double"})
+
+
+# --------------------------------------------------------------------------- more training tasks than data
+
+
+def test_a_training_task_that_would_get_no_rows_is_refused_by_line(tmp_path):
+    (tmp_path / "data.csv").write_text("\n".join([HEADER, *_rows(2)]) + "\n")  # lines 2 and 3
+    config = data_config(train="data.csv", epochs=1, seed=0)
+    tasks = ["chief:0", "worker:0", "worker:1"]
+    scan = scan_data(config, tmp_path, shards=3)
+    assert scan.shard_rows == [1, 0, 1]  # line % 3: line 1 is the header
+    with pytest.raises(DataError, match=r"^worker:0 would get no training rows: 3 training tasks share 2 training "
+                       r"row\(s\) by line \(1 file\(s\), fewer than the tasks: task i reads lines i, i \+ 3, \.\.\.\); "
+                       r"run fewer workers, or give `data.train` more rows or files$") as info:
+        check_shards(scan, tasks)
+    assert info.value.loc == ("data", "train")
+    check_shards(scan_data(config, tmp_path, shards=2), tasks[:2])  # two tasks: a row each
+
+
+def test_a_training_task_whose_files_lose_every_row_is_refused_by_file(tmp_path):
+    paths = _write_shards(tmp_path / "shards", shards=2, rows=5)
+    lines = paths[1].read_text().splitlines()
+    paths[1].write_text("\n".join([lines[0], *[line.rsplit(",", 1)[0] + "," for line in lines[1:]]]) + "\n")
+    config = data_config(train="shards", epochs=1, seed=0, missing_by_column={"y": "drop"})
+    scan = scan_data(config, tmp_path, shards=2)
+    assert scan.shard_rows == [5, 0]
+    with pytest.raises(DataError, match=r"^worker:1 would get no training rows: 2 training tasks share 5 training "
+                       r"row\(s\) by file \(2 files: task i reads files i, i \+ 2, \.\.\.\)"):
+        check_shards(scan, ["worker:0", "worker:1"])
+
+
+def test_prepare_on_a_cluster_with_more_tasks_than_lines_refuses_before_tensorflow_is_used(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    import hookrun.runner.trainer as trainer
+    from hookrun.runner.cluster.plan import Task
+
+    (tmp_path / "data.csv").write_text("\n".join([HEADER, *_rows(2)]) + "\n")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(base_config()), encoding="utf-8")
+    tasks = [Task("chief", 0), Task("worker", 0), Task("worker", 1)]
+    cluster = SimpleNamespace(plan=SimpleNamespace(training_tasks=tasks, replica=2))
+    monkeypatch.setattr(trainer, "import_tensorflow", lambda verbose: pytest.fail("TensorFlow set up first"))
+    with pytest.raises(DataError, match=r"^worker:0 would get no training rows: 3 training tasks share 2"):
+        trainer.prepare(load_config(tmp_path / "config.yaml"), tmp_path / "run", Console(quiet=True), False,
+                        cluster=cluster)

@@ -101,6 +101,16 @@ class Scan:
     rows_read: int
     seconds: float
     plain: set[str] = field(default_factory=set)
+    shard_rows: list[int] | None = None
+
+
+def shard_by_file(files: int, shards: int) -> bool:
+    """Whether ``shards`` training tasks split ``files`` files by file (``Dataset.shard`` of the file list).
+
+    By file when every task gets at least one file; else each task reads every ``shards``-th line
+    (record) of every file, by its line number.
+    """
+    return files >= shards
 
 
 def scan_data(
@@ -109,6 +119,7 @@ def scan_data(
     graph: GraphConfig | None = None,
     kinds: dict[str, str] | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    shards: int | None = None,
 ) -> Scan:
     """Read every data file once, in chunks: check every cell, count the rows, fit the preprocessing.
 
@@ -118,6 +129,8 @@ def scan_data(
         graph: the ``graph:`` section, to check the label suits a built-in builder (None: not checked).
         kinds: column kinds to enforce (a resumed run's saved state); None fixes them from the first rows.
         chunk_rows: rows per chunk (memory: about ``chunk_rows x columns x 100`` bytes).
+        shards: on a cluster, the training tasks (count): the scan then counts each task's training rows
+            (``Scan.shard_rows``), sharded as :class:`StreamInput` shards them.
 
     Returns:
         The scan.
@@ -150,6 +163,16 @@ def scan_data(
                     val_classes[value] = part.where(int(row), label)
 
     plain = set(plan.names)  # CSV columns tf.data may decode directly (see RawColumns.plain)
+    shard_rows = np.zeros(shards or 1, np.int64)
+    by_file = shards is not None and shard_by_file(len(train_set.files), shards)
+
+    def count_shards(part: RawColumns) -> None:
+        if shards is None or not part.num_rows:
+            return
+        kept = policies.rows_to_keep(part)
+        assert part.file_ids is not None  # iter_chunks sets them
+        owner = part.file_ids[kept] % shards if by_file else part.lines[kept] % shards
+        shard_rows[:] += np.bincount(owner, minlength=shards)
 
     for chunk in iter_chunks(train_set, plan, chunk_rows, fast_tfrecord=True):
         rows_read += chunk.num_rows
@@ -164,6 +187,7 @@ def scan_data(
         else:
             train_part = chunk
             split_train += chunk.num_rows
+        count_shards(train_part)
         stats.update(train_part)
         if check_classes and train_part.num_rows:
             assert graph is not None
@@ -213,7 +237,34 @@ def scan_data(
         rows_read=rows_read,
         seconds=time.perf_counter() - started,
         plain=plain if train_set.format == CSV else set(),
+        shard_rows=[int(n) for n in shard_rows] if shards is not None else None,
     )
+
+
+def check_shards(scan: Scan, tasks: list[str]) -> None:
+    """Refuse a cluster on which a training task would get no training rows (it would end at once).
+
+    Args:
+        scan: a scan made with ``shards=len(tasks)``.
+        tasks: the training tasks in shard order (``chief:0``, ``worker:1``, ...).
+
+    Raises:
+        DataError: the first task whose shard is empty, naming the files, the split rule and the fix.
+    """
+    assert scan.shard_rows is not None and len(scan.shard_rows) == len(tasks)
+    for task, rows in zip(tasks, scan.shard_rows, strict=True):
+        if rows:
+            continue
+        files = len(scan.train.files)
+        if shard_by_file(files, len(tasks)):
+            rule = f"by file ({files} files: task i reads files i, i + {len(tasks)}, ...)"
+        else:
+            rule = f"by line ({files} file(s), fewer than the tasks: task i reads lines i, i + {len(tasks)}, ...)"
+        raise DataError(
+            f"{task} would get no training rows: {len(tasks)} training tasks share {scan.train_rows} training row(s) "
+            f"{rule}; run fewer workers, or give `data.train` more rows or files",
+            loc=scan.train.loc,
+        )
 
 
 # ------------------------------------------------------------------ tf.data
@@ -425,7 +476,7 @@ class StreamInput:
         shard_by_row = None
         if self.shard is not None:
             count, index = self.shard
-            if len(paths) >= count:
+            if shard_by_file(len(paths), count):
                 files = files.shard(count, index)
             else:
                 shard_by_row = self.shard
