@@ -347,6 +347,15 @@ def test_a_categorical_column_over_max_categories_is_refused(tmp_path):
     assert _stream(tmp_path, max_categories=2000).scan.state.columns[0].vocabulary[:2] == ["id0", "id1"]
 
 
+def test_wide_rows_get_smaller_parse_batches():
+    from hookrun.runner.data.streaming import PARSE_BATCH, PARSE_BATCH_BYTES, parse_batch_rows
+
+    assert parse_batch_rows(10) == PARSE_BATCH  # California
+    wide = parse_batch_rows(20_000)
+    assert 64 <= wide < PARSE_BATCH and wide * 20_000 * 16 <= max(PARSE_BATCH_BYTES, 64 * 20_000 * 16)
+    assert parse_batch_rows(10_000_000) == 64
+
+
 @pytest.mark.parametrize("parse_batch", [None, 7], ids=["one-batch", "batches-of-7"])
 def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path, parse_batch, monkeypatch):
     if parse_batch:  # line numbers (the split's hash) counted across tf.data's parse batches, the header in the first

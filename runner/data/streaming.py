@@ -10,7 +10,7 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
 
     files (shard by file on a cluster when there are enough, shuffled each epoch)
     -> interleave(per file, parallel, deterministic with a seed, one batch of PARSE_BATCH lines at a time):
-         TextLineDataset / TFRecordDataset -> batch(PARSE_BATCH) -> enumerate(batches)
+         TextLineDataset / TFRecordDataset -> batch(PARSE_BATCH, fewer for wide rows) -> enumerate(batches)
          -> map(line numbers, drop the header and blank lines, [shard by row], [validation-split hash],
                 decode, transform; parallel)
     -> unbatch
@@ -57,8 +57,18 @@ from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet, absolute_spe
 from hookrun.runner.errors import DataError
 
 #: Lines (records) decoded and transformed per ``map`` call (rows): batch before map. 4096 took 25% less CPU
-#: per row than 1024 in the map (benchmarks/RESULTS.md); memory: ~8 files x a few batches x 4096 rows in flight.
+#: per row than 1024 in the map (benchmarks/RESULTS.md); memory: ~8 files x a few batches in flight.
 PARSE_BATCH = 4096
+#: Wide rows get smaller parse batches: at most about this many bytes of text per batch, at 16 bytes a cell.
+PARSE_BATCH_BYTES = 4 << 20
+
+
+def parse_batch_rows(columns: int) -> int:
+    """Lines per parse batch for rows of ``columns`` cells: :data:`PARSE_BATCH`, fewer (at least 64) for wide rows.
+
+    Bounds the text in flight: every file the interleave reads holds a few batches of lines.
+    """
+    return min(PARSE_BATCH, max(64, PARSE_BATCH_BYTES // (16 * max(1, columns))))
 #: Files read at once by the interleave (count).
 CYCLE_LENGTH = 8
 #: Transformed training rows up to this size (bytes) are cached in memory after the first epoch.
@@ -485,6 +495,7 @@ class StreamInput:
         transform = _Transform(tf, self.state, fileset, self.scan.plain, named=named)
         threshold = split_threshold(self.scan.fraction) if holdout is not None and self.scan.fraction else None
         csv = fileset.format == CSV
+        batch_rows = parse_batch_rows(len(fileset.columns))
         # Without a seed the order differs from run to run anyway: let tf.data hand out whichever batch is ready.
         ordered = self.config.seed is not None or sequential
 
@@ -511,10 +522,10 @@ class StreamInput:
 
             def parse(index: Any, batch: Any) -> Any:
                 # line (record) numbers from 1, as enumerate(start=1) per line would give them
-                lines = index * PARSE_BATCH + 1 + tf.range(tf.size(batch, out_type=tf.int64), dtype=tf.int64)
+                lines = index * batch_rows + 1 + tf.range(tf.size(batch, out_type=tf.int64), dtype=tf.int64)
                 return transform(select(lines, batch, salt))
 
-            batches = records.batch(PARSE_BATCH).enumerate()
+            batches = records.batch(batch_rows).enumerate()
             return batches.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=ordered)
             # transformed batches; unbatched after the interleave (no per-row interleave cost)
 
