@@ -342,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-steps", type=int, default=1000, help="steps per round of the streaming comparison")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the streaming comparison")
     parser.add_argument("--quick", action="store_true", help="100,000 rows, 300 steps, 1 round of 200")
-    parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
+    parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory; reused next time for "
+                        "the same --rows")
     parser.add_argument("--no-write", action="store_true", help="print the section, leave RESULTS.md alone")
     args = parser.parse_args(argv)
     if args.quick:
@@ -351,15 +352,25 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()[0]
     work = args.keep or Path(tempfile.mkdtemp(prefix="hookrun-data-bench-"))
     try:
-        log(f"generating {args.rows:,} rows into {work}")
-        facts: dict[str, Any] = generate(work, args.rows)
+        made = work / "generated.json"  # a --keep directory generated before for the same --rows is reused
         small = work / "small"
-        (small / "csv").mkdir(parents=True, exist_ok=True)
-        facts_small = generate(small, max(args.rows // 10, 1000))
-        log("writing TFRecord shards")
-        subprocess.run([sys.executable, "-c", TFRECORD_WRITER, str(work / "csv"), str(work / "tfrecord")],
-                       check=True, env=ENV)
-        facts["tfrecord_bytes"] = sum(p.stat().st_size for p in (work / "tfrecord").iterdir())
+        previous = json.loads(made.read_text()) if made.exists() else None
+        if previous is not None and previous["facts"]["rows"] == args.rows:
+            log(f"reusing the {args.rows:,} rows generated in {work}")
+            facts: dict[str, Any] = previous["facts"]
+            facts_small = previous["small"]
+        else:
+            log(f"generating {args.rows:,} rows into {work}")
+            facts = generate(work, args.rows)
+            (small / "csv").mkdir(parents=True, exist_ok=True)
+            facts_small = generate(small, max(args.rows // 10, 1000))
+            log("writing TFRecord shards")
+            subprocess.run([sys.executable, "-c", TFRECORD_WRITER, str(work / "csv"), str(work / "tfrecord")],
+                           check=True, env=ENV)
+            facts["tfrecord_bytes"] = sum(p.stat().st_size for p in (work / "tfrecord").iterdir())
+            made.write_text(json.dumps({"facts": facts, "small": facts_small}), encoding="utf-8")
+        for run in work.glob("run-*"):
+            shutil.rmtree(run)  # hookrun train would resume a kept run directory
         configs = {}
         for name, train_spec, folder in [("csv", "csv/*.csv.gz", work), ("tfrecord", "tfrecord", work),
                                          ("small", "csv", small)]:

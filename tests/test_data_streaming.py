@@ -499,3 +499,46 @@ def test_prepare_on_a_cluster_with_more_tasks_than_lines_refuses_before_tensorfl
     with pytest.raises(DataError, match=r"^worker:0 would get no training rows: 3 training tasks share 2"):
         trainer.prepare(load_config(tmp_path / "config.yaml"), tmp_path / "run", Console(quiet=True), False,
                         cluster=cluster)
+
+
+# --------------------------------------------------------------------------- the chunked shuffle buffer
+
+
+def _shuffled(chunks: list[int], buffer_rows: int, seed: int | None, epochs: int = 1) -> list[list[int]]:
+    """Row ids out of ``shuffle_chunks`` over chunks of the given sizes (ids 0.. in order), per epoch."""
+    from hookrun.runner.data.streaming import shuffle_chunks
+
+    ids = np.arange(sum(chunks), dtype=np.float32)
+    parts = np.split(ids, np.cumsum(chunks)[:-1])
+    graph = tf.Graph()
+    with graph.as_default():
+        ds = tf.data.Dataset.from_generator(
+            lambda: ((p[:, None] * 0 + p[:, None], p[:, None]) for p in parts),
+            output_signature=(tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, 1], tf.float32)),
+        )
+        ds = shuffle_chunks(tf, ds, buffer_rows, seed).repeat(epochs).rebatch(5)
+        features, labels = make_iterator(tf, ds).get_next()
+        out = []
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.tables_initializer())
+            while True:
+                try:
+                    f, lab = session.run([features, labels])
+                except tf.errors.OutOfRangeError:
+                    break
+                assert (f == lab).all()  # features and labels stay paired
+                out.extend(int(v) for v in lab[:, 0])
+    rows = sum(chunks)
+    return [out[i * rows:(i + 1) * rows] for i in range(epochs)]
+
+
+def test_the_chunked_shuffle_hands_out_every_row_once_reshuffled_each_epoch():
+    chunks = [7, 0, 13, 40, 1, 25, 14]  # 100 rows; an empty chunk too
+    first, second = _shuffled(chunks, buffer_rows=30, seed=3, epochs=2)
+    assert sorted(first) == sorted(second) == list(range(100))  # each epoch: every row once
+    assert first != list(range(100)) and first != second  # shuffled, and differently each epoch
+    assert _shuffled(chunks, buffer_rows=30, seed=3, epochs=2) == [first, second]  # the same in every run
+    assert _shuffled(chunks, buffer_rows=30, seed=4)[0] != first
+    # a bounded buffer: no row is handed out before the buffer (plus an eighth and a chunk) has seen it
+    assert all(position >= row - (30 + 3 + 40) for position, row in enumerate(first))
+    assert sorted(_shuffled(chunks, buffer_rows=1000, seed=None)[0]) == list(range(100))  # more buffer than rows
