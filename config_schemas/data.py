@@ -86,8 +86,8 @@ class DataConfig(StrictModel):
     shuffle_buffer: Count = Field(
         default=10_000,
         le=10_000_000,
-        description="Rows held by the shuffle buffer (rows; memory: about rows x features x 4 bytes, 10,000 x 13 "
-        "features = 0.5 MB).",
+        description="Rows held by the shuffle buffer (rows; memory: about 1.2 x rows x features x 4 bytes, 10,000 x "
+        "13 features = 0.6 MB).",
     )
     max_categories: Count = Field(
         default=1_000,

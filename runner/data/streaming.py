@@ -13,9 +13,10 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
          TextLineDataset / TFRecordDataset -> batch(PARSE_BATCH, fewer for wide rows) -> enumerate(batches)
          -> map(line numbers, drop the header and blank lines, [shard by row], [validation-split hash],
                 decode, transform; parallel)
-    -> unbatch
+    -> (chunks of transformed rows: never unbatched, no per-row dataset op)
     -> [cache, when the transformed rows take at most CACHE_BYTES]
-    -> shuffle(data.shuffle_buffer) -> repeat(epochs) -> batch -> skip(resumed steps) -> prefetch
+    -> shuffle_chunks(data.shuffle_buffer rows) -> repeat(epochs) -> rebatch(batch_size) -> skip(resumed steps)
+    -> prefetch
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
 vocabularies for one-hot and class ids) exactly as :meth:`Preprocessor.transform` does in numpy.
