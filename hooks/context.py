@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from hookrun.hooks import tf_internals
 from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import StepClock
+from hookrun.hooks.window import RunWindow
 
 
 class UnknownTensorError(LookupError):
@@ -242,6 +243,12 @@ class HookContext:
             workers share ``global_step``).
         clock: the ``global_step`` clock the run's step-driven hooks share (one per run; see
             :class:`~hookrun.hooks.step_clock.StepClock`); it starts at the restored ``global_step``.
+        window: under ``session.steps_per_run: N`` (N > 1), the fused train op's tensors
+            (:class:`~hookrun.hooks.window.RunWindow`: the steps each run took, the ``global_step`` after
+            it, the window's sums, the last step's values); None with one step per run. Each
+            ``before_run``/``after_run`` then brackets a window of up to N steps, and the tensors a hook
+            asks for are the values at the window's last step (as TensorFlow's ``SessionRunArgs`` under
+            ``iterations_per_loop``); :attr:`tensors` resolves the named tensors to those.
     """
 
     tf: Any
@@ -259,6 +266,12 @@ class HookContext:
     chief: bool = True
     clock: StepClock = field(default_factory=StepClock)
     steps_per_epoch: float | None = None
+    window: RunWindow | None = None
+
+    @property
+    def steps_per_run(self) -> int:
+        """N: the most training steps one session call runs (``session.steps_per_run``; 1 without a window)."""
+        return 1 if self.window is None else int(self.window.steps_per_run)
 
     def task_file(self, name: str) -> str:
         """A file name in the run directory for this task: ``name`` on the chief, ``history-worker1.csv`` elsewhere."""

@@ -368,7 +368,7 @@ def _build_hooks(
         if unknown:
             raise ConfigError(unknown)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
-        clock = StepClock(initial_step, reading=cluster is not None)
+        clock = StepClock(initial_step, reading=cluster is not None, window=built.window)
         for index, hook_config in running:
             ctx = HookContext(
                 tf=tf,
@@ -386,6 +386,7 @@ def _build_hooks(
                 chief=cluster is None or cluster.plan.is_chief,
                 clock=clock,
                 steps_per_epoch=steps_per_epoch,
+                window=built.window,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))
@@ -451,6 +452,11 @@ def train(
     console = console or Console()
     directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     cluster_plan = resolve_cluster(loaded.config.cluster, task)  # TF_CONFIG or `cluster:`; None: one process
+    if cluster_plan is not None and loaded.config.session.steps_per_run > 1:
+        raise SetupError(
+            f"session.steps_per_run: {loaded.config.session.steps_per_run} does not run on a cluster (TF_CONFIG or "
+            "`cluster:`): between-graph replication runs one step per session call; set session.steps_per_run: 1"
+        )
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
         if cluster_plan.is_ps:
@@ -573,6 +579,7 @@ def _train_locked(
                 engine=config.session.engine,
                 session_factory=session_factory,
                 hook_labels=labels,
+                steps_per_run=config.session.steps_per_run,
             )
         completed = True
     finally:

@@ -55,7 +55,7 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
             return clock.request()
         requests = {"summary": self._get_summary_op()}
         if clock.reading:
-            requests["global_step"] = clock.tensor
+            requests["global_step"] = clock.request_tensor
         return tf.compat.v1.train.SessionRunArgs(requests)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
