@@ -100,6 +100,26 @@ class EvaluationGraph(Protocol):
     values: Mapping[str, Any]
 
 
+#: Name prefix of the placeholders the builder's variable-creating call runs on under ``session.steps_per_run`` > 1.
+UNFED_INPUT = "hookrun_unfed_input"
+
+
+def _computed_from_unfed_input(tensor: Any) -> bool:
+    """True if ``tensor`` depends on a never-fed input placeholder (``session.steps_per_run`` > 1's first call)."""
+    seen: set[int] = set()
+    pending = [tensor.op]
+    while pending:
+        op = pending.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.type == "Placeholder" and UNFED_INPUT in op.name:
+            return True
+        pending.extend(t.op for t in op.inputs)
+        pending.extend(op.control_inputs)
+    return False
+
+
 @dataclass
 class TensorNames:
     """Resolve hook tensor names: the spec's names first, then graph tensor names.
@@ -139,6 +159,13 @@ class TensorNames:
             raise UnknownTensorError(
                 f"unknown tensor {name!r}; named tensors: {', '.join(sorted(self.named))} "
                 "(or a graph tensor name such as `hidden_0/kernel:0`; `hookrun inspect CONFIG` lists them all)"
+            )
+        if _computed_from_unfed_input(tensor):
+            raise UnknownTensorError(
+                f"tensor {name!r} is computed by the builder's first call, which only creates the variables under "
+                "session.steps_per_run > 1 (each step's tensors live inside the loop); name one of the named "
+                f"tensors ({', '.join(sorted(self.named))}: their values at a window's last step), a variable, "
+                "or set session.steps_per_run: 1"
             )
         return self.readable(tensor)
 

@@ -66,6 +66,7 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
         has_validation_data=data.validation is not None or data.validation_split is not None,
         builder=config.graph.builder,
         builder_params=dict(config.graph.params),
+        steps_per_run=config.session.steps_per_run,
     )
     issues = [
         loaded.issue(where, message, severity=severity)
@@ -109,7 +110,30 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     return issues
 
 
+def check_steps_per_run(loaded: LoadedConfig) -> list[ConfigIssue]:
+    """``session.steps_per_run`` > 1 is refused with ``cluster:`` (an error, exit 2).
+
+    A cluster runs one step per session call (between-graph replication: every worker's step is one
+    ``Session.run``), so the fused loop is refused there (``TF_CONFIG`` alone is refused when ``train``
+    starts). (The hooks warn of their own: a custom hook, through ``HookConfig.list_issues``.)
+    """
+    config = loaded.config
+    steps_per_run = config.session.steps_per_run
+    if steps_per_run <= 1:
+        return []
+    issues = []
+    if config.cluster is not None:
+        issues.append(
+            loaded.issue(
+                ("session", "steps_per_run"),
+                f"steps_per_run: {steps_per_run} does not run on a cluster (between-graph replication runs one "
+                "step per session call); set session.steps_per_run: 1 or remove `cluster:`",
+            )
+        )
+    return issues
+
+
 def preflight(loaded: LoadedConfig) -> list[ConfigIssue]:
-    """All checks before TensorFlow: :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, in file order."""
-    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded)
+    """All checks before TensorFlow: data, imports, hooks, ``session.steps_per_run``; in file order."""
+    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded) + check_steps_per_run(loaded)
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

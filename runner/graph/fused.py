@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hookrun.hooks.context import UNFED_INPUT
 from hookrun.hooks.window import RunWindow
 from hookrun.runner.errors import PlacedError, SetupError
 
@@ -54,9 +55,9 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
 
     def one(spec: Any) -> Any:
         if isinstance(spec, tf.TensorSpec):
-            return v1.placeholder(spec.dtype, spec.shape, name="hookrun_unfed_input")
+            return v1.placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
         if isinstance(spec, tf.SparseTensorSpec):
-            return v1.sparse_placeholder(spec.dtype, spec.shape, name="hookrun_unfed_input")
+            return v1.sparse_placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
         raise SetupError(
             f"session.steps_per_run: the input has a {type(spec).__name__} component; use steps_per_run: 1"
         )
