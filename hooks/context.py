@@ -32,6 +32,10 @@ class UnknownTensorError(LookupError):
     """A hook names a tensor the graph does not have."""
 
 
+class UnfedTensorError(UnknownTensorError):
+    """A hook names a tensor of the builder's first call, which never runs under ``session.steps_per_run`` > 1."""
+
+
 class HookConfigError(ValueError):
     """A hook's settings do not fit the built graph (the runner reports it at the hook's line, exit 2)."""
 
@@ -161,7 +165,7 @@ class TensorNames:
                 "(or a graph tensor name such as `hidden_0/kernel:0`; `hookrun inspect CONFIG` lists them all)"
             )
         if _computed_from_unfed_input(tensor):
-            raise UnknownTensorError(
+            raise UnfedTensorError(
                 f"tensor {name!r} is computed by the builder's first call, which only creates the variables under "
                 "session.steps_per_run > 1 (each step's tensors live inside the loop); name one of the named "
                 f"tensors ({', '.join(sorted(self.named))}: their values at a window's last step), a variable, "

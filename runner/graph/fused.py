@@ -65,6 +65,15 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
     return tf.nest.map_structure(one, element_spec)
 
 
+#: Marks the error :func:`_refuse` raises, through the builder call's own wrapping.
+_CREATES = "creates a variable inside the loop"
+
+
+def _refuse(next_creator: Any, **kwargs: Any) -> Any:
+    """A variable creator that refuses: the loop body may only reuse the variables the first call made."""
+    raise ValueError(f"{_CREATES}: {kwargs.get('name') or 'unnamed'}")
+
+
 def _carry_initial(tf: Any, tensor: Any) -> tuple[Any, Any] | None:
     """An initial loop value and shape invariant for a last-step carry of ``tensor``; None if its rank is unknown."""
     shape = tensor.shape
@@ -146,10 +155,10 @@ def build_fused_train(
             with tf.control_dependencies([count, nonfinite, *sums, *last]):
                 features, labels = optional.get_value()
                 try:
-                    with v1.variable_scope(v1.get_variable_scope(), reuse=True):
+                    with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
                         train_op, tensors = step(features, labels)
                 except PlacedError as err:
-                    if "does not exist" in str(err) or "not allowed" in str(err):
+                    if "does not exist" in str(err) or _CREATES in str(err):
                         raise PlacedError(
                             "graph.builder",
                             f"{builder_name} creates a variable when called again inside the session.steps_per_run "
