@@ -9,8 +9,8 @@ carries what the hooks need from the window, and the runner hands them to every 
 - ``steps``: steps the call ran (1 to N; fewer than N when ``stop_at_step`` shortened the window,
   or the data ended inside it);
 - ``global_step``: ``global_step`` after the window, exact;
-- ``sums``: the sum over the window's steps of the loss and of each scalar metric, by name;
-- ``last``: the value at the window's last step of every named tensor (``loss``, each metric,
+- ``sums``: the sum over the window's steps of the loss and of each scalar named tensor the hooks read;
+- ``last``: the value at the window's last step of each named tensor the hooks read (``loss``, a metric,
   ``predictions``, ``learning_rate``); the hook tensor names resolve to these;
 - ``any_nonfinite``: True when any step's loss was NaN or infinite.
 

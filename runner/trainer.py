@@ -244,6 +244,7 @@ def prepare(
             label_scale=preprocessor.label_scale,
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
+            carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
         )
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None

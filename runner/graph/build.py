@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -150,6 +150,7 @@ def build_graph(
     label_scale: float = 1.0,
     device_function: Callable[[Any], str] | None = None,
     wrap_optimizer: Callable[[Any], Any] | None = None,
+    carry: Collection[str] | None = None,
 ) -> BuiltGraph:
     """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
@@ -171,6 +172,8 @@ def build_graph(
         device_function: on a cluster, the placement applied around the whole graph
             (``replica_device_setter``: variables on the parameter servers, the rest on this worker).
         wrap_optimizer: wraps the optimizer before ``minimize`` (``SyncReplicasOptimizer``).
+        carry: under ``session.steps_per_run`` > 1, the named tensors the hooks read (the loop carries
+            those and ``loss``); None carries every named tensor.
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
@@ -280,6 +283,7 @@ def build_graph(
                     named=named,
                     global_step=global_step,
                     builder_name=builder_name,
+                    carry=carry,
                 )
             named = {**window.last, "global_step": window.global_step}
         evaluation = None

@@ -16,12 +16,14 @@ How it is built (:func:`build_fused_train`):
    to that loss (its slots are found, not created), after the ``UPDATE_OPS`` that call added; each
    step adds one to ``global_step``. A builder whose second call creates a variable is refused
    (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``).
-3. Every op of a step runs after the previous step's update (the body runs under control
-   dependencies on the loop variables, ``parallel_iterations=1``), so N fused steps compute exactly
-   what N separate steps compute.
-4. The loop carries the step count, the sum of the loss and of each scalar metric (float64), whether
-   any step's loss was non-finite, and the last step's value of every named tensor (see
-   :class:`hookrun.hooks.window.RunWindow`).
+3. Every op of a step runs after the previous step's update (the body runs under a control
+   dependency on the step count, itself made after the previous update; ``parallel_iterations=1``),
+   so N fused steps compute exactly what N separate steps compute.
+4. The loop carries the step count, the sum of the loss and of each scalar metric the hooks read
+   (float64), and the last step's value of each named tensor the hooks read (see
+   :class:`hookrun.hooks.window.RunWindow`); whether any step's loss was non-finite is the loss sum's
+   non-finiteness (a float64 sum of float32 values cannot overflow). Only what the hooks read is
+   carried: every op of the body runs on every step.
 5. The loop runs ``min(N, bound)`` steps, ``bound`` a local variable (N at every session start)
    that ``stop_at_step`` lowers, through the step clock, so the last window ends at exactly
    ``last_step``. When the data ends inside a window, the window ends early and reports the steps
@@ -31,7 +33,7 @@ How it is built (:func:`build_fused_train`):
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 
 from hookrun.hooks.context import UNFED_INPUT
@@ -96,6 +98,7 @@ def build_fused_train(
     named: dict[str, Any],
     global_step: Any,
     builder_name: str,
+    carry: Collection[str] | None = None,
 ) -> tuple[Any, RunWindow]:
     """Build the while-loop of up to ``steps_per_run`` training steps; see the module docstring.
 
@@ -110,6 +113,8 @@ def build_fused_train(
             their names and shapes decide the carries.
         global_step: the ``global_step`` variable.
         builder_name: ``graph.builder``, for messages.
+        carry: the names the hooks read (``loss`` is always carried); None carries every named tensor.
+            Every op of the loop body runs on every step, so each carried value costs a little per step.
 
     Returns:
         ``(train, window)``: ``train`` is the ``int32`` steps run by one call (the tensor the
@@ -129,7 +134,7 @@ def build_fused_train(
     set_bound = bound.assign(bound_value, read_value=False)
     limit = bound.read_value()
 
-    names = [name for name in named if name != "global_step"]
+    names = [name for name in named if name != "global_step" and (carry is None or name in carry or name == "loss")]
     summed = [name for name in names if named[name].shape.rank == 0 and (named[name].dtype.is_floating or
                                                                           named[name].dtype.is_integer)]
     carried: list[str] = []
@@ -142,17 +147,18 @@ def build_fused_train(
             initial_last.append(made[0])
             invariants_last.append(made[1])
 
-    def condition(count: Any, done: Any, nonfinite: Any, sums: list[Any], last: list[Any]) -> Any:
+    def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
         return tf.logical_and(count < limit, tf.logical_not(done))
 
-    def body(count: Any, done: Any, nonfinite: Any, sums: list[Any], last: list[Any]) -> Any:
-        # Every op of this step after the previous step's update: its variable reads included.
-        with tf.control_dependencies([count, nonfinite, *sums, *last]):
+    def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
+        # Every op of this step runs after the previous step's update, its variable reads included:
+        # the count of this iteration is made under a control dependency on that update.
+        with tf.control_dependencies([count]):
             optional = iterator.get_next_as_optional()
             has_value = optional.has_value()
 
         def run_step() -> Any:
-            with tf.control_dependencies([count, nonfinite, *sums, *last]):
+            with tf.control_dependencies([count]):
                 features, labels = optional.get_value()
                 try:
                     with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
@@ -167,39 +173,19 @@ def build_fused_train(
                         ) from err
                     raise
             with tf.control_dependencies([train_op]):
-                loss = tensors["loss"]
-                step_nonfinite = tf.logical_not(tf.reduce_all(tf.math.is_finite(tf.cast(loss, tf.float64))))
                 new_sums = [s + tf.cast(tensors[name], tf.float64) for s, name in zip(sums, summed, strict=True)]
                 new_last = [tf.identity(tensors[name]) for name in carried]
-                return (
-                    count + 1,
-                    tf.constant(False),
-                    tf.logical_or(nonfinite, step_nonfinite),
-                    new_sums,
-                    new_last,
-                )
+                return count + 1, tf.constant(False), new_sums, new_last
 
         def end_of_data() -> Any:
-            return count, tf.constant(True), nonfinite, list(sums), list(last)
+            return count, tf.constant(True), list(sums), list(last)
 
         return tf.cond(has_value, run_step, end_of_data)
 
-    initial = (
-        tf.constant(0),
-        tf.constant(False),
-        tf.constant(False),
-        [tf.constant(0.0, tf.float64) for _ in summed],
-        initial_last,
-    )
-    invariants = (
-        tf.TensorShape([]),
-        tf.TensorShape([]),
-        tf.TensorShape([]),
-        [tf.TensorShape([]) for _ in summed],
-        invariants_last,
-    )
+    initial = (tf.constant(0), tf.constant(False), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
+    invariants = (tf.TensorShape([]), tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
     with tf.name_scope("hookrun_steps_per_run"):
-        count, _, nonfinite, sums, last = v1.while_loop(
+        count, _, sums, last = v1.while_loop(
             condition, body, initial, shape_invariants=invariants, parallel_iterations=1, name="loop"
         )
 
@@ -210,7 +196,8 @@ def build_fused_train(
         steps = tf.cond(count > 0, lambda: tf.identity(count), no_step, name="steps")
         with tf.control_dependencies([steps]):
             global_step_after = tf.identity(global_step.read_value(), name="global_step")
-            any_nonfinite = tf.identity(nonfinite, name="any_nonfinite")
+            # A float64 sum of float32 losses overflows never: it is non-finite exactly when a loss was.
+            any_nonfinite = tf.logical_not(tf.math.is_finite(sums[summed.index("loss")]), name="any_nonfinite")
             window_sums = {name: tf.identity(value, name=f"sum_{i}") for i, (name, value) in
                            enumerate(zip(summed, sums, strict=True))}
             window_last = {name: tf.identity(value, name=f"last_{i}") for i, (name, value) in
