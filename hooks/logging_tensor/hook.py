@@ -35,7 +35,6 @@ class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
         self._every = every_n_iter
         self._window = window
         self._steps_done = 0  # local steps run by this hook's session(s)
-        self._steps_request = tf.compat.v1.train.SessionRunArgs(window.steps)
         self._due = False
 
     def begin(self) -> None:
@@ -47,7 +46,7 @@ class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
         )
 
     def before_run(self, run_context: Any) -> Any:
-        """Ask for the tensors when the coming window holds a due step, always for the window's step count."""
+        """Decide whether the coming window holds a due step; ask for the tensors and the window's step count."""
         first, last = self._steps_done, self._steps_done + self._window.steps_per_run - 1
         if self._log_at_end:
             self._due = False
@@ -58,16 +57,18 @@ class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
             self._due = self._timer.should_trigger_for_step(last)
         if self._due:
             self._iter_count = last  # the step TensorFlow's _log_tensors records the trigger at
-            return self._tensors_request
-        return self._steps_request
+        # The same request every window: each new set of fetches would make TensorFlow prune and optimize
+        # the loop again for a new executor, which costs more than fetching a few scalars every window.
+        return self._tensors_request
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Log on a due window (TensorFlow's ``_log_tensors``); count the window's steps."""
         results = run_values.results
         if self._log_at_end:
             self._at_end_values, results = results["tensors"], results["steps"]
-        elif self._due:
-            self._log_tensors(results["tensors"])
+        else:
+            if self._due:
+                self._log_tensors(results["tensors"])
             results = results["steps"]
         self._steps_done += int(results)
         self._iter_count = self._steps_done
