@@ -60,8 +60,9 @@ class TrainResult:
         run_dir: the run directory (absolute).
         initial_step: ``global_step`` restored at the start (0 for a new run).
         final_global_step: ``global_step`` at the end.
-        steps: ``train_op`` runs completed in this run (``final_global_step - initial_step``, unless a
-            recovered session re-ran the steps since its restored checkpoint).
+        steps: training steps completed in this run (``final_global_step - initial_step``, unless a
+            recovered session re-ran the steps since its restored checkpoint); under
+            ``session.steps_per_run`` each session call adds the steps its window ran.
         loop_seconds: wall time of the step loop, from the session being ready to the last step's
             end (seconds); ``steps_per_sec`` is ``steps / loop_seconds``.
         end_seconds: wall time after the loop: every hook's ``end`` and the session's close (seconds).

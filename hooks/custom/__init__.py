@@ -34,7 +34,8 @@ class CustomHookConfig(HookConfig):
     args: dict[str, Any] = Field(
         default_factory=dict,
         description="Keyword arguments for the class's constructor; in their strings `${run_dir}` and "
-        "`${config_dir}` become the run directory and the config file's directory (`$$` is one `$`).",
+        "`${config_dir}` become the run directory and the config file's directory, `${steps_per_run}` "
+        "`session.steps_per_run` (`$$` is one `$`).",
     )
     name: str | None = Field(default=None, description="Display name in plans and traces.")
     begin: str | None = Field(default=None, description="`module:function` called as `begin()`.")

@@ -118,7 +118,8 @@ class LoopResult:
     """What the step loop did.
 
     Attributes:
-        steps: ``train_op`` runs that completed in this process (steps).
+        steps: training steps that completed in this process (steps; under ``session.steps_per_run``
+            the sum of the steps each window ran).
         loop_seconds: wall time of the step loop, from the session being ready to the last step's
             end; the hooks' ``end`` and the session's close are not in it (seconds).
         end_of_data: the loop ended because the input ran out.
