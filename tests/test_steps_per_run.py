@@ -172,7 +172,10 @@ def test_resume_under_n_loses_no_step_and_repeats_none(tmp_path, linear_csv, run
 
 def test_end_of_data_inside_a_window(tmp_path, linear_csv, run_train):
     """One epoch is 8 steps: windows of 5 run 5, then 3 (the data ends), then none: the run ends as with N = 1."""
-    hooks = [{"type": "history_saver", "every_n_step": 5}, {"type": "checkpoint_saver", "save_steps": 100}]
+    hooks = [
+        {"type": "history_saver", "every_n_step": 5, "metrics": ["mae"]},  # a metric's window mean too
+        {"type": "checkpoint_saver", "save_steps": 100},
+    ]
     one = run_train(_config(tmp_path, "one", 1, hooks, data={"epochs": 1}), run_dir=tmp_path / "one")
     five = run_train(_config(tmp_path, "five", 5, hooks, data={"epochs": 1}), run_dir=tmp_path / "five")
     assert one.end_of_data and five.end_of_data
@@ -180,6 +183,7 @@ def test_end_of_data_inside_a_window(tmp_path, linear_csv, run_train):
     assert [r["step"] for r in one.history] == [r["step"] for r in five.history] == [5, 8]
     for a, b in zip(one.history, five.history, strict=True):
         assert a["total_loss"] == pytest.approx(b["total_loss"], rel=1e-5)
+        assert a["mae"] == pytest.approx(b["mae"], rel=1e-5)
     assert _checkpoint_steps(tmp_path / "five") == [0, STEPS_PER_EPOCH]
     _assert_same_weights(tmp_path / "one", tmp_path / "five")
 
