@@ -326,3 +326,19 @@ def test_default_graph_has_no_loop(tmp_path, linear_csv):
     for close in prepared.on_close:
         close()
     assert prepared.built.window is not None and prepared.built.window.steps_per_run == 2
+
+
+def test_early_stopping_stops_at_the_same_window_boundary(tmp_path, linear_csv, run_train):
+    """An evaluation every 5 steps and a patience of 1 that no change can meet: both stop after the second one."""
+    hooks = [
+        {"type": "evaluation", "every_n_steps": 5},
+        {"type": "early_stopping", "patience": 1, "min_delta": 1e9},
+        {"type": "stop_at_step", "last_step": 40},
+    ]
+    data = {"validation_split": 0.25}
+    one = run_train(_config(tmp_path, "one", 1, hooks, data=data), run_dir=tmp_path / "one")
+    five = run_train(_config(tmp_path, "five", 5, hooks, data=data), run_dir=tmp_path / "five")
+    assert one.final_global_step == five.final_global_step == 10
+    assert [e["step"] for e in one.evaluations] == [e["step"] for e in five.evaluations] == [5, 10]
+    for a, b in zip(one.evaluations, five.evaluations, strict=True):
+        assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-5)
