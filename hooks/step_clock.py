@@ -248,6 +248,10 @@ class StepClock:
                 self.confirm(run_context)
         return self.step
 
+    def advanced_for(self, run_context: Any) -> bool:
+        """True if the clock was moved past the run of ``run_context`` (a hook called :meth:`advance` for it)."""
+        return run_context is self._advanced
+
     def confirm(self, run_context: Any) -> int:
         """Read ``global_step`` exactly after this run, once per run; correct the clock.
 

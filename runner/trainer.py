@@ -160,6 +160,7 @@ class PreparedRun:
         spec_hook_names: the names of a model_fn's ``training_hooks`` (the last hooks of ``hooks``), as the
             trace and ``validate --build`` show them: ``training_hooks[0] MyHook``.
         resume: the checkpoint the run resumes from, found from the run directory's files.
+        clock: the step clock the hooks share (:class:`hookrun.hooks.step_clock.StepClock`).
     """
 
     tf: Any
@@ -177,6 +178,7 @@ class PreparedRun:
     hook_labels: list[str] = field(default_factory=list)
     spec_hook_names: list[str] = field(default_factory=list)
     resume: Resume = field(default_factory=Resume)
+    clock: Any = None
 
 
 def prepare(
@@ -282,6 +284,7 @@ def prepare(
         + [f"{name} (from graph.builder's EstimatorSpec)" for name in spec_names],
         spec_hook_names=spec_names,
         resume=resume,
+        clock=hooks.clock,
     )
 
 
@@ -331,6 +334,7 @@ class _BuiltHooks:
     scaffold: Any
     on_close: list[Any]
     evaluations: Evaluations | None
+    clock: Any = None
 
 
 def _build_hooks(
@@ -397,7 +401,7 @@ def _build_hooks(
                 raise ConfigError([loaded.issue(loc, str(err))]) from err
             except PlacedError as err:  # a custom hook's class or function does not import: at its line
                 raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
-    return _BuiltHooks(hooks=hooks, scaffold=scaffold, on_close=on_close, evaluations=evaluations)
+    return _BuiltHooks(hooks=hooks, scaffold=scaffold, on_close=on_close, evaluations=evaluations, clock=clock)
 
 
 def _hook_label(index: int, hook_config: Any) -> str:
@@ -538,7 +542,7 @@ def _train_locked(
         from hookrun.runner.session.trace import TRACE_FILE, TraceRecorder
 
         trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
-        tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
+        tracer = TraceRecorder(directory / trace_file, prepared.built.global_step, prepared.clock)
         names = [planned.name for planned in hook_plan(prepared.hook_configs)] + prepared.spec_hook_names
         hooks = tracer.wrap(hooks, names)
     labels = prepared.hook_labels

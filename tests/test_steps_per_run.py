@@ -342,3 +342,15 @@ def test_early_stopping_stops_at_the_same_window_boundary(tmp_path, linear_csv, 
     assert [e["step"] for e in one.evaluations] == [e["step"] for e in five.evaluations] == [5, 10]
     for a, b in zip(one.evaluations, five.evaluations, strict=True):
         assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-5)
+
+
+def test_the_trace_numbers_windows_by_their_first_step(tmp_path, linear_csv, captured):
+    from hookrun.runner.session.trace import TRACE_FILE, read_trace
+    from hookrun.runner.trainer import train
+
+    hooks = [{"type": "checkpoint_saver", "save_steps": 100}, {"type": "stop_at_step", "last_step": 17}]
+    train(_config(tmp_path, "c", 5, hooks), run_dir=tmp_path / "run", console=captured.console, trace=True)
+    records = read_trace(tmp_path / "run" / TRACE_FILE)
+    steps = [r["step"] for r in records if r["method"] == "before_run" and r["position"] == 0]
+    assert steps == [1, 6, 11, 16]  # windows 1-5, 6-10, 11-15, 16-17 (shortened to stop at 17)
+    assert [r["step"] for r in records if r["method"] == "end"] == [17, 17]
