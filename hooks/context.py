@@ -135,6 +135,7 @@ class TensorNames:
 
     named: Mapping[str, Any]
     graph: Any
+    _unfed: bool | None = field(default=None, repr=False, compare=False)
 
     def resolve(self, name: str) -> Any:
         """Return the tensor called ``name``.
@@ -164,7 +165,7 @@ class TensorNames:
                 f"unknown tensor {name!r}; named tensors: {', '.join(sorted(self.named))} "
                 "(or a graph tensor name such as `hidden_0/kernel:0`; `hookrun inspect CONFIG` lists them all)"
             )
-        if _computed_from_unfed_input(tensor):
+        if self._has_unfed_input() and _computed_from_unfed_input(tensor):
             raise UnfedTensorError(
                 f"tensor {name!r} is computed by the builder's first call, which only creates the variables under "
                 "session.steps_per_run > 1 (each step's tensors live inside the loop); name one of the named "
@@ -172,6 +173,12 @@ class TensorNames:
                 "or set session.steps_per_run: 1"
             )
         return self.readable(tensor)
+
+    def _has_unfed_input(self) -> bool:
+        """True if the graph has the never-fed input placeholders of ``session.steps_per_run`` > 1 (looked up once)."""
+        if self._unfed is None:
+            self._unfed = any(op.name.startswith(UNFED_INPUT) for op in self.graph.get_operations())
+        return self._unfed
 
     def readable(self, tensor: Any) -> Any:
         """The tensor a session can fetch for ``tensor``: a resource variable's value instead of its handle.
