@@ -354,3 +354,30 @@ def test_the_trace_numbers_windows_by_their_first_step(tmp_path, linear_csv, cap
     steps = [r["step"] for r in records if r["method"] == "before_run" and r["position"] == 0]
     assert steps == [1, 6, 11, 16]  # windows 1-5, 6-10, 11-15, 16-17 (shortened to stop at 17)
     assert [r["step"] for r in records if r["method"] == "end"] == [17, 17]
+
+
+NAN_WEIGHTS_BUILDER = """
+import tensorflow as tf
+
+
+def build(features, labels, params):
+    v1 = tf.compat.v1
+    w = v1.get_variable("w", [int(features.shape[-1]), 1], initializer=v1.zeros_initializer())
+    mse = tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))
+    step = v1.train.get_global_step()
+    scale = tf.where(step >= int(params["nan_from"]), tf.constant(float("nan")), tf.constant(1.0))
+    return {"loss": tf.identity(mse * scale, name="loss")}  # its gradient is NaN too: the weights go NaN
+"""
+
+
+def test_no_non_finite_weights_are_checkpointed_at_a_window_boundary(tmp_path, linear_csv, run_train, write_module):
+    module = write_module("nan_weights", NAN_WEIGHTS_BUILDER)
+    graph = {"builder": f"{module}:build", "params": {"nan_from": 6}}  # steps 7.. train on a NaN loss
+    hooks = [  # the checkpoint before nan_tensor: the window 6-10 ends with NaN weights and a save due
+        {"type": "checkpoint_saver", "save_steps": 5},
+        {"type": "nan_tensor"},
+        {"type": "stop_at_step", "last_step": 30},
+    ]
+    with pytest.raises(TrainingError, match="weights are not finite at step 10; that checkpoint was not written"):
+        run_train(_config(tmp_path, "c", 5, hooks, graph=graph))
+    assert _checkpoint_steps(tmp_path / "run") == [0, 5]
