@@ -998,11 +998,13 @@ def array_source(tf: Any, data: TrainingData) -> Any:
 def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: int = 0) -> Any:
     """Build the ``tf.data`` pipeline for training.
 
-    Pipeline: :func:`array_source` -> ``shuffle`` (buffer: all rows,
+    Pipeline: :func:`array_source` -> ``cache`` -> ``shuffle`` (buffer: all rows,
     reshuffled each epoch, seeded) -> ``repeat(epochs)`` -> ``batch`` ->
     ``skip(skip_steps)`` -> ``prefetch``. With a seed the order is the same
     in every run, so skipping the batches a resumed run already trained on
-    continues the data exactly where the checkpoint left it.
+    continues the data exactly where the checkpoint left it. The ``cache`` keeps every epoch after
+    the first from calling the Python generator again (as the streaming pipeline caches small data):
+    a loop of many steps per session call is otherwise bound by it.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -1013,7 +1015,7 @@ def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: in
     Returns:
         A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
     """
-    ds = array_source(tf, data)
+    ds = array_source(tf, data).cache()
     if config.shuffle:
         ds = ds.shuffle(data.num_rows, seed=config.seed, reshuffle_each_iteration=True)
     ds = ds.repeat(config.epochs)
