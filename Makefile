@@ -25,7 +25,12 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/hookrun validate configs/california_housing_dnn.yaml
-	$(BIN)/hookrun train configs/california_housing_dnn.yaml --run-dir runs/demo-$$(date +%Y%m%d-%H%M%S)
+	@run=runs/demo-$$(date +%Y%m%d-%H%M%S); \
+	echo "$(BIN)/hookrun train configs/california_housing_dnn.yaml --run-dir $$run"; \
+	$(BIN)/hookrun train configs/california_housing_dnn.yaml --run-dir $$run && { \
+	echo; echo "Predict with the model, and export it as a SavedModel taking raw columns (docs/trained-model.md):"; \
+	echo "  $(BIN)/hookrun predict $$run --data configs/data/california_housing.csv --output $$run/predictions.csv"; \
+	echo "  $(BIN)/hookrun export $$run --output $$run/export"; }
 
 demo-sharded: $(STAMP)
 	$(BIN)/hookrun validate configs/california_housing_sharded.yaml

@@ -7,6 +7,6 @@ EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
 
 EXIT_CODES_HELP = (
-    "Exit codes: 0 success; 1 training failed (NaN loss, graph error, a hook raised); "
+    "Exit codes: 0 success; 1 training failed (NaN loss, graph error, a hook raised; with --sweep: any run); "
     "2 invalid config, data or usage; 130 interrupted by Ctrl-C, 143 by SIGTERM (after saving)."
 )

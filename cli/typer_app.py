@@ -17,8 +17,11 @@ import typer
 from typer.core import TyperCommand, TyperGroup
 
 from hookrun.cli.commands.evaluate import evaluate_command
+from hookrun.cli.commands.export import export_command
 from hookrun.cli.commands.inspect import inspect_command
 from hookrun.cli.commands.list_hooks import list_hooks_command
+from hookrun.cli.commands.predict import predict_command
+from hookrun.cli.commands.runs import runs_command
 from hookrun.cli.commands.schema import schema_command
 from hookrun.cli.commands.train import train_command
 from hookrun.cli.commands.validate import validate_command
@@ -98,5 +101,8 @@ app.command("train", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(train_command)
 app.command("validate", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(validate_command)
 app.command("inspect", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(inspect_command)
 app.command("evaluate", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(evaluate_command)
+app.command("runs", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(runs_command)
+app.command("predict", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(predict_command)
+app.command("export", epilog=EXIT_CODES_HELP, cls=HookrunCommand)(export_command)
 app.command("list-hooks", cls=HookrunCommand)(list_hooks_command)
 app.command("schema", cls=HookrunCommand)(schema_command)

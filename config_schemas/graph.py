@@ -61,6 +61,45 @@ class OptimizerConfig(StrictModel):
     )
 
 
+class WarmStartConfig(StrictModel):
+    """Start a new run from another run's weights; mirrors ``tf.estimator.WarmStartSettings``.
+
+    The variables are initialised from the checkpoint (``tf.compat.v1.train.init_from_checkpoint``)
+    instead of their initializers, only when the run directory has no checkpoint of its own: a
+    resumed run restores its own. Only trainable variables are warm-started: ``global_step`` and
+    the optimizer's slots start afresh, so the new run starts at global step 0.
+    """
+
+    from_: str = Field(
+        alias="from",
+        min_length=1,
+        description="A run directory (its latest checkpoint), a directory of checkpoints, or a checkpoint prefix "
+        "(`runs/x/model.ckpt-100`); relative to the config file.",
+    )
+    vars: str = Field(
+        default=".*",
+        min_length=1,
+        description="Regular expression over the new graph's trainable variable names, matched from the start "
+        "of the name (as WarmStartSettings' `vars_to_warm_start`); default: every trainable variable.",
+    )
+    rename: dict[str, str] = Field(
+        default_factory=dict,
+        description="New variable name -> its name in the checkpoint, for variables renamed since "
+        "(WarmStartSettings' `var_name_to_prev_var_name`).",
+    )
+
+    @field_validator("vars")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as err:
+            raise ValueError(
+                f"{value!r} is not a regular expression ({err}); write one such as `dnn/.*` or `.*`"
+            ) from None
+        return value
+
+
 class GraphConfig(StrictModel):
     """Which graph to build and how to train it."""
 
@@ -86,6 +125,11 @@ class GraphConfig(StrictModel):
     optimizer: OptimizerConfig = Field(
         default_factory=OptimizerConfig,
         description="Optimizer used when the builder returns no `train_op`.",
+    )
+    warm_start: WarmStartConfig | None = Field(
+        default=None,
+        description="Initialise the trainable variables from another run's checkpoint "
+        "(tf.estimator.WarmStartSettings); applies only when the run directory has no checkpoint of its own.",
     )
 
     @field_validator("builder")

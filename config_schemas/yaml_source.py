@@ -245,6 +245,11 @@ class LoadedConfig:
     _index: LocationIndex = field(default_factory=LocationIndex, repr=False, compare=False)
     _overrides: tuple[Override, ...] = field(default=(), repr=False, compare=False)
 
+    @property
+    def overrides(self) -> tuple[str, ...]:
+        """The ``--set`` overrides applied, as given (``graph.optimizer.learning_rate=0.01``), in order."""
+        return tuple(override.text for override in self._overrides)
+
     def where(self, *loc: str | int) -> tuple[int | None, int | None]:
         """Find the line and column of the YAML node at a location.
 

@@ -18,6 +18,10 @@ from hookrun.runner.graph.model_fn import EstimatorSpec, ModeKeys
 if TYPE_CHECKING:
     from hookrun.config_schemas.loader import LoadedConfig
     from hookrun.runner.trained.evaluate import EvalResult
+    from hookrun.runner.trained.export import ExportResult
+    from hookrun.runner.trained.predict import PredictResult
+    from hookrun.runner.trained.runs import RunsTable
+    from hookrun.runner.trained.sweep import SweepResult
     from hookrun.runner.trainer import TrainResult
 
 
@@ -68,4 +72,103 @@ def evaluate(
 
     return _evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
 
-__all__ = ["EstimatorSpec", "ModeKeys", "evaluate", "layers", "train"]
+
+def runs(root: str | Path = "runs", sort: str | None = None) -> RunsTable:
+    """The runs under ``root``, one row each; see :func:`hookrun.runner.trained.runs.list_runs` (no TensorFlow).
+
+    Args:
+        root: a directory of run directories, a sweep's directory, or one run directory.
+        sort: a ``val_*`` metric (best first), or ``name``, ``started``, ``steps``, ``wall_seconds``, ``status``.
+
+    Returns:
+        The ``RunsTable`` (``runs``: rows with ``status``, ``steps``, ``wall_seconds``, ``metrics`` (final and
+        best of each ``val_*``), ``distinguishing`` overrides; ``to_json()``).
+
+    Raises:
+        SetupError: ``root`` is no directory, or ``sort`` names no metric of these runs (exit code 2).
+    """
+    from hookrun.runner.trained.runs import list_runs
+
+    return list_runs(root, sort=sort)
+
+
+def sweep(config: str | Path, sweeps: list[str], **kwargs: Any) -> SweepResult:
+    """One run per combination of ``sweeps`` values; see :func:`hookrun.runner.trained.sweep.sweep`.
+
+    Args:
+        config: the YAML config path.
+        sweeps: ``PATH=V1,V2,...`` texts (several: their cartesian product).
+        **kwargs: ``overrides`` (``--set`` texts), ``run_dir`` (the base), ``console``, ``verbose``.
+
+    Returns:
+        The ``SweepResult`` (``base_dir``; ``runs``, each with ``name``, ``run_dir``, ``status``; ``failed``).
+
+    Raises:
+        ConfigError, SetupError: a malformed sweep or a combination that does not check (exit code 2),
+            before any training.
+    """
+    from hookrun.runner.trained.sweep import sweep as _sweep
+
+    return _sweep(config, sweeps, **kwargs)
+
+
+def predict(
+    run_dir: str | Path,
+    data: list[str],
+    output: str | Path,
+    checkpoint: str = "latest",
+    overwrite: bool = False,
+    verbose: bool = False,
+) -> PredictResult:
+    """Predict every row of ``data`` with a run's checkpoint; write one CSV row per input row to ``output``.
+
+    See :func:`hookrun.runner.trained.predict.predict`.
+
+    Args:
+        run_dir: the run directory ``train`` wrote.
+        data: data files (relative to the current directory) with the model's feature columns.
+        output: the CSV to write.
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix.
+        overwrite: replace ``output`` if it exists.
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The ``PredictResult`` (``rows``, ``columns``, ``output``, ``global_step``).
+
+    Raises:
+        ConfigError, SetupError: no such run or checkpoint, bad data, ``output`` exists (exit code 2); nothing
+            is written.
+    """
+    from hookrun.runner.trained.predict import predict as _predict
+
+    return _predict(run_dir, data, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+
+
+def export(
+    run_dir: str | Path,
+    output: str | Path,
+    checkpoint: str = "latest",
+    overwrite: bool = False,
+    verbose: bool = False,
+) -> ExportResult:
+    """Export a run's checkpoint as a SavedModel taking raw columns; see :func:`hookrun.runner.trained.export.export`.
+
+    Args:
+        run_dir: the run directory ``train`` wrote.
+        output: the SavedModel directory to write.
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix.
+        overwrite: replace ``output`` if it exists.
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The ``ExportResult`` (``output``, ``signatures``, ``global_step``).
+
+    Raises:
+        ConfigError, SetupError: no such run or checkpoint, ``output`` exists (exit code 2); nothing is written.
+    """
+    from hookrun.runner.trained.export import export as _export
+
+    return _export(run_dir, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+
+
+__all__ = ["EstimatorSpec", "ModeKeys", "evaluate", "export", "layers", "predict", "runs", "sweep", "train"]

@@ -32,8 +32,15 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LoadedConfig
     return loader.load_config(path, overrides, model=run_config_model_with_hooks())
 
 
-def load_checked(path: str | Path, overrides: Sequence[str] = ()) -> tuple[LoadedConfig, list[ConfigIssue]]:
+def load_checked(
+    path: str | Path, overrides: Sequence[str] = (), run_dir: Path | None = None
+) -> tuple[LoadedConfig, list[ConfigIssue]]:
     """:func:`load_config`, then :func:`hookrun.runner.preflight.preflight`: the checks before TensorFlow.
+
+    Args:
+        path: the YAML config file.
+        overrides: ``PATH=VALUE`` strings (``--set``).
+        run_dir: ``--run-dir`` when given (a run that resumes there ignores ``graph.warm_start``).
 
     Returns:
         The config and the preflight's warnings (to print; the run goes on).
@@ -45,7 +52,7 @@ def load_checked(path: str | Path, overrides: Sequence[str] = ()) -> tuple[Loade
     from hookrun.runner.preflight import preflight
 
     loaded = load_config(path, overrides)
-    issues = preflight(loaded)
+    issues = preflight(loaded, run_dir)
     if any(issue.severity == "error" for issue in issues):
         raise ConfigError(issues)
     return loaded, issues

@@ -7,6 +7,8 @@ are printed and the run goes on.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.graph import BUILTIN_BUILDERS
 from hookrun.config_schemas.hook_base import HookList
@@ -66,6 +68,7 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
         has_validation_data=data.validation is not None or data.validation_split is not None,
         builder=config.graph.builder,
         builder_params=dict(config.graph.params),
+        steps_per_run=config.session.steps_per_run,
     )
     issues = [
         loaded.issue(where, message, severity=severity)
@@ -109,7 +112,78 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     return issues
 
 
-def preflight(loaded: LoadedConfig) -> list[ConfigIssue]:
-    """All checks before TensorFlow: :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, in file order."""
-    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded)
+def check_warm_start(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigIssue]:
+    """``graph.warm_start.from`` names a run directory, a directory of checkpoints or a checkpoint prefix.
+
+    Only the files' presence is checked here (no TensorFlow): a directory holding a checkpoint
+    (``*.index``) or ``<prefix>.index``. Skipped when the run directory already holds a checkpoint
+    of its own: that run resumes from it and ignores ``warm_start`` (so a resume still works after
+    the warm-start source is gone). Whether the checkpoint reads back and fits the graph is checked
+    when the graph is built (:func:`hookrun.runner.graph.warm_start.warm_start`).
+
+    Args:
+        loaded: the config.
+        run_dir: the run directory as ``--run-dir`` gives it, or None for the config's own
+            (``session.run_dir`` or ``runs/<name>``).
+
+    Returns:
+        One error at ``graph.warm_start.from`` when nothing usable is there, else nothing.
+    """
+    from hookrun.runner.graph.warm_start import resolve_source_path
+
+    settings = loaded.config.graph.warm_start
+    if settings is None:
+        return []
+    if run_dir is None:
+        session_dir = loaded.config.session.run_dir
+        run_dir = loaded.base_dir / session_dir if session_dir is not None else Path("runs") / loaded.config.name
+    try:
+        if run_dir.is_dir() and any(run_dir.glob("*.index")):
+            return []  # a resume: its own checkpoint is restored, warm_start is not used
+    except OSError:
+        pass  # an unusable run directory is reported when training starts
+    reason = resolve_source_path(settings.from_, loaded.base_dir)[1]
+    return [] if reason is None else [loaded.issue(("graph", "warm_start", "from"), reason)]
+
+
+def check_steps_per_run(loaded: LoadedConfig) -> list[ConfigIssue]:
+    """``session.steps_per_run`` > 1 is refused with ``cluster:`` (an error, exit 2).
+
+    A cluster runs one step per session call (between-graph replication: every worker's step is one
+    ``Session.run``), so the fused loop is refused there (``TF_CONFIG`` alone is refused when ``train``
+    starts). (The hooks warn of their own: a custom hook, through ``HookConfig.list_issues``.)
+    """
+    config = loaded.config
+    steps_per_run = config.session.steps_per_run
+    if steps_per_run <= 1:
+        return []
+    issues = []
+    if config.cluster is not None:
+        issues.append(
+            loaded.issue(
+                ("session", "steps_per_run"),
+                f"steps_per_run: {steps_per_run} does not run on a cluster (between-graph replication runs one "
+                "step per session call); set session.steps_per_run: 1 or remove `cluster:`",
+            )
+        )
+    return issues
+
+
+def preflight(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigIssue]:
+    """All checks before TensorFlow, in file order.
+
+    :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, :func:`check_warm_start`,
+    :func:`check_steps_per_run`.
+
+    Args:
+        loaded: the config.
+        run_dir: ``--run-dir`` when given (where a resume would find its checkpoint).
+    """
+    issues = (
+        check_data(loaded)
+        + check_imports(loaded)
+        + check_hooks(loaded)
+        + check_warm_start(loaded, run_dir)
+        + check_steps_per_run(loaded)
+    )
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

@@ -44,6 +44,7 @@ from hookrun.runner.run_dir.directory import (
     writer_thread_errors_deferred,
 )
 from hookrun.runner.run_dir.saved_config import self_contained_yaml
+from hookrun.runner.run_dir.status import StatusRecord, begin_record
 from hookrun.runner.session.monitored import run_monitored
 from hookrun.runner.tf_env import import_tensorflow, tf_logging_to
 
@@ -60,8 +61,9 @@ class TrainResult:
         run_dir: the run directory (absolute).
         initial_step: ``global_step`` restored at the start (0 for a new run).
         final_global_step: ``global_step`` at the end.
-        steps: ``train_op`` runs completed in this run (``final_global_step - initial_step``, unless a
-            recovered session re-ran the steps since its restored checkpoint).
+        steps: training steps completed in this run (``final_global_step - initial_step``, unless a
+            recovered session re-ran the steps since its restored checkpoint); under
+            ``session.steps_per_run`` each session call adds the steps its window ran.
         loop_seconds: wall time of the step loop, from the session being ready to the last step's
             end (seconds); ``steps_per_sec`` is ``steps / loop_seconds``.
         end_seconds: wall time after the loop: every hook's ``end`` and the session's close (seconds).
@@ -156,9 +158,11 @@ class PreparedRun:
         hook_configs: the ``hooks:`` entries this task runs (all of them without a cluster), the
             configs of ``hooks``, in the same order.
         hook_labels: per hook, its place and name for messages: ``hooks[2] (custom my_hooks:Counter)``.
-        spec_hook_names: the names of a model_fn's ``training_hooks`` (the last hooks of ``hooks``), as the
-            trace and ``validate --build`` show them: ``training_hooks[0] MyHook``.
+        spec_hook_names: the names of a model_fn's ``training_hooks`` and, on the chief,
+            ``training_chief_hooks`` (the last hooks of ``hooks``), as the trace and ``validate --build``
+            show them: ``training_hooks[0] MyHook``, ``training_chief_hooks[0] MyHook``.
         resume: the checkpoint the run resumes from, found from the run directory's files.
+        clock: the step clock the hooks share (:class:`hookrun.hooks.step_clock.StepClock`).
     """
 
     tf: Any
@@ -176,6 +180,7 @@ class PreparedRun:
     hook_labels: list[str] = field(default_factory=list)
     spec_hook_names: list[str] = field(default_factory=list)
     resume: Resume = field(default_factory=Resume)
+    clock: Any = None
 
 
 def prepare(
@@ -249,7 +254,10 @@ def prepare(
             label_scale=preprocessor.label_scale,
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
+            carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
         )
+        if config.graph.warm_start is not None:
+            _warm_start(tf, built.graph, loaded, resume, cluster, notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     hooks = _build_hooks(
@@ -265,9 +273,10 @@ def prepare(
         steps_per_epoch=total_rows / loaded.config.data.batch_size if cluster is None and total_rows else None,
     )
     # A model_fn's EstimatorSpec.training_hooks run after the config's hooks, in their order (as Estimator
-    # appended them to its own); they have no config entry, so the trace and messages name them by class.
-    spec_hooks = list(built.spec.training_hooks)
-    spec_names = [f"training_hooks[{i}] {type(h).__name__}" for i, h in enumerate(spec_hooks)]
+    # appended them to its own), then its training_chief_hooks on the chief only (MonitoredTrainingSession's
+    # chief_only_hooks come after its hooks); they have no config entry, so the trace and messages name them
+    # by field and class.
+    spec_hooks, spec_names = spec_training_hooks(built.spec, chief=cluster is None or cluster.plan.is_chief)
     return PreparedRun(
         tf=tf,
         built=built,
@@ -285,7 +294,52 @@ def prepare(
         + [f"{name} (from graph.builder's EstimatorSpec)" for name in spec_names],
         spec_hook_names=spec_names,
         resume=resume,
+        clock=hooks.clock,
     )
+
+
+def _warm_start(tf: Any, graph: Any, loaded: LoadedConfig, resume: Resume, cluster: Any, notes: list[str]) -> None:
+    """Apply ``graph.warm_start`` to a run directory without a checkpoint; a resume restores its own instead.
+
+    On a cluster only the chief initialises the variables, so only it reads the warm-start checkpoint.
+
+    Raises:
+        PlacedError: the warm-start source does not fit (see :func:`hookrun.runner.graph.warm_start.warm_start`).
+    """
+    if resume.path is not None:
+        notes.append(
+            f"graph.warm_start not applied: resuming from this run's own checkpoint (global step {resume.step})"
+        )
+        return
+    if cluster is not None and not cluster.plan.is_chief:
+        return
+    from hookrun.runner.graph.warm_start import warm_start
+
+    notes.append(warm_start(tf, graph, loaded.config.graph.warm_start, loaded.base_dir).note())
+
+
+def spec_training_hooks(spec: Any, chief: bool) -> tuple[list[Any], list[str]]:
+    """A model_fn's training hooks as this task runs them, after the config's, and their names.
+
+    ``EstimatorSpec.training_hooks``, then (on the chief only) ``training_chief_hooks``: the order
+    ``tf.estimator`` ran them in (``MonitoredTrainingSession(hooks=..., chief_only_hooks=...)`` calls the
+    chief-only hooks after the others).
+
+    Args:
+        spec: the ``train``-mode :class:`~hookrun.runner.graph.builders.spec.GraphSpec`.
+        chief: this task is the chief (always, without a cluster).
+
+    Returns:
+        ``(hooks, names)``; a name reads ``training_hooks[0] MyHook`` or ``training_chief_hooks[0] MyHook``.
+    """
+    fields = ["training_hooks"] + (["training_chief_hooks"] if chief else [])
+    hooks: list[Any] = []
+    names: list[str] = []
+    for name in fields:
+        for index, hook in enumerate(getattr(spec, name)):
+            hooks.append(hook)
+            names.append(f"{name}[{index}] {type(hook).__name__}")
+    return hooks, names
 
 
 def _prepare_data(
@@ -336,6 +390,7 @@ class _BuiltHooks:
     scaffold: Any
     on_close: list[Any]
     evaluations: Evaluations | None
+    clock: Any = None
 
 
 def _build_hooks(
@@ -369,13 +424,15 @@ def _build_hooks(
 
         # The Saver, init and ready ops are built by finalize(), after every hook's begin() (TensorFlow's order),
         # with relative paths in the `checkpoint` state file: a moved or copied run directory resumes from its files.
-        scaffold = Scaffold(max_to_keep=max_to_keep)
+        # A model_fn's EstimatorSpec.scaffold: its fields (init_op, init_fn, saver, ready_op, ...) are copied
+        # into ours (Scaffold's copy_from_scaffold); a saver it gives replaces the default one.
+        scaffold = Scaffold(max_to_keep=max_to_keep, copy_from_scaffold=built.spec.scaffold)
         names = TensorNames(named=built.named, graph=built.graph)
         unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
         if unknown:
             raise ConfigError(unknown)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
-        clock = StepClock(initial_step, reading=cluster is not None)
+        clock = StepClock(initial_step, reading=cluster is not None, window=built.window)
         for index, hook_config in running:
             ctx = HookContext(
                 tf=tf,
@@ -393,6 +450,7 @@ def _build_hooks(
                 chief=cluster is None or cluster.plan.is_chief,
                 clock=clock,
                 steps_per_epoch=steps_per_epoch,
+                window=built.window,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))
@@ -401,7 +459,7 @@ def _build_hooks(
                 raise ConfigError([loaded.issue(loc, str(err))]) from err
             except PlacedError as err:  # a custom hook's class or function does not import: at its line
                 raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
-    return _BuiltHooks(hooks=hooks, scaffold=scaffold, on_close=on_close, evaluations=evaluations)
+    return _BuiltHooks(hooks=hooks, scaffold=scaffold, on_close=on_close, evaluations=evaluations, clock=clock)
 
 
 def _hook_label(index: int, hook_config: Any) -> str:
@@ -458,6 +516,11 @@ def train(
     console = console or Console()
     directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     cluster_plan = resolve_cluster(loaded.config.cluster, task)  # TF_CONFIG or `cluster:`; None: one process
+    if cluster_plan is not None and loaded.config.session.steps_per_run > 1:
+        raise SetupError(
+            f"session.steps_per_run: {loaded.config.session.steps_per_run} does not run on a cluster (TF_CONFIG or "
+            "`cluster:`): between-graph replication runs one step per session call; set session.steps_per_run: 1"
+        )
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
         if cluster_plan.is_ps:
@@ -500,8 +563,6 @@ def _train_locked(
 
         cluster = ClusterRun(cluster_plan)
     prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
-    tf = prepared.tf
-    config = loaded.config
     chief = cluster is None or cluster.plan.is_chief
     if cluster is not None:
         prepared.notes.extend(cluster.plan.notes)
@@ -527,9 +588,34 @@ def _train_locked(
             prepared.notes.append("resumed despite a graph/data-shape change (--allow-config-change)")
         if change.other_keys:
             prepared.notes.append("resumed with changed " + ", ".join(change.other_keys))
+    record = None
     if chief:  # on a cluster the other workers leave the run's own files to the chief
         atomic_write_text(saved_config, config_text)
         prepared.preprocessor.save(directory / PREPROCESSING_FILE)
+        # summary.json says `running` (with the start time and --set) until the end rewrites it
+        record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
+    try:
+        return _train_session(loaded, directory, console, verbose, prepared, record, trace)
+    except BaseException as err:
+        if record is not None:
+            record.write_failed(err)
+        raise
+
+
+def _train_session(
+    loaded: LoadedConfig,
+    directory: Path,
+    console: Console,
+    verbose: bool,
+    prepared: PreparedRun,
+    record: StatusRecord | None,
+    trace: bool = False,
+) -> TrainResult:
+    """The session part of :func:`train`: hooks wrapped, the monitored session run, ``summary.json`` written."""
+    tf = prepared.tf
+    config = loaded.config
+    cluster = prepared.cluster
+    chief = cluster is None or cluster.plan.is_chief
 
     hooks, tracer = prepared.hooks, None
     if trace or config.session.trace:  # off: hooks are not wrapped at all
@@ -537,7 +623,7 @@ def _train_locked(
         from hookrun.runner.session.trace import TRACE_FILE, TraceRecorder
 
         trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
-        tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
+        tracer = TraceRecorder(directory / trace_file, prepared.built.global_step, prepared.clock)
         names = [planned.name for planned in hook_plan(prepared.hook_configs)] + prepared.spec_hook_names
         hooks = tracer.wrap(hooks, names)
     labels = prepared.hook_labels
@@ -580,6 +666,7 @@ def _train_locked(
                 engine=config.session.engine,
                 session_factory=session_factory,
                 hook_labels=labels,
+                steps_per_run=config.session.steps_per_run,
             )
         completed = True
     finally:
@@ -635,6 +722,10 @@ def _train_locked(
     }
     if result.evaluations:
         summary["validation"] = result.evaluations[-1]
+    if record is not None:
+        summary.update(record.fields("interrupted" if result.signal is not None else "finished"))
+        if result.signal is not None:
+            summary["signal"] = result.signal
     for contribution in contributions:
         summary.update(contribution.summary)
     summary_file = "summary.json"
@@ -652,7 +743,9 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
 
     Returns:
         ``{"named": [...], "trainable_variables": [(name, shape), ...], "device": str, "hooks": int,
-        "training_hooks": [name, ...]}`` (``training_hooks``: a model_fn's, run after the config's hooks).
+        "training_hooks": [name, ...], "training_chief_hooks": [...], "evaluation_hooks": [...]}`` (a
+        model_fn's hooks: ``training_hooks`` then ``training_chief_hooks`` run after the config's hooks;
+        ``evaluation_hooks`` around each evaluation, listed when the run evaluates).
 
     Raises:
         ConfigError, SetupError: as :func:`prepare`.
@@ -663,12 +756,18 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
         close()
     with prepared.built.graph.as_default():
         variables = [(v.op.name, v.shape.as_list()) for v in prepared.tf.compat.v1.trainable_variables()]
+    evaluation = prepared.built.evaluation
     return {
         "named": sorted(prepared.built.named),
         "trainable_variables": variables,
         "device": prepared.plan.device,
         "hooks": len(prepared.hooks),
-        "training_hooks": prepared.spec_hook_names,
+        "training_hooks": [n for n in prepared.spec_hook_names if n.startswith("training_hooks[")],
+        "training_chief_hooks": [n for n in prepared.spec_hook_names if n.startswith("training_chief_hooks[")],
+        "evaluation_hooks": [
+            f"evaluation_hooks[{i}] {type(h).__name__}"
+            for i, h in enumerate(evaluation.evaluation_hooks if evaluation is not None else [])
+        ],
     }
 
 

@@ -156,6 +156,49 @@ def run_train(tmp_path: Path, captured: Captured) -> Callable[..., Any]:
     return run
 
 
+#: A custom hook fetching ``loss:0`` in every ``before_run`` and appending its value to ``LOSSES``, in step order.
+LOSS_RECORDER = """
+import tensorflow as tf
+
+LOSSES = []
+
+
+class LossRecorder(tf.compat.v1.train.SessionRunHook):
+    def begin(self):
+        self.loss = tf.compat.v1.get_default_graph().get_tensor_by_name("loss:0")
+
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs(self.loss)
+
+    def after_run(self, run_context, run_values):
+        LOSSES.append(float(run_values.results))
+"""
+
+
+@dataclass
+class LossRecorderModule:
+    """The :data:`LOSS_RECORDER` module written beside a test's config.
+
+    Attributes:
+        entry: its ``hooks:`` entry (``custom``, named ``losses``).
+        module: the module's name.
+    """
+
+    entry: dict[str, Any]
+    module: str
+
+    def losses(self) -> list[float]:
+        """The losses recorded so far (the list itself: clear it to start again)."""
+        return user_module(self.module).LOSSES
+
+
+@pytest.fixture
+def loss_recorder(write_module: Callable[[str, str], str]) -> LossRecorderModule:
+    """A custom hook recording every step's loss (:data:`LOSS_RECORDER`), for history and trace tests."""
+    module = write_module("loss_recorder", LOSS_RECORDER)
+    return LossRecorderModule({"type": "custom", "class": f"{module}:LossRecorder", "name": "losses"}, module)
+
+
 #: A graph builder whose loss is NaN from ``global_step >= params.nan_from`` on (the step after that is NaN).
 NAN_BUILDER = """
 import tensorflow as tf

@@ -63,6 +63,18 @@ def test_quick_commands_do_not_import_tensorflow(args: list[str]) -> None:
     assert tensorflow_modules(modules_after(args)) == []
 
 
+def test_runs_reads_run_directories_without_tensorflow(tmp_path) -> None:
+    run = tmp_path / "runs" / "x"
+    run.mkdir(parents=True)
+    (run / "config.yaml").write_text("name: x\nhooks: [{type: history_saver, filename: h.csv}]\n")
+    (run / "summary.json").write_text(json.dumps({"status": "finished", "final_global_step": 4}))
+    (run / "h.csv").write_text("step,mean_loss,total_loss,val_loss\n4,1.0,4.0,0.5\n")
+    (run / "model.ckpt-4.index").write_bytes(b"")
+    modules = modules_after(["runs", str(tmp_path / "runs"), "--sort", "val_loss"])
+    assert "hookrun.runner.trained.runs" in modules
+    assert tensorflow_modules(modules) == []
+
+
 def test_help_imports_no_config_models_and_no_numpy() -> None:
     modules = modules_after(["--help"])
     assert [m for m in modules if m.startswith("hookrun.config_schemas")] == []

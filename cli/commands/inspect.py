@@ -50,7 +50,7 @@ def inspect_command(
     out = Console()
     err = Console(stderr=True)
     with reported_errors(err, debug):
-        loaded, issues = load_checked(config, set_ or [])
+        loaded, issues = load_checked(config, set_ or [], run_dir)
         if issues:
             print_issues(err, ConfigError(issues))
         from hookrun.runner.trainer import inspect_graph

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -50,6 +50,17 @@ def train_command(
             show_default=False,
         ),
     ] = None,
+    sweep: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--sweep",
+            help="Train one run per value, e.g. graph.optimizer.learning_rate=0.001,0.003,0.01 (Hydra's multirun "
+            "syntax; repeatable: the cartesian product), one after another, each in <run dir>/<its values>; "
+            "then print the comparison table. Exit 1 if any run failed.",
+            show_default=False,
+            metavar="PATH=V1,V2",
+        ),
+    ] = None,
     debug: DebugOption = False,
 ) -> None:
     """Train: validate the config, build the graph, run the monitored session with the configured hooks.
@@ -58,6 +69,11 @@ def train_command(
     Ctrl-C (or SIGTERM) finishes the current step, runs every hook's end()
     (so checkpoint_saver saves), and exits 130 (143 for SIGTERM); a second
     Ctrl-C exits at once.
+
+    --sweep PATH=V1,V2 trains one run per value (repeatable: every combination), one after another, each
+    in its own run directory named after its values under the run directory; every combination is
+    checked before the first starts. Ctrl-C stops the current run as above and starts no other. Exit
+    1 if any run failed.
 
     On a cluster each process is one task (--task worker:1, or TF_CONFIG); --local-cluster
     ps=1,worker=2 starts them all here and stops them all when the chief finishes, on Ctrl-C, or
@@ -76,7 +92,10 @@ def train_command(
     out = Console()
     err = Console(stderr=True)
     with reported_errors(err, debug):
-        loaded, issues = load_checked(config, set_ or [])
+        if sweep:
+            raise typer.Exit(_run_sweep(config, sweep, set_ or [], run_dir, task, local_cluster, verbose,
+                                        allow_config_change, trace, out, err))
+        loaded, issues = load_checked(config, set_ or [], run_dir)
         if issues:
             print_issues(err, ConfigError(issues))
         if local_cluster is not None:
@@ -167,3 +186,66 @@ def _run_local_cluster(
     flags = {"--verbose": verbose, "--allow-config-change": allow_config_change, "--trace": trace, "--debug": debug}
     args += [flag for flag, on in flags.items() if on]
     return run_local_cluster(config, spec, args)
+
+
+def _run_sweep(
+    config: Path,
+    sweep: list[str],
+    set_: list[str],
+    run_dir: Path | None,
+    task: str | None,
+    local_cluster: str | None,
+    verbose: bool,
+    allow_config_change: bool,
+    trace: bool,
+    out: Any,
+    err: Any,
+) -> int:
+    """``--sweep``: check every combination, train them in turn, print the table; the exit code.
+
+    Returns:
+        0 when every run finished, 1 when one failed, 128 + the signal when a signal stopped the sweep.
+    """
+    from hookrun.cli.commands.runs import render_runs
+    from hookrun.cli.errors import print_issues
+    from hookrun.cli.exit_codes import EXIT_OK, EXIT_TRAINING_FAILED
+    from hookrun.config_schemas.errors import SetupError
+    from hookrun.config_schemas.loader import ConfigError
+    from hookrun.runner.trained.runs import list_runs
+    from hookrun.runner.trained.sweep import plan_sweep, run_sweep
+    from hookrun.runner.trainer import train
+
+    if task is not None or local_cluster is not None:
+        raise SetupError("--sweep trains its runs one after another in this process; leave out --task and "
+                         "--local-cluster")
+    base, runs, warnings = plan_sweep(config, sweep, set_, run_dir)
+    if warnings:
+        print_issues(err, ConfigError(warnings))
+    out.print(f"sweep: {len(runs)} runs in {base}", highlight=False, soft_wrap=True)
+
+    def one(run: Any) -> Any:
+        out.print(f"\n[bold]run {runs.index(run) + 1}/{len(runs)}: {run.name}[/]", highlight=False)
+        result = train(run.loaded, run_dir=run.run_dir, console=out, verbose=verbose,
+                       allow_config_change=allow_config_change, trace=trace)
+        for note in result.notes:
+            out.print(f"note: {note}", highlight=False, soft_wrap=True)
+        return result
+
+    def failed(run: Any, error: Exception) -> None:
+        if isinstance(error, ConfigError):
+            print_issues(err, error)
+        else:
+            err.print(f"error: {run.name}: {error}", style="red", markup=False, highlight=False, soft_wrap=True)
+
+    result = run_sweep(base, runs, one, failed)
+    table = list_runs(base, names=[run.name for run in runs if run.status != "pending"])
+    render_runs(out, table)
+    if result.signal is not None:
+        left = sum(run.status == "pending" for run in result.runs)
+        err.print(f"sweep stopped by a signal: {left} run(s) not started", style="yellow", highlight=False)
+        return 128 + result.signal
+    if result.failed:
+        err.print(f"{len(result.failed)} of {len(runs)} runs failed: " + ", ".join(r.name for r in result.failed),
+                  style="red", highlight=False, soft_wrap=True)
+        return EXIT_TRAINING_FAILED
+    return EXIT_OK

@@ -46,6 +46,18 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
                 if built.get("training_hooks")
                 else []
             ),
+            *(
+                ["model_fn training_chief_hooks (run after the training_hooks, on the chief only): "
+                 + ", ".join(built["training_chief_hooks"])]
+                if built.get("training_chief_hooks")
+                else []
+            ),
+            *(
+                ["model_fn evaluation_hooks (run around each evaluation pass, in this order): "
+                 + ", ".join(built["evaluation_hooks"])]
+                if built.get("evaluation_hooks")
+                else []
+            ),
             "trainable variables:",
             *(f"  {name} {shape}" for name, shape in built["trainable_variables"]),
         ]

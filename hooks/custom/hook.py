@@ -13,7 +13,7 @@ import tensorflow as tf
 from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.config_schemas.imports import import_object
 from hookrun.config_schemas.interpolation import interpolate
-from hookrun.hooks.context import HookConfigError, HookContext
+from hookrun.hooks.context import HookConfigError, HookContext, missing_methods
 from hookrun.hooks.custom import CustomHookConfig
 
 
@@ -94,21 +94,13 @@ class NotAHookError(LocatedHookError):
     """The class (or what it made) lacks ``SessionRunHook`` methods; exit 2, the missing ones named."""
 
 
-def missing_methods(obj: Any) -> list[str]:
-    """The ``SessionRunHook`` methods ``obj`` (a class or an instance) lacks (or has uncallable), in order.
-
-    ``MonitoredSession`` checks no type: it calls ``begin``, ``after_create_session``,
-    ``before_run``, ``after_run`` and ``end`` on each hook, so any object with the five is a hook.
-    """
-    return [m for m in LIFECYCLE_METHODS if not callable(getattr(obj, m, None))]
-
-
 def build(config: CustomHookConfig, ctx: HookContext) -> Any:
     """Build the user's hook.
 
     Class form: import ``class`` (beside the config file first) and call it
     with ``args``, their ``${run_dir}`` and ``${config_dir}`` replaced by the
-    run directory and the config file's directory (see
+    run directory and the config file's directory, and ``${steps_per_run}`` by
+    ``session.steps_per_run`` (see
     :mod:`hookrun.config_schemas.interpolation`). It need not subclass
     ``tf.compat.v1.train.SessionRunHook``: as under ``MonitoredTrainingSession``,
     any object with the five lifecycle methods (``begin``,
@@ -138,7 +130,10 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         if missing:
             raise NotAHookError(_missing_message(config.class_, missing), ("class",))
         try:
-            args = interpolate(config.args, {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir)})
+            args = interpolate(
+                config.args,
+                {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir), "steps_per_run": str(ctx.steps_per_run)},
+            )
         except ValueError as err:  # the checks before TensorFlow report it at the string's line first
             raise HookArgsError(str(err), ("args",)) from None
         try:

@@ -26,8 +26,11 @@ class EvaluationHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     ``update_op`` once per validation batch, then fetches the values: loss
     and metrics over the full set (``val_loss``, ``val_<metric>``). It runs
     on ``run_context.session``, the raw ``tf.compat.v1.Session`` under the
-    monitored session, so no hook sees these runs and ``global_step`` does
-    not move.
+    monitored session, so no training hook sees these runs and ``global_step``
+    does not move. A model_fn's ``EstimatorSpec.evaluation_hooks`` run around
+    each evaluation as Estimator's ``evaluate`` ran them (``after_create_session``,
+    ``before_run``/``after_run`` per batch, ``end``; their ``begin`` once, in this
+    hook's ``begin``): see :mod:`hookrun.runner.session.eval_hooks`.
 
     When each method fires:
 
@@ -48,7 +51,7 @@ class EvaluationHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     ``output_dir``, and printed as one line when ``log``.
 
     Args:
-        evaluation: the runner's ``EvalGraph`` (``reset_op``, ``update_op``, ``num_batches``, ``values``).
+        evaluation: the runner's ``EvalGraph`` (its ``run(session)`` evaluates once; ``begin_hooks()``).
         evaluations: where results are published.
         clock: the run's shared step clock.
         every_n_steps: evaluate at multiples of N global steps (steps); exclusive with ``every_n_secs``.
@@ -92,15 +95,17 @@ class EvaluationHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self.seconds = 0.0
         self._console = console
         self.step = clock.step
-        self._names = list(evaluation.values)
-        self._tensors = [evaluation.values[name] for name in self._names]
         self._last_time = 0.0
         self._last_step: int | None = None
         self._writer: Any = None
 
     def begin(self) -> None:
-        """Open the event file writer (``FileWriterCache``, closed by the runner); build the clock's read."""
+        """Open the event file writer (``FileWriterCache``, closed by the runner); build the clock's read.
+
+        A model_fn's ``evaluation_hooks`` get their ``begin()`` here, once, before the graph is finalized.
+        """
         super().begin()
+        self.evaluation.begin_hooks()
         if self.output_dir is not None:
             self._writer = tf.compat.v1.summary.FileWriterCache.get(str(self.output_dir))
 
@@ -141,11 +146,7 @@ class EvaluationHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             ``{"val_loss": ..., "val_<metric>": ...}``.
         """
         started = time.perf_counter()
-        evaluation = self.evaluation
-        session.run(evaluation.reset_op)
-        for _ in range(evaluation.num_batches):
-            session.run(evaluation.update_op)
-        values = {name: float(v) for name, v in zip(self._names, session.run(self._tensors), strict=True)}
+        values = self.evaluation.run(session)
         self.seconds += time.perf_counter() - started
         self._last_time = time.monotonic()
         self._last_step = step

@@ -46,16 +46,26 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
     def __init__(self, clock: StepClock, **kwargs: Any) -> None:
         super().__init__(clock, **kwargs)
         self._request_summary = False
+        self._window_request: Any = None
 
     def before_run(self, run_context: Any) -> Any:
         """Ask for the summaries on the first step and when due, else nothing (TensorFlow's decision)."""
         clock = self._clock
         self._request_summary = self._next_step is None or self._timer.should_trigger_for_step(clock.next_step)
+        if clock.window is not None and self._get_summary_op() is not None:
+            # Under session.steps_per_run the summaries come with every window (a few scalars of the
+            # window's last step) and are written when due: a request that never changes keeps the session
+            # on one executor (each new set of fetches makes TensorFlow prune and optimize the loop again).
+            if self._window_request is None:
+                self._window_request = tf.compat.v1.train.SessionRunArgs(
+                    {"summary": self._get_summary_op(), "global_step": clock.request_tensor}
+                )
+            return self._window_request
         if not self._request_summary or self._get_summary_op() is None:
             return clock.request()
         requests = {"summary": self._get_summary_op()}
         if clock.reading:
-            requests["global_step"] = clock.tensor
+            requests["global_step"] = clock.request_tensor
         return tf.compat.v1.train.SessionRunArgs(requests)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
@@ -123,8 +133,9 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
     Each name in ``tensors`` becomes a summary tagged exactly ``name`` (``:`` replaced by ``_``;
     kept out of the global ``SUMMARIES`` collection): a scalar for a scalar tensor, a histogram
     (as ``tf.compat.v1.summary.histogram``) for any other shape; a variable is read, not fetched as
-    its handle. They are merged into the hook's ``summary_op``. When it fires: see
-    :class:`SummarySaverHook`.
+    its handle. They are merged into the hook's ``summary_op``, with the ``summary_op`` of a
+    model_fn's ``EstimatorSpec.scaffold`` when it gives one (as Estimator's ``SummarySaverHook`` wrote
+    ``scaffold.summary_op``). When it fires: see :class:`SummarySaverHook`.
 
     Args:
         config: ``save_steps`` xor ``save_secs``, ``tensors`` (names), ``output_dir``
@@ -136,10 +147,14 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
         HookConfigError: a name in ``tensors`` is not a numeric tensor.
     """
     v1 = ctx.tf.compat.v1
+    ops = summary_ops(ctx.tf, config.tensors, ctx)
+    given = getattr(ctx.scaffold, "summary_op", None)  # before finalize(): only a summary_op a model_fn gave
+    if given is not None:
+        ops.append(given)
     return SummarySaverHook(
         ctx.clock,
         save_steps=config.save_steps,
         save_secs=config.save_secs,
         output_dir=str(ctx.resolve_dir(config.output_dir)),
-        summary_op=v1.summary.merge(summary_ops(ctx.tf, config.tensors, ctx)),
+        summary_op=v1.summary.merge(ops),
     )

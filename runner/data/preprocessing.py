@@ -360,10 +360,21 @@ class Preprocessor:
             config: the ``data:`` section (for an old file's policies and label).
 
         Raises:
-            SetupError: the file is not valid JSON or not a preprocessing state.
+            SetupError: the file cannot be read, is not a regular file (a FIFO there would block the
+                read forever), is not valid JSON or not a preprocessing state (exit 2).
         """
+        from hookrun.hooks.files import read_regular_bytes
+
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = read_regular_bytes(path).decode("utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            reason = err.strerror if isinstance(err, OSError) and err.strerror else str(err)
+            raise SetupError(
+                f"{path}: cannot read the saved preprocessing ({reason}); it must be the regular file hookrun "
+                "wrote: restore it, or use a new run directory"
+            ) from None
+        try:
+            data = json.loads(text)
             if isinstance(data.get("standardize"), dict):  # the Standardizer's layout
                 old = data["standardize"]
                 columns = [

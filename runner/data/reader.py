@@ -567,6 +567,56 @@ def plan_columns(
     return ColumnPlan(used, dict(sample.kinds), origin, dict(sample.first_text), sample)
 
 
+def plan_given_columns(
+    fileset: FileSet, names: list[str], kinds: dict[str, str], origin: str, budget: int | None = None
+) -> ColumnPlan:
+    """The plan for reading given columns of kinds fixed beforehand (a trained model's features, no label).
+
+    Checks that every CSV file of the set has each column (reads each file's header only) and parses
+    the first rows of the first file. For TFRecord a feature absent from a record is a missing value.
+
+    Args:
+        fileset: the files (``columns`` is filled in).
+        names: the columns to read, in order.
+        kinds: column -> kind (``numeric`` / ``categorical``), e.g. a run's ``preprocessing.json``.
+        origin: what fixed the kinds (for messages).
+        budget: characters (bytes) the sample of the first file may take.
+
+    Returns:
+        The plan.
+
+    Raises:
+        DataError: a CSV file lacks one of the columns (names the file and the column), a cell of a numeric
+            column in the sample is not a number, and the errors of :mod:`hookrun.runner.data.sources`.
+    """
+    tfrecord = fileset.format != CSV
+    if tfrecord:
+        fileset.columns = list(names)
+    for index, file in enumerate(fileset.files):
+        header, rows = _file_rows(fileset, file, budget)
+        if index == 0:
+            sample_rows: list[tuple[int, list[str]]] = []
+            for row in rows:
+                sample_rows.append(row)
+                if len(sample_rows) >= KIND_SAMPLE_ROWS:
+                    break
+            table = table_of(file.path, header, sample_rows)
+            if not tfrecord:
+                fileset.columns = list(header)
+        _close(rows)
+        absent = [name for name in names if name not in header]
+        if absent:
+            raise DataError(
+                f"{file.path}:1: no column {absent[0]!r}, a feature column of the model (its features: "
+                f"{', '.join(names)}); the file's columns are: {', '.join(header)}",
+                loc=fileset.loc,
+            )
+    sample = parse_columns(table, list(names), frozenset(), kinds, fileset.key, origin, tfrecord)
+    sample.files = [f.path for f in fileset.files]
+    sample.file_ids = np.zeros(sample.num_rows, np.int32)
+    return ColumnPlan(list(names), dict(kinds), origin, {}, sample)
+
+
 def _close(rows: Any) -> None:
     close = getattr(rows, "close", None)
     if close is not None:
@@ -995,11 +1045,13 @@ def array_source(tf: Any, data: TrainingData) -> Any:
 def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: int = 0) -> Any:
     """Build the ``tf.data`` pipeline for training.
 
-    Pipeline: :func:`array_source` -> ``shuffle`` (buffer: all rows,
+    Pipeline: :func:`array_source` -> ``cache`` -> ``shuffle`` (buffer: all rows,
     reshuffled each epoch, seeded) -> ``repeat(epochs)`` -> ``batch`` ->
     ``skip(skip_steps)`` -> ``prefetch``. With a seed the order is the same
     in every run, so skipping the batches a resumed run already trained on
-    continues the data exactly where the checkpoint left it.
+    continues the data exactly where the checkpoint left it. The ``cache`` keeps every epoch after
+    the first from calling the Python generator again (as the streaming pipeline caches small data):
+    a loop of many steps per session call is otherwise bound by it.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -1010,7 +1062,7 @@ def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: in
     Returns:
         A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
     """
-    ds = array_source(tf, data)
+    ds = array_source(tf, data).cache()
     if config.shuffle:
         ds = ds.shuffle(data.num_rows, seed=config.seed, reshuffle_each_iteration=True)
     ds = ds.repeat(config.epochs)

@@ -20,6 +20,8 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
 vocabularies for one-hot and class ids) exactly as :meth:`Preprocessor.transform` does in numpy.
+The same code takes raw column tensors instead of decoded lines in :func:`transform_raw_columns`:
+the entry point of ``hookrun predict`` and of the graph ``hookrun export`` saves.
 The iterators are initializable (a ``tf.lookup`` table cannot be captured by a one-shot iterator);
 their initializers join ``GraphKeys.TABLE_INITIALIZERS``, so the ``Scaffold``'s default
 ``local_init_op`` runs them whenever a session is created, as Estimator's ``_DatasetInitializerHook``
@@ -291,10 +293,20 @@ def split_hash_tf(tf: Any, lines: Any, salt: Any) -> Any:
 
 
 class _Transform:
-    """The preprocessing state as ``tf`` ops over a batch of lines (records): ``(features, labels, keep)``."""
+    """The preprocessing state as ``tf`` ops: cells of a batch of rows -> ``(features, labels, keep)``.
+
+    Two entry points share one transformation (:meth:`apply`): ``__call__`` (training, evaluation) takes a
+    batch of CSV lines or TFRecord records and decodes them (:meth:`_cells`); :meth:`raw_cells` takes
+    the raw column tensors a serving client sends (:func:`transform_raw_columns`).
+    """
 
     def __init__(
-        self, tf: Any, state: Preprocessor, fileset: FileSet, plain: set[str] | None = None, named: bool = False
+        self,
+        tf: Any,
+        state: Preprocessor,
+        fileset: FileSet | None = None,
+        plain: set[str] | None = None,
+        named: bool = False,
     ) -> None:
         self.tf = tf
         self.named = named
@@ -312,7 +324,7 @@ class _Transform:
                 )
                 self.tables[name] = tf.lookup.StaticHashTable(initializer, default_value=-1, name=f"vocabulary_{name}")
         self.names = [c.name for c in state.columns] + [state.label.name]
-        if fileset.format == CSV:
+        if fileset is not None and fileset.format == CSV:
             positions = sorted({fileset.columns.index(name) for name in self.names})
             self.select = positions
             self.slot = {name: positions.index(fileset.columns.index(name)) for name in self.names}
@@ -325,11 +337,32 @@ class _Transform:
             missing = tf.logical_or(missing, tf.equal(lowered, marker))
         return missing
 
+    def raw_cells(self, columns: dict[str, Any]) -> dict[str, tuple[Any, Any, Any]]:
+        """Column -> ``(text or None, number or None, missing)`` of raw column tensors (:func:`transform_raw_columns`).
+
+        A numeric column is missing where NaN; a categorical one where its stripped text is one of
+        the missing markers (``""``, ``NA``, ``null``...), as a CSV cell is read.
+        """
+        tf = self.tf
+        out: dict[str, tuple[Any, Any, Any]] = {}
+        for name, kind in self.state.kinds.items():
+            if name not in columns:
+                continue
+            value = tf.convert_to_tensor(columns[name])
+            if kind == NUMERIC:
+                number = tf.cast(value, tf.float64)
+                out[name] = (None, number, tf.math.is_nan(number))
+            else:
+                text = tf.strings.strip(value)
+                out[name] = (text, None, self._text_missing(text))
+        return out
+
     def _cells(self, records: Any) -> dict[str, tuple[Any, Any, Any]]:
         """Column -> ``(text or None, number or None, missing)`` for a batch of records."""
         tf = self.tf
         out: dict[str, tuple[Any, Any, Any]] = {}
         kinds = self.state.kinds
+        assert self.fileset is not None  # records come from files
         if self.fileset.format == CSV:
             by_slot = {self.slot[name]: name for name in self.names}
             defaults = [
@@ -374,9 +407,26 @@ class _Transform:
         return out
 
     def __call__(self, records: Any) -> tuple[Any, Any]:
+        """``(features, labels)`` of the rows of a batch of records that the ``drop`` policies keep."""
+        tf = self.tf
+        features, labels, keep = self.apply(self._cells(records))
+        if keep is None:
+            return features, labels
+        rows = tf.reshape(tf.where(keep), [-1])  # gather: fewer graph ops than boolean_mask
+        if self.named:
+            return {name: tf.gather(tensor, rows) for name, tensor in features.items()}, tf.gather(labels, rows)
+        return tf.gather(features, rows), tf.gather(labels, rows)
+
+    def apply(self, cells: dict[str, tuple[Any, Any, Any]]) -> tuple[Any, Any, Any]:
+        """The saved state applied to cells: ``(features, labels or None, keep or None)``, every row kept.
+
+        ``keep`` (``bool [batch]``, None when no policy is ``drop``) marks the rows the ``drop``
+        policies keep; labels are None when ``cells`` hold no label column. A missing cell of a
+        column whose policy fills nothing (``error``, ``drop``) is NaN (numeric) or an unseen
+        category (categorical).
+        """
         tf = self.tf
         state = self.state
-        cells = self._cells(records)
         keep = None  # rows a `drop` policy keeps (None: all)
         blocks = []
         named: dict[str, Any] = {}
@@ -408,26 +458,74 @@ class _Transform:
             else:
                 blocks.append(tf.one_hot(ids, len(vocabulary), dtype=tf.float32))
         label = state.label
-        text, number, missing = cells[label.name]
-        if label.missing == "drop":
-            keep = ~missing if keep is None else tf.logical_and(keep, ~missing)
-        if label.kind == NUMERIC:
-            labels = tf.cast(number / state.label_scale, tf.float32)
-        elif label.name in self.tables:
-            labels = tf.cast(self.tables[label.name].lookup(text), tf.float32)
-        else:
-            labels = tf.zeros_like(number if number is not None else missing, dtype=tf.float32)
-        labels = labels[:, None]
+        labels = None
+        if label.name in cells:
+            text, number, missing = cells[label.name]
+            if label.missing == "drop":
+                keep = ~missing if keep is None else tf.logical_and(keep, ~missing)
+            if label.kind == NUMERIC:
+                labels = tf.cast(number / state.label_scale, tf.float32)
+            elif label.name in self.tables:
+                labels = tf.cast(self.tables[label.name].lookup(text), tf.float32)
+            else:
+                labels = tf.zeros_like(number if number is not None else missing, dtype=tf.float32)
+            labels = labels[:, None]
         if self.named:
-            if keep is None:
-                return named, labels
-            rows = tf.reshape(tf.where(keep), [-1])
-            return {name: tf.gather(tensor, rows) for name, tensor in named.items()}, tf.gather(labels, rows)
-        features = tf.concat(blocks, axis=1)
-        if keep is None:
-            return features, labels
-        rows = tf.reshape(tf.where(keep), [-1])  # gather: fewer graph ops than boolean_mask
-        return tf.gather(features, rows), tf.gather(labels, rows)
+            return named, labels, keep
+        return tf.concat(blocks, axis=1), labels, keep
+
+
+@dataclass
+class RawTransformed:
+    """Raw columns transformed by :func:`transform_raw_columns`.
+
+    Attributes:
+        features: ``float32 [batch, n_features]``, or with ``named`` a dict as the named training features.
+        labels: ``float32 [batch, 1]`` (training units, or class ids), or None when no label column was given.
+        complete: ``bool [batch]``: the row has no missing value in a column whose policy fills nothing
+            (``error``, ``drop``: training never saw such a row); its features hold NaN or an unseen category.
+    """
+
+    features: Any
+    labels: Any
+    complete: Any
+
+
+def transform_raw_columns(tf: Any, state: Preprocessor, columns: dict[str, Any], named: bool = False) -> RawTransformed:
+    """The model's features from raw column tensors, with a run's saved preprocessing: the serving entry point.
+
+    The same transformation training and evaluation apply to the rows they read (one implementation,
+    :meth:`_Transform.apply`), on tensors a client sends instead of CSV lines; no row is dropped.
+    Creates the vocabularies' ``tf.lookup`` tables in the default graph: run
+    ``tf.compat.v1.tables_initializer()`` before use. Mirrors an Estimator ``serving_input_receiver_fn``
+    feeding ``feature_column`` transformations.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        state: the run's preprocessing (``preprocessing.json``).
+        columns: column name -> ``[batch]`` tensor, one per feature column (``state.columns``): ``float32``
+            (or ``float64``) for a numeric column, NaN where missing; ``string`` for a categorical one,
+            ``""`` (or another missing marker) where missing. The label column is optional; other keys
+            are ignored.
+        named: features as a dict (a builder taking named features) instead of one matrix.
+
+    Returns:
+        The transformed batch.
+
+    Raises:
+        KeyError: a feature column is not in ``columns``.
+    """
+    missing = [c.name for c in state.columns if c.name not in columns]
+    if missing:
+        raise KeyError(f"no tensor for feature column {missing[0]!r}")
+    transform = _Transform(tf, state, named=named)
+    cells = transform.raw_cells(columns)
+    features, labels, _keep = transform.apply(cells)
+    complete = tf.logical_not(tf.zeros_like(cells[state.columns[0].name][2]))
+    for column in state.columns:
+        if column.fill is None:
+            complete = tf.logical_and(complete, tf.logical_not(cells[column.name][2]))
+    return RawTransformed(features, labels, complete)
 
 
 def shuffle_chunks(tf: Any, chunks: Any, buffer_rows: int, seed: int | None) -> Any:

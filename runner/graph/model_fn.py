@@ -42,10 +42,21 @@ class EstimatorSpec:
             others). None: hookrun builds it from ``graph.optimizer`` (unlike Estimator, which required it).
         eval_metric_ops: name -> ``(value, update_op)`` streaming metrics (``tf.compat.v1.metrics.*``), used in
             ``eval`` mode; reported as ``val_<name>``.
-        training_hooks: ``tf.compat.v1.train.SessionRunHook`` instances run after the config's ``hooks:``, in
-            this order (``train`` mode).
-        evaluation_hooks, training_chief_hooks, prediction_hooks, export_outputs, scaffold: Estimator's other
-            fields; hookrun does not run them yet and refuses a non-empty one (exit 2) rather than ignore it.
+        export_outputs: ``infer`` mode: signature name -> outputs of the exported SavedModel (``hookrun export``):
+            a tensor (output ``output``), a dict name -> tensor, or an object with an ``outputs`` dict (as
+            Estimator's ``PredictOutput``). The one named ``serving_default`` replaces the default signature's.
+        prediction_hooks: ``infer`` mode: hooks run by ``hookrun predict`` around each batch (as
+            ``training_hooks``: ``SessionRunHook`` instances or duck-typed).
+        training_hooks: hooks run after the config's ``hooks:``, in this order (``train`` mode): a list of
+            ``tf.compat.v1.train.SessionRunHook`` instances, or of any objects with its five methods (as the
+            config's ``custom`` hooks).
+        training_chief_hooks: hooks run after ``training_hooks``, on the chief only (``train`` mode; without a
+            cluster the one process is the chief), as ``MonitoredTrainingSession``'s ``chief_only_hooks``.
+        evaluation_hooks: hooks run around every evaluation pass (``eval`` mode): in the ``evaluation`` hook's
+            evaluations and in ``hookrun evaluate``; ``before_run``/``after_run`` wrap each batch's update.
+        scaffold: a ``tf.compat.v1.train.Scaffold`` (``train`` mode): its fields (``init_op``, ``init_fn``,
+            ``saver``, ``ready_op``, ``local_init_op``, ...) are copied into the session's scaffold; a saver
+            given replaces hookrun's. In ``eval`` mode it is checked and not used.
     """
 
     mode: str | None = None
@@ -64,8 +75,13 @@ class EstimatorSpec:
 #: Every field name of :class:`EstimatorSpec` (and of ``tf.estimator.EstimatorSpec``).
 SPEC_FIELDS = tuple(f.name for f in fields(EstimatorSpec))
 
-#: Fields hookrun does not run yet: a model_fn that sets them gets a clear error.
-UNSUPPORTED_FIELDS = ("export_outputs", "training_chief_hooks", "scaffold", "evaluation_hooks", "prediction_hooks")
+#: The hook-list fields checked by :func:`check_spec`, and the mode each one runs in.
+HOOK_FIELDS = {
+    "training_hooks": ModeKeys.TRAIN,
+    "training_chief_hooks": ModeKeys.TRAIN,
+    "evaluation_hooks": ModeKeys.EVAL,
+    "prediction_hooks": ModeKeys.PREDICT,
+}
 
 #: ``graph.style`` values.
 STYLES = ("auto", "builder", "model_fn")
@@ -121,6 +137,11 @@ class CheckedSpec:
         predictions: the one ``predictions`` tensor (see :class:`EstimatorSpec`), or None.
         prediction_dict: every prediction by name (``{"predictions": t}`` for a single tensor), maybe empty.
         training_hooks: the hooks, as a list.
+        export_outputs: ``infer`` mode: signature name -> (output name -> tensor), maybe empty.
+        prediction_hooks: ``infer`` mode: the hooks, as a list.
+        training_chief_hooks: the chief-only hooks (``train`` mode), as a list.
+        evaluation_hooks: the evaluation hooks (``eval`` mode), as a list.
+        scaffold: the ``tf.compat.v1.train.Scaffold`` given in ``train`` mode, or None.
     """
 
     loss: Any
@@ -129,6 +150,11 @@ class CheckedSpec:
     prediction_dict: dict[str, Any]
     eval_metric_ops: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     training_hooks: list[Any] = field(default_factory=list)
+    export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prediction_hooks: list[Any] = field(default_factory=list)
+    training_chief_hooks: list[Any] = field(default_factory=list)
+    evaluation_hooks: list[Any] = field(default_factory=list)
+    scaffold: Any = None
 
 
 def _is_tensor(tf: Any, value: Any) -> bool:
@@ -148,8 +174,9 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
         The checked spec.
 
     Raises:
-        SpecError: a wrong type, an unknown key, a missing ``loss``, a field hookrun does not run, a
-            ``mode`` other than the one given; the message names the field (``EstimatorSpec.<field>``).
+        SpecError: a wrong type, an unknown key, a missing ``loss``, a
+            ``mode`` other than the one given, a hook lacking a ``SessionRunHook`` method, a scaffold that is
+            not a ``Scaffold``; the message names the field (``EstimatorSpec.<field>``).
     """
     where = f"{builder} (model_fn, mode {mode!r})"
     if isinstance(value, Mapping):
@@ -166,9 +193,6 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
             f"{where} returned {kind}; return hookrun.runner.EstimatorSpec(...) or a dict with its fields "
             "(tf.estimator.EstimatorSpec is gone from TensorFlow 2.16)"
         )
-    for name in UNSUPPORTED_FIELDS:
-        if getattr(value, name) not in (None, [], (), {}):
-            raise SpecError(f"{where}: EstimatorSpec.{name} is not supported by hookrun yet; leave it unset")
     if value.mode is not None and value.mode != mode:
         raise SpecError(f"{where}: EstimatorSpec.mode is {value.mode!r}; return the mode the model_fn was given")
     if mode != ModeKeys.PREDICT or value.loss is not None:
@@ -181,6 +205,8 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
             f"{where}: EstimatorSpec.train_op must be a tf.Operation or tensor (or None: hookrun builds it from "
             f"graph.optimizer), got {type(train_op).__name__}"
         )
+    infer = mode == ModeKeys.PREDICT  # export_outputs: used in infer mode only
+    export_outputs = _export_outputs(tf, where, value.export_outputs) if infer else {}
     prediction_dict: dict[str, Any] = {}
     predictions = value.predictions
     if isinstance(predictions, Mapping):
@@ -215,26 +241,83 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
                     f"such as tf.compat.v1.metrics.mean(...) returns, got {type(pair).__name__}"
                 )
             metric_ops[str(key)] = (pair[0], pair[1])
-    hooks = value.training_hooks if mode == ModeKeys.TRAIN else None
-    if hooks is not None and not isinstance(hooks, (list, tuple)):
+    hooks = {name: _check_hooks(getattr(value, name), name, where) for name in HOOK_FIELDS}
+    hooks = {name: hook_list if HOOK_FIELDS[name] == mode else [] for name, hook_list in hooks.items()}
+    scaffold = value.scaffold
+    if scaffold is not None and not isinstance(scaffold, tf.compat.v1.train.Scaffold):
         raise SpecError(
-            f"{where}: EstimatorSpec.training_hooks must be a list of SessionRunHook, got {type(hooks).__name__}"
+            f"{where}: EstimatorSpec.scaffold must be a tf.compat.v1.train.Scaffold, got {type(scaffold).__name__}"
         )
-    hook_list = list(hooks) if hooks is not None else []
-    for index, hook in enumerate(hook_list):
-        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
-            raise SpecError(
-                f"{where}: EstimatorSpec.training_hooks[{index}] must be a tf.compat.v1.train.SessionRunHook, "
-                f"got {type(hook).__name__}"
-            )
     return CheckedSpec(
         loss=value.loss,
         train_op=train_op,
         predictions=predictions,
         prediction_dict=prediction_dict,
         eval_metric_ops=metric_ops,
-        training_hooks=hook_list,
+        export_outputs=export_outputs,
+        scaffold=scaffold if mode == ModeKeys.TRAIN else None,
+        **hooks,
     )
+
+
+def _export_outputs(tf: Any, where: str, value: Any) -> dict[str, dict[str, Any]]:
+    """``EstimatorSpec.export_outputs`` as signature name -> (output name -> tensor), checked."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise SpecError(
+            f"{where}: EstimatorSpec.export_outputs must be a dict signature name -> outputs, "
+            f"got {type(value).__name__}"
+        )
+    checked: dict[str, dict[str, Any]] = {}
+    for key, output in value.items():
+        outputs = getattr(output, "outputs", output)  # Estimator's PredictOutput keeps them in `.outputs`
+        if _is_tensor(tf, outputs):
+            outputs = {"output": outputs}  # PredictOutput's name for a single tensor
+        if not isinstance(key, str) or not isinstance(outputs, Mapping) or not outputs or not all(
+            isinstance(name, str) and _is_tensor(tf, tensor) for name, tensor in outputs.items()
+        ):
+            raise SpecError(
+                f"{where}: EstimatorSpec.export_outputs[{key!r}] must be a tensor, a dict name -> tensor or an "
+                f"object with such an `outputs` dict, got {type(output).__name__}"
+            )
+        checked[key] = dict(outputs)
+    return checked
+
+
+def _check_hooks(hooks: Any, name: str, where: str) -> list[Any]:
+    """A spec's hook list, checked in every mode (as ``tf.estimator.EstimatorSpec`` did): a list or tuple of hooks.
+
+    A hook is any object with the five ``SessionRunHook`` methods
+    (:func:`hookrun.hooks.context.missing_methods`, the check the config's custom hooks get).
+
+    Raises:
+        SpecError: not a list or tuple, an entry lacking a method, or a class given for an instance; the
+            message names ``EstimatorSpec.<name>[i]``.
+    """
+    if hooks is None:
+        return []
+    if not isinstance(hooks, (list, tuple)):
+        raise SpecError(
+            f"{where}: EstimatorSpec.{name} must be a list of SessionRunHook, got {type(hooks).__name__}"
+        )
+    from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
+    from hookrun.hooks.context import missing_methods
+
+    for index, hook in enumerate(hooks):
+        if isinstance(hook, type):
+            raise SpecError(
+                f"{where}: EstimatorSpec.{name}[{index}] is the class {hook.__name__}, not a hook; "
+                f"give an instance: {hook.__name__}(...)"
+            )
+        missing = missing_methods(hook)
+        if missing:
+            raise SpecError(
+                f"{where}: EstimatorSpec.{name}[{index}] ({type(hook).__name__}) is not a SessionRunHook: it lacks "
+                f"{', '.join(missing)} (subclass tf.compat.v1.train.SessionRunHook, or define all of "
+                f"{', '.join(LIFECYCLE_METHODS)})"
+            )
+    return list(hooks)
 
 
 __all__ = ["EstimatorSpec", "ModeKeys", "SPEC_FIELDS", "call_model_fn", "check_spec", "is_model_fn"]

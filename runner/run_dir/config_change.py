@@ -54,6 +54,9 @@ def compare_configs(saved_text: str, new_text: str) -> ConfigChange:
     """
     saved = yaml.safe_load(saved_text) or {}
     new = yaml.safe_load(new_text) or {}
+    # graph.warm_start only initialises a run without a checkpoint: a resume ignores it, so it shapes nothing.
+    warm = [config.get("graph", {}).pop("warm_start", None) if isinstance(config.get("graph"), dict) else None
+            for config in (saved, new)]
     shape_saved = {".".join(k): _pick(saved, k) for k in SHAPE_KEYS}
     shape_new = {".".join(k): _pick(new, k) for k in SHAPE_KEYS}
     diff = ""
@@ -71,4 +74,6 @@ def compare_configs(saved_text: str, new_text: str) -> ConfigChange:
                     other.append(name)
         elif key not in shape_names and saved.get(key) != new.get(key):
             other.append(key)
+    if warm[0] != warm[1]:
+        other.append("graph.warm_start")
     return ConfigChange(shape_diff=diff, other_keys=other)

@@ -19,6 +19,7 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
     with every path made independent of where the original config file was:
 
     - ``data.train`` and ``data.validation``: absolute (``<config dir>/<entry>``; globs stay globs);
+    - ``graph.warm_start.from``: absolute;
     - ``session.run_dir``: ``.``, i.e. relative to the saved file: the run directory itself, so
       ``hookrun train runs/x/config.yaml`` resumes ``runs/x`` even after the directory was moved.
 
@@ -36,8 +37,15 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
     data_update: dict[str, object] = {"train": absolute_spec(config.data.train, loaded.base_dir)}
     if config.data.validation is not None:
         data_update["validation"] = absolute_spec(config.data.validation, loaded.base_dir)
+    graph = config.graph
+    if graph.warm_start is not None:
+        from hookrun.runner.graph.warm_start import source_path
+
+        absolute = str(source_path(graph.warm_start.from_, loaded.base_dir))
+        graph = graph.model_copy(update={"warm_start": graph.warm_start.model_copy(update={"from_": absolute})})
     portable = config.model_copy(
         update={
+            "graph": graph,
             "data": config.data.model_copy(update=data_update),
             "session": config.session.model_copy(update={"run_dir": SELF}),
         }

@@ -28,9 +28,20 @@ class Scaffold(tf.compat.v1.train.Scaffold):
     ``saver`` is None until ``finalize()`` (as TensorFlow's); hooks read it
     afterwards (``CheckpointSaverHook`` does, in ``after_create_session``).
 
+    A model_fn's ``EstimatorSpec.scaffold`` is merged with TensorFlow's
+    ``copy_from_scaffold``: its ``init_op``, ``init_feed_dict``, ``init_fn``
+    (called as ``init_fn(this scaffold, session)``), ``ready_op``,
+    ``ready_for_local_init_op``, ``local_init_op``, ``local_init_feed_dict``,
+    ``summary_op`` and ``saver`` are used as given. A given ``saver`` replaces
+    the default one: its own ``max_to_keep`` and ``save_relative_paths``
+    apply (TensorFlow's default ``False`` writes absolute paths into the
+    ``checkpoint`` state file; a moved run directory still resumes, as
+    hookrun finds checkpoints by file name and rewrites that file, see
+    :mod:`hookrun.runner.run_dir.checkpoints`).
+
     Args:
         max_to_keep: checkpoints the saver keeps (count; 0 or None keeps all), as ``Saver``'s.
-        **kwargs: TensorFlow's ``Scaffold`` arguments (``saver``, ``init_op``, ...).
+        **kwargs: TensorFlow's ``Scaffold`` arguments (``saver``, ``init_op``, ``copy_from_scaffold``, ...).
     """
 
     def __init__(self, max_to_keep: int | None = 5, **kwargs: Any) -> None:

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.runner.errors import SetupError
+from hookrun.runner.errors import SetupError, TrainingError
 
 
 @dataclass
@@ -66,9 +66,13 @@ def evaluate(
     Returns:
         The result.
 
+    A model_fn's ``EstimatorSpec.evaluation_hooks`` (its ``eval`` call) run around the pass as
+    Estimator's ``evaluate`` ran them (:mod:`hookrun.runner.session.eval_hooks`).
+
     Raises:
         SetupError, DataError, ConfigError: no such run or checkpoint, a file missing a feature or
             label column, a checkpoint that does not fit the builder (exit 2); nothing is written.
+        TrainingError: an evaluation hook raised (exit 1); nothing is written.
     """
     from hookrun.hooks.files import atomic_write_text
     from hookrun.runner.graph.build import build_evaluation_graph
@@ -94,7 +98,17 @@ def evaluate(
     with graph.as_default():
         variables = v1.global_variables()
         saver = v1.train.Saver(var_list=variables)
+        # A model_fn's evaluation_hooks: begin() before the graph is final (Estimator's order); what they
+        # create there is not in the checkpoint, so it is initialized after the restore.
+        before = set(variables) | set(v1.local_variables())
+        try:
+            ev.begin_hooks()
+        except Exception as err:
+            raise _hook_failure(err, "their begin()") from err
+        hook_variables = [v for v in v1.global_variables() + v1.local_variables() if v not in before]
+        init_hook_variables = v1.variables_initializer(hook_variables)
         tables = v1.tables_initializer()
+        graph.finalize()
     started = time.perf_counter()
     check_checkpoint_fits(tf, prefix, variables)  # Saver.restore would not check the shapes
     with v1.Session(graph=graph, config=session_config(tf, plan)) as session:
@@ -106,12 +120,13 @@ def evaluate(
                 f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason}); "
                 "give a checkpoint of this run"
             ) from None
-        session.run(tables)
-        session.run(ev.reset_op)
-        for _ in range(ev.num_batches):  # as the evaluation hook: every row once
-            session.run(ev.update_op)
-        names = list(ev.values)
-        metrics = {name: float(v) for name, v in zip(names, session.run([ev.values[n] for n in names]), strict=True)}
+        session.run([tables, init_hook_variables])
+        try:  # as the evaluation hook: every row once, the evaluation hooks around the pass
+            metrics = ev.run(session)
+        except Exception as err:
+            if not ev.evaluation_hooks:
+                raise
+            raise _hook_failure(err, "the pass") from err
     result = EvalResult(
         run_dir=str(run.run_dir),
         checkpoint=prefix,
@@ -127,3 +142,13 @@ def evaluate(
     result.output = str(output)
     atomic_write_text(output, json.dumps(result.to_json(), indent=2) + "\n")
     return result
+
+
+def _hook_failure(err: BaseException, where: str) -> TrainingError:
+    """A failure in (or around) a model_fn's ``evaluation_hooks``, as one line: exit 1."""
+    from hookrun.runner.session.monitored import _op_error_line
+
+    message = _op_error_line(str(getattr(err, "message", None) or err))  # a TensorFlow error's telling line
+    return TrainingError(
+        f"evaluation failed in {where} with the model_fn's evaluation_hooks: {type(err).__name__}: {message}"
+    )

@@ -181,7 +181,13 @@ def evaluation_input(run: SavedRun, files: list[str] | None = None, base_dir: Pa
     return evaluation
 
 
-def check_checkpoint_fits(tf: Any, prefix: str, variables: list[Any]) -> None:
+def check_checkpoint_fits(
+    tf: Any,
+    prefix: str,
+    variables: list[Any],
+    saved_names: dict[str, str] | None = None,
+    fix: str = "give a checkpoint of this run",
+) -> None:
     """Check that the checkpoint holds every variable, with the same shape, before restoring it.
 
     ``Saver.restore`` into resource variables does not check shapes: a ``[5, 4]`` kernel
@@ -191,22 +197,28 @@ def check_checkpoint_fits(tf: Any, prefix: str, variables: list[Any]) -> None:
         tf: the ``tensorflow`` module.
         prefix: the checkpoint prefix.
         variables: the graph's variables to restore.
+        saved_names: graph variable name -> its name in the checkpoint, where they differ
+            (a warm start's ``rename``); default: the same names.
+        fix: the end of the message: what the user should do.
 
     Raises:
         SetupError: a variable is missing from the checkpoint or has another shape there (exit 2),
             naming the first few.
     """
     saved = dict(tf.train.list_variables(prefix))
+    renamed = saved_names or {}
     problems = []
     for variable in variables:
         name = variable.op.name
+        there = renamed.get(name, name)
+        shown = name if there == name else f"{name} (as {there})"
         shape = variable.shape.as_list()
-        if name not in saved:
-            problems.append(f"{name} is not in it")
-        elif list(saved[name]) != shape:
-            problems.append(f"{name} is {list(saved[name])} there, {shape} in the run's graph")
+        if there not in saved:
+            problems.append(f"{shown} is not in it")
+        elif list(saved[there]) != shape:
+            problems.append(f"{shown} is {list(saved[there])} there, {shape} in the run's graph")
     if problems:
         raise SetupError(
             f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
-            f"{'; ...' if len(problems) > 3 else ''}); give a checkpoint of this run"
+            f"{'; ...' if len(problems) > 3 else ''}); {fix}"
         )

@@ -7,24 +7,6 @@ import pytest
 from hookrun.hooks.history_saver.hook import read_history
 from tests.conftest import user_module
 
-#: A hook recording the loss of every step, in step order.
-LOSS_RECORDER = """
-import tensorflow as tf
-
-LOSSES = []
-
-
-class LossRecorder(tf.compat.v1.train.SessionRunHook):
-    def begin(self):
-        self.loss = tf.compat.v1.get_default_graph().get_tensor_by_name("loss:0")
-
-    def before_run(self, run_context):
-        return tf.compat.v1.train.SessionRunArgs(self.loss)
-
-    def after_run(self, run_context, run_values):
-        LOSSES.append(float(run_values.results))
-"""
-
 SAVER = {"type": "checkpoint_saver", "save_steps": 1000}
 
 
@@ -43,13 +25,10 @@ def history_hooks(last_step: int, every: int = 3, extra: list | None = None) -> 
     ]
 
 
-def test_rows_per_window_and_the_partial_last_one(make_config, run_train, write_module):
+def test_rows_per_window_and_the_partial_last_one(make_config, run_train, loss_recorder):
     every, last_step = 3, 10
-    recorder = write_module("loss_recorder", LOSS_RECORDER)
-    result = run_train(
-        make_config(hooks=history_hooks(last_step, every, [{"type": "custom", "class": f"{recorder}:LossRecorder"}]))
-    )
-    losses = user_module(recorder).LOSSES
+    result = run_train(make_config(hooks=history_hooks(last_step, every, [loss_recorder.entry])))
+    losses = loss_recorder.losses()
     assert len(losses) == last_step
 
     steps = [row["step"] for row in result.history]

@@ -31,6 +31,15 @@ def test_graph_change_gives_a_diff_naming_old_and_new() -> None:
     assert change.other_keys == []
 
 
+def test_warm_start_is_no_shape_change() -> None:
+    """A resume ignores graph.warm_start: adding, changing or removing it is only noted."""
+    warm = SAVED.replace("params: {hidden_units: [8]}", "params: {hidden_units: [8]}, warm_start: {from: /r/x}")
+    for saved, new in ((SAVED, warm), (warm, SAVED), (warm, warm.replace("/r/x", "/r/y"))):
+        change = compare_configs(saved, new)
+        assert change.shape_diff == "" and change.other_keys == ["graph.warm_start"], (saved, new)
+    assert compare_configs(warm, warm).other_keys == []
+
+
 def test_feature_change_is_a_shape_change() -> None:
     change = compare_configs(SAVED, SAVED.replace("features: [a, b]", "features: [a]"))
     assert "data.features:" in change.shape_diff and "\n-- b" in change.shape_diff

@@ -164,12 +164,32 @@ def model_fn(features, labels, mode, params):
         return EstimatorSpec(mode=mode, loss=loss, eval_metric_ops={"m": loss})
     if kind == "hooks":
         return EstimatorSpec(mode=mode, loss=loss, training_hooks=[object()])
+    if kind == "partial_hook":
+        return EstimatorSpec(mode=mode, loss=loss, training_hooks=[tf.compat.v1.train.SessionRunHook(), Half()])
+    if kind == "hooks_not_a_list":
+        return EstimatorSpec(mode=mode, loss=loss, training_hooks=tf.compat.v1.train.SessionRunHook())
+    if kind == "chief_hooks":
+        return EstimatorSpec(mode=mode, loss=loss, training_chief_hooks="hook")
+    if kind == "eval_hook_class":  # checked in every mode, as tf.estimator.EstimatorSpec checked them
+        return EstimatorSpec(mode=mode, loss=loss, evaluation_hooks=[tf.compat.v1.train.SessionRunHook])
+    if kind == "prediction_hooks":
+        return EstimatorSpec(mode=mode, loss=loss, prediction_hooks=[Half()])
     if kind == "train_op":
         return EstimatorSpec(mode=mode, loss=loss, train_op="minimize")
     if kind == "mode":
         return EstimatorSpec(mode="eval", loss=loss)
     if kind == "scaffold":
-        return EstimatorSpec(mode=mode, loss=loss, scaffold=tf.compat.v1.train.Scaffold())
+        return EstimatorSpec(mode=mode, loss=loss, scaffold=tf.compat.v1.train.Saver)
+
+
+class Half:
+    # two of the five SessionRunHook methods
+
+    def begin(self):
+        pass
+
+    def after_run(self, run_context, run_values):
+        pass
 """
 
 
@@ -181,10 +201,18 @@ def model_fn(features, labels, mode, params):
         ("loss_vector", "EstimatorSpec.loss must be a scalar tensor, got a tensor of shape (1,)"),
         ("predictions", "EstimatorSpec.predictions['p'] must be a tensor"),
         ("metric_ops", "EstimatorSpec.eval_metric_ops['m'] must be a (value, update_op) pair"),
-        ("hooks", "EstimatorSpec.training_hooks[0] must be a tf.compat.v1.train.SessionRunHook"),
+        ("hooks", "EstimatorSpec.training_hooks[0] (object) is not a SessionRunHook: it lacks begin, "
+         "after_create_session, before_run, after_run, end"),
+        ("partial_hook", "EstimatorSpec.training_hooks[1] (Half) is not a SessionRunHook: it lacks "
+         "after_create_session, before_run, end (subclass"),
+        ("hooks_not_a_list", "EstimatorSpec.training_hooks must be a list of SessionRunHook, got SessionRunHook"),
+        ("chief_hooks", "EstimatorSpec.training_chief_hooks must be a list of SessionRunHook, got str"),
+        ("eval_hook_class", "EstimatorSpec.evaluation_hooks[0] is the class SessionRunHook, not a hook; "
+         "give an instance: SessionRunHook(...)"),
+        ("prediction_hooks", "EstimatorSpec.prediction_hooks[0] (Half) is not a SessionRunHook: it lacks"),
         ("train_op", "EstimatorSpec.train_op must be a tf.Operation"),
         ("mode", "EstimatorSpec.mode is 'eval'"),
-        ("scaffold", "EstimatorSpec.scaffold is not supported"),
+        ("scaffold", "EstimatorSpec.scaffold must be a tf.compat.v1.train.Scaffold, got type"),
     ],
 )
 def test_a_wrong_return_is_a_config_error_naming_the_field(make_config, write_module, run_train, kind, field):
@@ -197,9 +225,17 @@ def test_a_wrong_return_is_a_config_error_naming_the_field(make_config, write_mo
     assert "graph.builder" in text and "internal error" not in text
 
 
-def test_the_cli_exits_2_with_one_line_naming_the_field(make_config, write_module, tmp_path):
+@pytest.mark.parametrize(
+    "kind, field",
+    [
+        ("predictions", "EstimatorSpec.predictions['p'] must be a tensor"),
+        ("partial_hook", "EstimatorSpec.training_hooks[1] (Half) is not a SessionRunHook: it lacks "
+         "after_create_session, before_run, end"),
+    ],
+)
+def test_the_cli_exits_2_with_one_line_naming_the_field(make_config, write_module, tmp_path, kind, field):
     module = write_module("wrong", WRONG)
-    loaded = make_config(graph={"builder": f"{module}:model_fn", "params": {"kind": "predictions"}})
+    loaded = make_config(graph={"builder": f"{module}:model_fn", "params": {"kind": kind}})
     done = subprocess.run(
         [sys.executable, "-m", "hookrun.cli.app", "train", str(loaded.path), "--run-dir", str(tmp_path / "r")],
         capture_output=True,
@@ -207,8 +243,8 @@ def test_the_cli_exits_2_with_one_line_naming_the_field(make_config, write_modul
         timeout=120,
     )
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "EstimatorSpec.predictions['p'] must be a tensor" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert field in done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
 
 
 def test_validate_build_lists_the_training_hooks(make_config, write_module, tmp_path):

@@ -267,3 +267,65 @@ def test_a_resumed_run_reuses_the_saved_state(make_config, run_train, linear_csv
         run_train(make_config(hooks=hooks, data={**data, "epochs": 3, "missing": "mean"}))
     with pytest.raises(SetupError, match="rows/split"):
         run_train(make_config(hooks=hooks, data={**data, "epochs": 3, "validation_split": 0.5}))
+
+
+def _in_thread(call, seconds=60.0):
+    """Run ``call`` in a daemon thread; return ``(finished, exception)`` (a blocked read does not hang the test)."""
+    import threading
+
+    outcome: dict = {}
+
+    def target():
+        try:
+            call()
+        except BaseException as err:  # noqa: BLE001 - handed back to the test
+            outcome["error"] = err
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return not thread.is_alive(), outcome.get("error")
+
+
+def _unblock(fifo):
+    """Open ``fifo`` for writing without blocking, so a reader stuck on it (old code) returns."""
+    import os
+
+    try:
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    except OSError:
+        pass
+
+
+def test_a_fifo_in_place_of_the_state_is_refused_not_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "preprocessing.json"
+    os.mkfifo(fifo)
+    try:
+        finished, error = _in_thread(lambda: Preprocessor.load(fifo, data_config()))
+    finally:
+        _unblock(fifo)
+    assert finished, "Preprocessor.load blocked on a FIFO"
+    assert isinstance(error, SetupError)
+    assert str(error).startswith(f"{fifo}: cannot read the saved preprocessing (not a regular file)")
+
+
+def test_a_resumed_run_with_a_fifo_for_its_state_exits_2_at_once(make_config, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    hooks = [{"type": "checkpoint_saver", "save_steps": 100}]
+    loaded = make_config(hooks=hooks, data={"epochs": 1})
+    run = [sys.executable, "-m", "hookrun.cli.app", "train", str(loaded.path), "--run-dir", str(tmp_path / "r")]
+    subprocess.run(run, check=True, capture_output=True, timeout=300)
+    state = tmp_path / "r" / "preprocessing.json"
+    state.unlink()
+    os.mkfifo(state)
+    try:
+        done = subprocess.run(run, capture_output=True, text=True, timeout=300)
+    finally:
+        _unblock(state)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "not a regular file" in done.stderr and "Traceback" not in done.stderr

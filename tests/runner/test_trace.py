@@ -6,25 +6,7 @@ import pytest
 import tensorflow as tf
 
 from hookrun.runner.session.trace import TRACE_FILE, TraceRecorder, TracingHook, read_trace, summarize
-from tests.conftest import NUM_ROWS, user_module
-
-#: Fetches the loss in before_run and records what after_run receives.
-LOSS_RECORDER = """
-import tensorflow as tf
-
-RESULTS = []
-
-
-class LossRecorder(tf.compat.v1.train.SessionRunHook):
-    def begin(self):
-        self.loss = tf.compat.v1.get_default_graph().get_tensor_by_name("loss:0")
-
-    def before_run(self, run_context):
-        return tf.compat.v1.train.SessionRunArgs(self.loss)
-
-    def after_run(self, run_context, run_values):
-        RESULTS.append(run_values.results)
-"""
+from tests.conftest import NUM_ROWS
 
 METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
 
@@ -40,17 +22,10 @@ def expected_calls(n_hooks: int, last_step: int, end_of_data: bool = False) -> l
     return calls + [(p, "end", last_step) for p in positions]
 
 
-@pytest.fixture
-def loss_recorder(write_module):
-    module = write_module("loss_recorder", LOSS_RECORDER)
-    entry = {"type": "custom", "class": f"{module}:LossRecorder", "name": "losses"}
-    return entry, lambda: user_module(module).RESULTS
-
-
 def test_trace_records_every_method_of_every_hook_in_order(make_config, tmp_path, captured, loss_recorder):
     from hookrun.runner.trainer import train
 
-    entry, results = loss_recorder
+    entry, results = loss_recorder.entry, loss_recorder.losses
     last_step = 4
     hooks = [{"type": "stop_at_step", "last_step": last_step}, entry, {"type": "history_saver", "every_n_step": 2}]
     result = train(make_config(hooks=hooks), run_dir=tmp_path / "run", console=captured.console, trace=True)

@@ -116,8 +116,10 @@ def classification_head(tf: Any, logits: Any, labels: Any, n_classes: int, param
 
     Returns:
         A spec dict: ``loss`` (mean cross-entropy + L2 penalty), ``predictions`` (class id,
-        ``int64 [batch]``), ``metrics`` (``accuracy``, a fraction; ``auc`` when ``n_classes`` is 2:
-        this batch) and, in ``eval`` mode, ``eval_metrics``: ``tf.compat.v1.metrics.accuracy`` (and
+        ``int64 [batch]``), ``prediction_dict`` (``predictions`` and ``probabilities``, the softmax
+        ``float32 [batch, n_classes]``: what ``hookrun predict`` and ``export`` output), ``metrics``
+        (``accuracy``, a fraction; ``auc`` when ``n_classes`` is 2: this batch) and, in ``eval`` mode,
+        ``eval_metrics``: ``tf.compat.v1.metrics.accuracy`` (and
         ``tf.compat.v1.metrics.auc`` on class 1's probability) over the whole evaluation.
     """
     class_ids = tf.cast(tf.reshape(labels, [-1]), tf.int64)
@@ -127,10 +129,16 @@ def classification_head(tf: Any, logits: Any, labels: Any, n_classes: int, param
     loss = tf.identity(xent + l2_penalty(tf, float(params.get("l2", 0.0))), name="loss")
     predicted = tf.argmax(logits, axis=1, name="predictions")
     metrics = {"accuracy": tf.reduce_mean(tf.cast(tf.equal(predicted, class_ids), tf.float32), name="accuracy")}
-    probability = tf.nn.softmax(logits)[:, -1]
+    probabilities = tf.nn.softmax(logits, name="probabilities")
+    probability = probabilities[:, -1]
     if n_classes == 2:
         metrics["auc"] = tf.identity(batch_auc(tf, probability, tf.equal(class_ids, 1)), name="auc")
-    spec: dict[str, Any] = {"loss": loss, "predictions": predicted, "metrics": metrics}
+    spec: dict[str, Any] = {
+        "loss": loss,
+        "predictions": predicted,
+        "metrics": metrics,
+        "prediction_dict": {"predictions": predicted, "probabilities": probabilities},
+    }
     if params.get("mode") == "eval":
         eval_metrics = {"accuracy": tf.compat.v1.metrics.accuracy(class_ids, predicted, name="accuracy_metric")}
         if n_classes == 2:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Keys a builder may return in a dict instead of a ``GraphSpec``.
-SPEC_KEYS = ("loss", "train_op", "predictions", "metrics", "eval_metrics")
+SPEC_KEYS = ("loss", "train_op", "predictions", "metrics", "eval_metrics", "prediction_dict")
 
 
 @dataclass
@@ -45,7 +45,18 @@ class GraphSpec:
             ``accuracy``, not for ``rmse``).
         training_hooks: ``SessionRunHook`` instances run after the config's hooks, in order (a model_fn's
             ``EstimatorSpec.training_hooks``; a ``GraphSpec`` from a builder has none).
+        prediction_dict: every prediction by name when a model_fn returned ``predictions`` as a dict. With an
+            entry ``probabilities`` (``float32 [batch, n_classes]``) the model is a classifier for ``hookrun
+            predict`` and ``export``, which then add each row's class (the built-in classifiers give it).
+        export_outputs: a model_fn's ``EstimatorSpec.export_outputs`` (``infer`` mode), checked.
+        prediction_hooks: a model_fn's ``EstimatorSpec.prediction_hooks`` (``infer`` mode).
         prediction_dict: every prediction by name when a model_fn returned ``predictions`` as a dict.
+        training_chief_hooks: hooks run after ``training_hooks`` on the chief only (a model_fn's
+            ``EstimatorSpec.training_chief_hooks``).
+        evaluation_hooks: hooks run around each evaluation pass (a model_fn's ``EstimatorSpec.evaluation_hooks``,
+            from its ``eval`` call).
+        scaffold: a ``tf.compat.v1.train.Scaffold`` merged into the session's (a model_fn's
+            ``EstimatorSpec.scaffold``, from its ``train`` call), or None.
     """
 
     loss: Any
@@ -55,6 +66,11 @@ class GraphSpec:
     eval_metrics: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     training_hooks: list[Any] = field(default_factory=list)
     prediction_dict: dict[str, Any] = field(default_factory=dict)
+    export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prediction_hooks: list[Any] = field(default_factory=list)
+    training_chief_hooks: list[Any] = field(default_factory=list)
+    evaluation_hooks: list[Any] = field(default_factory=list)
+    scaffold: Any = None
 
     @classmethod
     def coerce(cls, value: Any, builder: str) -> GraphSpec:
@@ -70,7 +86,7 @@ class GraphSpec:
             if "loss" not in value or unknown:
                 raise TypeError(
                     f"builder {builder} returned a dict with keys {sorted(value)}; it needs `loss` and may have "
-                    "`train_op`, `predictions`, `metrics`, `eval_metrics`"
+                    "`train_op`, `predictions`, `metrics`, `eval_metrics`, `prediction_dict`"
                 )
             return cls(**value)
         raise TypeError(f"builder {builder} returned {type(value).__name__}; return a GraphSpec or a dict with `loss`")

@@ -1,0 +1,56 @@
+"""``hookrun export RUN_DIR --output DIR``: a SavedModel taking raw columns, with the preprocessing in its graph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hookrun.cli.commands.evaluate import CheckpointOption, RunDirArg
+from hookrun.cli.commands.predict import OverwriteOption
+from hookrun.cli.options import DebugOption
+
+
+def export_command(
+    run_dir: RunDirArg,
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="The SavedModel directory to write.", show_default=False, metavar="DIR"),
+    ],
+    checkpoint: CheckpointOption = "latest",
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    """Export a checkpoint as a SavedModel whose serving_default signature takes the raw columns.
+
+    One input per feature column ([batch]: float32 with NaN for missing, string with "" for missing); the
+    run's preprocessing and the builder (infer mode) are in the graph. Outputs: predictions, plus
+    probabilities and classes for a classifier. A second signature, examples, takes serialized
+    tf.train.Example protos. Load it with tf.saved_model.load(DIR).
+    """
+    import json
+
+    from rich.console import Console
+
+    from hookrun.cli.errors import reported_errors
+
+    err = Console(stderr=True)
+    with reported_errors(err, debug):
+        from hookrun.runner.trained.export import export
+
+        result = export(run_dir, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+        if as_json:
+            typer.echo(json.dumps(result.to_json(), indent=2))
+            return
+        out = Console()
+        out.print(
+            f"exported {result.checkpoint} (global step {result.global_step}) to {result.output}",
+            highlight=False, soft_wrap=True,
+        )
+        for key, signature in result.signatures.items():
+            inputs = ", ".join(f"{name}: {dtype}" for name, dtype in sorted(signature["inputs"].items()))
+            outputs = ", ".join(f"{name}: {dtype}" for name, dtype in signature["outputs"].items())
+            out.print(f"  {key}({inputs}) -> {outputs}", highlight=False, soft_wrap=True, markup=False)

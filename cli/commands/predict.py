@@ -1,0 +1,61 @@
+"""``hookrun predict RUN_DIR --data FILES --output preds.csv``: one row of predictions per input row."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from hookrun.cli.commands.evaluate import CheckpointOption, RunDirArg
+from hookrun.cli.options import DebugOption
+
+OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the output if it exists.")]
+
+
+def predict_command(
+    run_dir: RunDirArg,
+    data: Annotated[
+        list[str],
+        typer.Option(
+            "--data",
+            help="Data files to predict (CSV or TFRecord, globs, directories; repeatable), with the model's feature "
+            "columns; a label column is ignored.",
+            show_default=False,
+            metavar="FILES",
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="The CSV to write.", show_default=False, metavar="FILE")
+    ],
+    checkpoint: CheckpointOption = "latest",
+    overwrite: OverwriteOption = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    debug: DebugOption = False,
+) -> None:
+    """Predict every row of the data files with a checkpoint; write one CSV row per input row.
+
+    Columns: row (the input row's index), then the prediction: the value for a regressor (label units), the
+    class and probability_<class> per class for a classifier. The rows go through the run's saved
+    preprocessing; the builder runs in infer mode (no dropout).
+    """
+    import json
+
+    from rich.console import Console
+
+    from hookrun.cli.errors import reported_errors
+
+    err = Console(stderr=True)
+    with reported_errors(err, debug):
+        from hookrun.runner.trained.predict import predict
+
+        result = predict(run_dir, data, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+        if as_json:
+            typer.echo(json.dumps(result.to_json(), indent=2))
+            return
+        Console().print(
+            f"{result.rows:,} rows predicted with {result.checkpoint} (global step {result.global_step}); "
+            f"written: {result.output} ({', '.join(result.columns)})",
+            highlight=False, soft_wrap=True,
+        )

@@ -1,0 +1,121 @@
+"""One evaluation pass with a model_fn's ``EstimatorSpec.evaluation_hooks`` around it.
+
+``tf.estimator.Estimator.evaluate`` ran its evaluation as a ``MonitoredSession`` over the
+``eval`` graph with the spec's ``evaluation_hooks``: ``begin``, the session created
+(``after_create_session``), ``update_op`` run until the data ended or a hook requested a stop, each
+run wrapped in the hooks' ``before_run``/``after_run`` (their fetches and feeds merged into it), then
+``end`` before the final metric values were read (``FinalOpsHook`` came last). hookrun's evaluation
+part lives in the training graph and runs on the training session (the ``evaluation`` hook), or on
+a session restored by ``hookrun evaluate``, so no ``MonitoredSession`` is created for it; this
+module makes the same calls on that session:
+
+1. ``begin`` on every hook, once, before the graph is finalized (:func:`begin_hooks`; Estimator
+   built a fresh graph per evaluation, hookrun builds the evaluation part once);
+2. per pass: ``reset_op`` (the iterator and the streaming metrics, as a new session's local init),
+   then ``after_create_session(session, coord)`` with a fresh ``Coordinator``;
+3. ``update_op`` once per batch (``num_batches``), each run given to the hooks as
+   ``tf.compat.v1.train.MonitoredSession``'s ``_HookedSession`` gives it (fetches, ``feed_dict``
+   conflicts and ``RunOptions`` merged the same way); a hook's ``run_context.request_stop()`` (or
+   ``coord.request_stop()``) ends the pass after that batch, as it ended Estimator's loop;
+4. ``end(session)`` on every hook, then the metric values are read.
+
+This module imports TensorFlow; import it only from code that already has.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+
+from hookrun.runner.session.engine import _merge_run_options, _raise_if_feeds_intersect
+
+
+def begin_hooks(evaluation: Any) -> None:
+    """Call ``begin()`` on ``evaluation.evaluation_hooks``, once per evaluation graph, before it is finalized.
+
+    Args:
+        evaluation: an :class:`hookrun.runner.graph.build.EvalGraph`; its ``hooks_begun`` is set.
+    """
+    if evaluation.hooks_begun:
+        return
+    evaluation.hooks_begun = True
+    for hook in evaluation.evaluation_hooks:
+        hook.begin()
+
+
+def _hooked_run(session: Any, hooks: list[Any], fetches: Any) -> tuple[Any, bool]:
+    """Run ``fetches`` with ``hooks``' ``before_run``/``after_run`` around it; mirrors ``_HookedSession.run``.
+
+    Returns:
+        ``(the caller's results, whether a hook requested a stop)``.
+
+    Raises:
+        RuntimeError: two hooks feed the same tensor.
+    """
+    run_context = tf.compat.v1.train.SessionRunContext(
+        original_args=tf.compat.v1.train.SessionRunArgs(fetches), session=session
+    )
+    options = tf.compat.v1.RunOptions()
+    feed_dict: dict[Any, Any] = {}
+    hook_fetches: dict[int, Any] = {}
+    for index, hook in enumerate(hooks):
+        request = hook.before_run(run_context)
+        if request is None:
+            continue
+        if request.fetches is not None:
+            hook_fetches[index] = request.fetches
+        if request.feed_dict:
+            _raise_if_feeds_intersect(feed_dict, request.feed_dict, "Same tensor is fed by two hooks.")
+            feed_dict.update(request.feed_dict)
+        if request.options:
+            _merge_run_options(options, request.options)
+    run_metadata = tf.compat.v1.RunMetadata()
+    outputs = session.run(
+        {"caller": fetches, "hooks": hook_fetches}, feed_dict=feed_dict, options=options, run_metadata=run_metadata
+    )
+    for index, hook in enumerate(hooks):
+        hook.after_run(
+            run_context,
+            tf.compat.v1.train.SessionRunValues(
+                results=outputs["hooks"].get(index), options=options, run_metadata=run_metadata
+            ),
+        )
+    return outputs["caller"], run_context.stop_requested
+
+
+def evaluation_pass(session: Any, evaluation: Any) -> dict[str, float]:
+    """Evaluate once over the whole evaluation input, with the evaluation hooks around it (see the module).
+
+    Without evaluation hooks this is ``reset_op``, ``update_op`` ``num_batches`` times, then the values.
+
+    Args:
+        session: a ``tf.compat.v1.Session`` on the evaluation graph (the raw one: no training hook sees
+            these runs).
+        evaluation: an :class:`hookrun.runner.graph.build.EvalGraph`.
+
+    Returns:
+        ``{"val_loss": ..., "val_<metric>": ...}`` over the batches run.
+
+    Raises:
+        Whatever a hook raises, and ``RuntimeError`` when two hooks feed the same tensor.
+    """
+    hooks = list(evaluation.evaluation_hooks)
+    begin_hooks(evaluation)  # a no-op once the evaluation hook (or hookrun evaluate) called it
+    session.run(evaluation.reset_op)
+    coord = tf.compat.v1.train.Coordinator()
+    for hook in hooks:
+        hook.after_create_session(session, coord)
+    for _ in range(evaluation.num_batches):
+        if coord.should_stop():
+            break
+        if not hooks:
+            session.run(evaluation.update_op)
+            continue
+        _, stop = _hooked_run(session, hooks, evaluation.update_op)
+        if stop:
+            break
+    for hook in hooks:
+        hook.end(session)
+    names = list(evaluation.values)
+    return {name: float(v) for name, v in zip(names, session.run([evaluation.values[n] for n in names]), strict=True)}

@@ -1,0 +1,155 @@
+"""``export(run_dir, output)``: a SavedModel taking raw columns, the preprocessing in its graph (``hookrun export``).
+
+Mirrors ``tf.estimator.Estimator.export_saved_model``: the builder in ``infer`` mode on the inputs of a
+serving receiver, the checkpoint's weights, a v1 ``tf.compat.v1.saved_model.Builder`` with the tag
+``serve`` (loadable by TF2's ``tf.saved_model.load`` and by TensorFlow Serving). The graph is the one
+``hookrun predict`` runs (:func:`hookrun.runner.trained.inference.build_inference_graph`).
+
+Signatures:
+
+- ``serving_default``: one input per feature column, named as the column, ``[batch]``: ``float32``
+  for a numeric column (NaN = missing), ``string`` for a categorical one (``""`` = missing); outputs
+  ``predictions`` (and ``probabilities``, ``classes`` for a classifier; a model_fn's other prediction
+  entries). A model_fn's ``export_outputs`` entry named ``serving_default`` replaces these outputs.
+- ``examples``: input ``examples``, ``string [batch]`` of serialized ``tf.train.Example`` (numeric
+  features as ``float_list``, categorical as ``bytes_list``; an absent feature is missing), as
+  Estimator's ``build_parsing_serving_input_receiver_fn``; the same outputs.
+- each other ``export_outputs`` entry of a model_fn, on the raw-column inputs.
+
+The vocabularies' ``tf.lookup`` tables are initialized by the SavedModel's ``main_op``
+(``tf.compat.v1.tables_initializer()``), which loading runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hookrun.runner.errors import SetupError
+from hookrun.runner.trained.inference import EXAMPLES
+
+#: The default signature's key (``tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY``).
+SERVING_DEFAULT = "serving_default"
+
+
+@dataclass
+class ExportResult:
+    """One export.
+
+    Attributes:
+        run_dir: the run directory.
+        checkpoint: the checkpoint prefix exported.
+        global_step: its ``global_step``.
+        output: the SavedModel directory written.
+        signatures: signature name -> ``{"inputs": {name: dtype}, "outputs": {name: dtype}}``.
+        seconds: wall time (seconds).
+    """
+
+    run_dir: str
+    checkpoint: str
+    global_step: int
+    output: str
+    signatures: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON data."""
+        return asdict(self)
+
+
+def _signature(tf: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
+    """A ``tensorflow/serving/predict`` SignatureDef (``tf.compat.v1.saved_model.predict_signature_def``)."""
+    from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+
+    with _without_deprecation_notice_of("build_tensor_info"):  # the v1 Builder's own call; nothing to act on
+        return tf.compat.v1.saved_model.predict_signature_def(inputs, outputs)
+
+
+def export(
+    run_dir: str | Path,
+    output: str | Path,
+    checkpoint: str = "latest",
+    overwrite: bool = False,
+    verbose: bool = False,
+) -> ExportResult:
+    """Export a run's checkpoint as a SavedModel that takes raw columns.
+
+    Args:
+        run_dir: the run directory ``hookrun train`` wrote.
+        output: the SavedModel directory to write (built beside it, then renamed into place).
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix (see
+            :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
+        overwrite: replace ``output`` if it exists.
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The result.
+
+    Raises:
+        SetupError, ConfigError: no such run or checkpoint, ``output`` exists (without ``overwrite``) or its
+            directory does not, a checkpoint that does not fit the builder, a builder that fails in ``infer``
+            mode, an ``export_outputs`` signature named ``examples`` (exit 2); nothing is written.
+    """
+    from hookrun.runner.tf_env import import_tensorflow
+    from hookrun.runner.trained.inference import build_inference_graph
+    from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
+    from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
+
+    started = time.perf_counter()
+    run = open_run(run_dir)
+    target = check_output_path(output, overwrite, "directory")
+    check_not_replacing(target, [run.run_dir])
+    tf = import_tensorflow(verbose)
+    prefix, step = resolve_checkpoint(tf, run, checkpoint)
+    built = build_inference_graph(tf, run, examples=True)
+    v1 = tf.compat.v1
+    if EXAMPLES in built.export_outputs:
+        raise SetupError(
+            f"graph.builder: EstimatorSpec.export_outputs names a signature {EXAMPLES!r}, the name of hookrun's "
+            "tf.train.Example signature; rename it"
+        )
+    with built.graph.as_default():
+        variables = v1.global_variables()
+        saver = v1.train.Saver(var_list=variables)
+        main_op = v1.tables_initializer(name="main_op")
+        check_checkpoint_fits(tf, prefix, variables)
+        signatures = {SERVING_DEFAULT: _signature(tf, built.inputs, built.outputs)}
+        signatures[EXAMPLES] = _signature(
+            tf, {EXAMPLES: built.examples}, built.export_outputs.get(SERVING_DEFAULT, built.outputs)
+        )
+        for key, outputs in built.export_outputs.items():
+            signatures[key] = _signature(tf, built.inputs, outputs)
+        with v1.Session(graph=built.graph) as session:
+            try:
+                saver.restore(session, prefix)
+            except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+                reason = str(err.message).strip().splitlines()[0]
+                raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
+            with atomic_directory(target) as directory:
+                builder = v1.saved_model.Builder(str(directory))
+                builder.add_meta_graph_and_variables(
+                    session,
+                    [v1.saved_model.tag_constants.SERVING],
+                    signature_def_map=signatures,
+                    main_op=main_op,
+                    strip_default_attrs=True,
+                    clear_devices=True,
+                )
+                builder.save()
+    described = {
+        key: {
+            "inputs": {name: tf.dtypes.as_dtype(info.dtype).name for name, info in signature.inputs.items()},
+            "outputs": {name: tf.dtypes.as_dtype(info.dtype).name for name, info in signature.outputs.items()},
+        }
+        for key, signature in signatures.items()
+    }
+    return ExportResult(
+        run_dir=str(run.run_dir),
+        checkpoint=prefix,
+        global_step=step,
+        output=str(target),
+        signatures=described,
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,186 @@
+"""The graph ``hookrun predict`` runs and ``hookrun export`` saves: raw columns -> preprocessing -> builder (``infer``).
+
+Mirrors what ``tf.estimator.Estimator.export_saved_model`` built from a ``serving_input_receiver_fn``:
+one input tensor per raw column, the run's saved preprocessing as graph ops
+(:func:`hookrun.runner.data.streaming.transform_raw_columns`, the transformation training applies),
+the builder called in ``infer`` mode (no dropout: deterministic), and named outputs.
+
+Outputs (every one ``[batch, ...]``):
+
+- ``predictions``: the builder's ``predictions`` (for a model_fn with a dict of predictions, the entry
+  named ``predictions``, else the first); ``[batch, 1]`` is flattened to ``[batch]``. The built-in
+  regressors give label units, the built-in classifiers the class id (``int64``).
+- for a classifier (a built-in one, or a builder whose ``prediction_dict`` has ``probabilities``):
+  ``probabilities`` ``float32 [batch, n_classes]`` and ``classes`` ``string [batch]``, the class of the
+  highest probability as the label was written (its text for a text label, else the id as text).
+- a model_fn's other prediction entries, by their names.
+
+A row with a missing value in a column whose missing-value policy fills nothing (``error`` or ``drop``:
+training never saw such a row) gets NaN (float outputs), -1 (integer outputs) or ``""`` (``classes``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from hookrun.runner.data.reader import NUMERIC
+from hookrun.runner.trained.saved_run import SavedRun
+
+#: Signature and input name of the serialized ``tf.train.Example`` input.
+EXAMPLES = "examples"
+
+
+@dataclass
+class InferenceGraph:
+    """A built inference graph (not finalized).
+
+    Attributes:
+        graph: the ``tf.Graph``.
+        inputs: feature column -> its raw input tensor ``[batch]`` (``float32``/``float64`` numeric, ``string``
+            categorical), in the order of ``preprocessing.json``.
+        examples: ``string [batch]`` serialized ``tf.train.Example`` placeholder, or None; the raw inputs
+            default to its parsed features (``placeholder_with_default``), so feeding either works.
+        outputs: output name -> tensor (see the module docstring), ``predictions`` first.
+        complete: ``bool [batch]``: no missing value in a column whose policy fills nothing.
+        class_names: a classifier's class names (index = class id), else None.
+        export_outputs: a model_fn's ``export_outputs`` (signature -> outputs), maybe empty.
+        prediction_hooks: a model_fn's ``prediction_hooks``, maybe empty.
+        global_step: the ``global_step`` variable (the checkpoint holds it).
+    """
+
+    graph: Any
+    inputs: dict[str, Any]
+    examples: Any
+    outputs: dict[str, Any]
+    complete: Any
+    class_names: list[str] | None
+    global_step: Any
+    export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prediction_hooks: list[Any] = field(default_factory=list)
+
+
+def _op_name(column: str) -> str:
+    """A valid op name for a column's input: ``inputs/<column>`` with other characters as ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", column)
+
+
+def _masked(tf: Any, tensor: Any, complete: Any) -> Any:
+    """``tensor`` with its rows where ``complete`` is False set to NaN / -1 / ``""`` / False."""
+    rank = tensor.shape.rank
+    if not rank:
+        return tensor
+    if tensor.dtype.is_floating:
+        filler = tf.constant(float("nan"), tensor.dtype)
+    elif tensor.dtype.is_integer:
+        filler = tf.constant(-1, tensor.dtype)
+    elif tensor.dtype == tf.string:
+        filler = tf.constant("")
+    elif tensor.dtype == tf.bool:
+        filler = tf.constant(False)
+    else:
+        return tensor
+    mask = tf.reshape(complete, [-1] + [1] * (rank - 1))
+    return tf.where(mask, tensor, filler)
+
+
+def build_inference_graph(
+    tf: Any, run: SavedRun, examples: bool = False, numeric_dtype: str = "float32"
+) -> InferenceGraph:
+    """Build the inference graph of a run in a fresh ``tf.Graph``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        run: the run (its config and saved preprocessing).
+        examples: add the serialized ``tf.train.Example`` input (``parse_example``: numeric features as
+            ``float_list``, categorical ones as ``bytes_list``; an absent feature is a missing value).
+        numeric_dtype: ``float32`` (the exported signature, and ``hookrun predict``) or ``float64`` (the numbers
+            exactly as training read them) for numeric inputs.
+
+    Returns:
+        The graph.
+
+    Raises:
+        SetupError: the builder does not import, fails in ``infer`` mode or returns no ``predictions``.
+    """
+    from hookrun.runner.data.streaming import named_feature_columns, transform_raw_columns
+    from hookrun.runner.graph.build import build_inference, features_form
+    from hookrun.runner.graph.builders.registry import get_builder
+    from hookrun.runner.graph.model_fn import is_model_fn
+
+    config = run.loaded.config
+    state = run.preprocessor
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    with graph.as_default():
+        if config.data.seed is not None:
+            v1.set_random_seed(config.data.seed)
+        global_step = v1.train.get_or_create_global_step()
+        builder = get_builder(config.graph.builder, run.loaded.base_dir)
+        named = features_form(builder, config.graph.features) == "named"
+        dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
+        inputs: dict[str, Any] = {}
+        serialized = None
+        with tf.name_scope("inputs"):
+            parsed: dict[str, Any] = {}
+            if examples:
+                serialized = v1.placeholder(tf.string, [None], name=EXAMPLES)
+                spec = {
+                    c.name: tf.io.FixedLenFeature([], tf.float32, default_value=float("nan"))
+                    if c.kind == NUMERIC
+                    else tf.io.FixedLenFeature([], tf.string, default_value="")
+                    for c in state.columns
+                }
+                parsed = tf.io.parse_example(serialized, spec)
+            for column in state.columns:
+                kind = dtype if column.kind == NUMERIC else tf.string
+                if column.name in parsed:
+                    inputs[column.name] = v1.placeholder_with_default(
+                        tf.cast(parsed[column.name], kind), [None], name=_op_name(column.name)
+                    )
+                else:
+                    inputs[column.name] = v1.placeholder(kind, [None], name=_op_name(column.name))
+        with tf.name_scope("preprocessing"):
+            transformed = transform_raw_columns(tf, state, inputs, named=named)
+        params = {**config.graph.params, "label_scale": float(state.label_scale)}
+        if named:
+            params["feature_columns"] = named_feature_columns(state)
+        features = transformed.features
+        if not named:
+            features = tf.identity(features, name="features")
+        spec = build_inference(
+            tf, builder, config.graph.builder, features, params, model_fn=is_model_fn(builder, config.graph.style)
+        )
+        outputs: dict[str, Any] = {}
+        class_names = None
+        complete = transformed.complete
+        with tf.name_scope("outputs"):
+            predictions = spec.predictions
+            if predictions.shape.rank == 2 and predictions.shape[1] == 1:
+                predictions = tf.reshape(predictions, [-1])
+            outputs["predictions"] = _masked(tf, predictions, complete)
+            probabilities = spec.prediction_dict.get("probabilities")
+            if probabilities is not None and probabilities.shape.rank == 2 and probabilities.shape[1] is not None:
+                n_classes = int(probabilities.shape[1])
+                vocabulary = list(state.label.vocabulary or [])
+                class_names = [vocabulary[i] if i < len(vocabulary) else str(i) for i in range(n_classes)]
+                ids = tf.argmax(probabilities, axis=1)
+                classes = tf.gather(tf.constant(class_names), ids)
+                outputs["probabilities"] = _masked(tf, probabilities, complete)
+                outputs["classes"] = _masked(tf, classes, complete)
+            for name, tensor in spec.prediction_dict.items():
+                if name not in outputs and tensor is not spec.predictions:
+                    outputs[name] = _masked(tf, tensor, complete)
+            outputs = {name: tf.identity(tensor, name=_op_name(name)) for name, tensor in outputs.items()}
+    return InferenceGraph(
+        graph=graph,
+        inputs=inputs,
+        examples=serialized,
+        outputs=outputs,
+        complete=complete,
+        class_names=class_names,
+        global_step=global_step,
+        export_outputs=spec.export_outputs,
+        prediction_hooks=spec.prediction_hooks,
+    )

@@ -1,0 +1,236 @@
+"""``predict(run_dir, data, output)``: one CSV row of predictions per input row (``hookrun predict``).
+
+Mirrors ``tf.estimator.Estimator.predict``: restore a checkpoint into a graph holding the builder in
+``infer`` mode (``labels=None`` for a model_fn; its ``prediction_hooks`` run), feed it the rows, yield
+the predictions. The graph is the one ``hookrun export`` saves
+(:func:`hookrun.runner.trained.inference.build_inference_graph`), fed the numbers as the exported
+signature takes them (``float32``), so predict and a served export agree; the run's saved
+preprocessing is applied by the transformation training runs.
+
+The output CSV has one row per input row, in input order (files in sorted order, as ``data.train``):
+``row`` (0-based index over all the input rows), then the predictions: for a regressor ``<label>``
+(the value; label units for the built-ins); for a classifier ``<label>`` (the class, as the label was
+written) and ``probability_<class>`` per class; a model_fn's other prediction entries by name
+(``<name>_<i>`` for a vector). A label column in the files is ignored.
+
+A missing value in a column whose missing-value policy fills nothing (``error``, or ``drop``: training
+left such rows out, so the model never saw one) is refused, naming file, line and column: no row is
+dropped silently and none is predicted from a value the model never had.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hookrun.runner.errors import DataError, SetupError
+
+#: Rows fed to the graph per session call (rows); ``prediction_hooks`` see batches of this size.
+PREDICT_BATCH = 4096
+
+
+@dataclass
+class PredictResult:
+    """One ``predict`` call.
+
+    Attributes:
+        run_dir: the run directory.
+        checkpoint: the checkpoint prefix restored.
+        global_step: its ``global_step``.
+        data: the files read (absolute), in order.
+        rows: rows predicted (count; one output row each).
+        columns: the output CSV's header.
+        output: the CSV written.
+        seconds: wall time of reading, predicting and writing (seconds).
+    """
+
+    run_dir: str
+    checkpoint: str
+    global_step: int
+    data: list[str]
+    rows: int
+    columns: list[str] = field(default_factory=list)
+    output: str = ""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        """The result as JSON data."""
+        return asdict(self)
+
+
+def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -> tuple[Any, Any]:
+    """The files to predict on and how to read them: ``(fileset, plan)`` of the model's feature columns.
+
+    Args:
+        run: the :class:`~hookrun.runner.trained.saved_run.SavedRun`.
+        files: data files, globs or directories (CSV or TFRecord), relative to ``base_dir``.
+        base_dir: default the current directory.
+
+    Raises:
+        SetupError, DataError: no file given, a file missing or of an unknown format, a file without one of
+            the feature columns (names file and column), a numeric cell that is not a number.
+    """
+    from hookrun.runner.data.reader import plan_given_columns
+    from hookrun.runner.data.sources import SAMPLE_CHARS, absolute_spec, resolve_files
+
+    if not files:
+        raise SetupError("--data names no file; give one or more data files")
+    where = base_dir or Path.cwd()
+    fileset = resolve_files(absolute_spec(list(files), where), where, run.loaded.config.data.format, "--data")
+    names = [c.name for c in run.preprocessor.columns]
+    kinds = {c.name: c.kind for c in run.preprocessor.columns}
+    plan = plan_given_columns(fileset, names, kinds, "the run's saved preprocessing.json", SAMPLE_CHARS)
+    return fileset, plan
+
+
+def _header(label: str, graph: Any) -> list[tuple[str, str, int | None]]:
+    """``(CSV column, output name, index or None)`` for every prediction column."""
+    columns: list[tuple[str, str, int | None]] = []
+    if graph.class_names is not None:
+        columns.append((label, "classes", None))
+        columns.extend((f"probability_{name}", "probabilities", i) for i, name in enumerate(graph.class_names))
+    for name, tensor in graph.outputs.items():
+        if name in ("classes", "probabilities") or (name == "predictions" and graph.class_names is not None):
+            continue
+        title = label if name == "predictions" else name
+        rank = tensor.shape.rank
+        width = tensor.shape[1] if rank == 2 else None
+        if rank == 2 and width is not None and width > 1:
+            columns.extend((f"{title}_{i}", name, i) for i in range(int(width)))
+        else:
+            columns.append((title, name, None))
+    return columns
+
+
+def _cell(value: Any) -> str:
+    """One CSV cell: text as is, a float exactly (shortest repr), a NaN empty."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    if isinstance(value, (float, np.floating)):
+        return "" if math.isnan(float(value)) else repr(float(value))
+    if isinstance(value, np.ndarray):  # a value of more than two dimensions: as JSON-like text
+        return str(value.tolist())
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def _refuse_incomplete(run: Any, raw: Any) -> None:
+    """Refuse the first row with a missing value in a column whose policy fills nothing."""
+    from hookrun.runner.data.preprocessing import policy_name_json
+
+    first: tuple[int, str, str] | None = None
+    for column in run.preprocessor.columns:
+        if column.fill is not None:
+            continue
+        missing = np.flatnonzero(raw.missing(column.name))
+        if missing.size and (first is None or int(missing[0]) < first[0]):
+            first = (int(missing[0]), column.name, policy_name_json(column.missing))
+    if first is not None:
+        row, name, policy = first
+        raise DataError(
+            f"{raw.where(row, name)} is empty, and the run's missing-value policy for it is `{policy}` (training "
+            "never saw such a row, so the model has no value for it); fill the cell, or train with a fill "
+            f"policy for it (`data.missing_by_column: {{{name}: median}}`, mean or {{constant: V}})",
+            loc=("--data",),
+        )
+
+
+def predict(
+    run_dir: str | Path,
+    data: list[str],
+    output: str | Path,
+    checkpoint: str = "latest",
+    overwrite: bool = False,
+    verbose: bool = False,
+) -> PredictResult:
+    """Predict every row of ``data`` with a run's checkpoint and write the predictions as CSV.
+
+    Args:
+        run_dir: the run directory ``hookrun train`` wrote.
+        data: data files (globs, directories; relative to the current directory), CSV or TFRecord, with the
+            model's feature columns (the label and other columns are ignored).
+        output: the CSV to write (written to a temporary file beside it, then renamed).
+        checkpoint: ``latest``, ``best`` or a checkpoint prefix (see
+            :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
+        overwrite: replace ``output`` if it exists.
+        verbose: show TensorFlow's INFO logs.
+
+    Returns:
+        The result.
+
+    Raises:
+        SetupError, DataError, ConfigError: no such run or checkpoint, ``output`` exists (without
+            ``overwrite``) or its directory does not, a file missing a feature column, a bad cell, a missing
+            value the model cannot take, a builder that fails in ``infer`` mode (exit 2); nothing is written.
+    """
+    from hookrun.runner.data.reader import iter_chunks
+    from hookrun.runner.tf_env import import_tensorflow
+    from hookrun.runner.trained.inference import build_inference_graph
+    from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
+    from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
+
+    started = time.perf_counter()
+    run = open_run(run_dir)
+    target = check_output_path(output, overwrite, "file")
+    fileset, plan = prediction_input(run, data)
+    check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)])
+    tf = import_tensorflow(verbose)
+    prefix, step = resolve_checkpoint(tf, run, checkpoint)
+    built = build_inference_graph(tf, run)  # float32 numbers, as the exported signature: the two agree
+    v1 = tf.compat.v1
+    with built.graph.as_default():
+        variables = v1.global_variables()
+        saver = v1.train.Saver(var_list=variables)
+        check_checkpoint_fits(tf, prefix, variables)
+        columns = _header(run.preprocessor.label.name, built)
+        index_name = "row" if all(title != "row" for title, _, _ in columns) else "row_index"
+        fetch_names = list(dict.fromkeys(name for _, name, _ in columns))
+        fetches = {name: built.outputs[name] for name in fetch_names}
+        creator = v1.train.ChiefSessionCreator(
+            scaffold=v1.train.Scaffold(saver=saver), checkpoint_filename_with_path=prefix
+        )
+        numeric = {c.name for c in run.preprocessor.columns if c.kind == "numeric"}
+        try:
+            session = v1.train.MonitoredSession(session_creator=creator, hooks=list(built.prediction_hooks))
+        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+            reason = str(err.message).strip().splitlines()[0]
+            raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
+    rows = 0
+    # Outside the graph's context: reading TFRecord chunks runs eager tf.data ops (the graph is finalized).
+    with session, atomic_file(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow([index_name, *(title for title, _, _ in columns)])
+        for raw in iter_chunks(fileset, plan, fast_tfrecord=True):
+            _refuse_incomplete(run, raw)
+            for start in range(0, raw.num_rows, PREDICT_BATCH):
+                stop = min(start + PREDICT_BATCH, raw.num_rows)
+                feed = {}
+                for name, tensor in built.inputs.items():
+                    values = raw.values[name][start:stop]
+                    if name in numeric:
+                        feed[tensor] = values.astype(np.float32)
+                    else:
+                        feed[tensor] = np.array(["" if v is None else v for v in values], dtype=object)
+                got = session.run(fetches, feed_dict=feed)
+                for offset in range(stop - start):
+                    cells = [str(rows + offset)]
+                    for _, name, position in columns:
+                        value = got[name][offset]
+                        cells.append(_cell(value if position is None else value[position]))
+                    writer.writerow(cells)
+                rows += stop - start
+    return PredictResult(
+        run_dir=str(run.run_dir),
+        checkpoint=prefix,
+        global_step=step,
+        data=[str(f.path) for f in fileset.files],
+        rows=rows,
+        columns=[index_name, *(title for title, _, _ in columns)],
+        output=str(target),
+        seconds=time.perf_counter() - started,
+    )

@@ -1,0 +1,218 @@
+"""``hookrun runs``: the comparison table, from real runs' files (issue 15 f)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hookrun.cli.app import app
+from hookrun.runner.config import load_config
+from hookrun.runner.errors import TrainingError
+from hookrun.runner.trained.runs import list_runs
+from tests.conftest import NAN_BUILDER, base_config, linear_rows, write_csv
+
+cli = CliRunner(env={"COLUMNS": "250"})
+
+HOOKS = [
+    {"type": "stop_at_step", "num_steps": 12},
+    {"type": "evaluation", "every_n_steps": 4, "log": False},
+    {"type": "history_saver", "every_n_step": 4},
+    {"type": "checkpoint_saver", "save_steps": 12},
+]
+
+
+def _config(tmp_path, hooks=HOOKS, graph=None, name="config.yaml"):
+    (tmp_path / "data").mkdir(exist_ok=True)
+    write_csv(tmp_path / "data" / "train.csv", linear_rows(48, seed=1))
+    write_csv(tmp_path / "data" / "val.csv", linear_rows(16, seed=2))
+    config = base_config(
+        hooks=hooks, data={"train": "data/train.csv", "validation": "data/val.csv", "epochs": None},
+        graph=graph or {},
+    )
+    path = tmp_path / name
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def _history(run_dir, column):
+    with (run_dir / "history.csv").open(newline="") as handle:
+        return [(int(r["step"]), float(r[column])) for r in csv.DictReader(handle) if r[column]]
+
+
+def _best_val_loss(run_dir):
+    return min(v for _, v in _history(run_dir, "val_loss"))
+
+
+@pytest.fixture
+def runs(tmp_path, run_train, write_module):
+    """``tmp_path/runs``: two finished runs (other learning rates), a failed one, a damaged and a foreign directory."""
+    config = _config(tmp_path)
+    root = tmp_path / "runs"
+    for rate in ("0.05", "0.001"):
+        overrides = [f"graph.optimizer.learning_rate={rate}", "data.batch_size=8"]
+        run_train(load_config(config, overrides), run_dir=root / f"lr-{rate}")
+    module = write_module("nan_builder", NAN_BUILDER)
+    failing = _config(
+        tmp_path, hooks=[*HOOKS, {"type": "nan_tensor"}],
+        graph={"builder": f"{module}:build", "params": {"nan_from": 5}}, name="nan.yaml",
+    )
+    with pytest.raises(TrainingError):
+        run_train(load_config(failing, ["data.batch_size=8"]), run_dir=root / "nan")
+    (root / "broken").mkdir()
+    (root / "broken" / "config.yaml").write_text("name: x\n")
+    (root / "broken" / "summary.json").write_text('{"status": "fini')  # torn
+    (root / "notes").mkdir()
+    (root / "notes" / "readme.txt").write_text("not a run")
+    return root
+
+
+def test_the_table_shows_status_steps_metrics_and_the_overrides_that_differ(runs):
+    table = list_runs(runs)
+    by_name = {row.name: row for row in table.runs}
+    assert set(by_name) == {"lr-0.05", "lr-0.001", "nan", "broken"}
+    assert table.skipped == ["notes: not a run directory (no config.yaml, summary.json or checkpoint)"]
+
+    fast = by_name["lr-0.05"]
+    assert (fast.status, fast.steps) == ("finished", 12)
+    assert fast.started and fast.wall_seconds and fast.wall_seconds > 0
+    val = _history(runs / "lr-0.05", "val_loss")
+    assert [s for s, _ in val] == [4, 8, 12]
+    assert fast.metrics["val_loss"].final == pytest.approx(val[-1][1], rel=1e-5)
+    best_step, best = min(val, key=lambda sv: sv[1])
+    assert fast.metrics["val_loss"].best == pytest.approx(best, rel=1e-5)
+    assert fast.metrics["val_loss"].best_step == best_step
+    assert fast.metrics["val_rmse"].mode == "min"
+    # data.batch_size=8 is shared by every readable run: only the learning rate tells them apart
+    assert fast.distinguishing == ["graph.optimizer.learning_rate=0.05"]
+    assert fast.overrides == ["graph.optimizer.learning_rate=0.05", "data.batch_size=8"]
+
+    failed = by_name["nan"]
+    assert failed.status == "failed" and "NaN" in (failed.error or ""), failed
+    assert failed.distinguishing == []
+    broken = by_name["broken"]
+    assert broken.status == "unreadable" and broken.notes == ["summary.json damaged"]
+
+    ordered = [row.name for row in list_runs(runs, sort="val_loss").runs]
+    lows = {n: _best_val_loss(runs / n) for n in ("lr-0.05", "lr-0.001", "nan")}  # nan evaluated at step 4
+    assert ordered == [*sorted(lows, key=lows.get), "broken"]  # lowest first; without the metric last
+
+
+def test_the_cli_prints_the_table_and_json_and_refuses_an_unknown_sort(runs):
+    result = cli.invoke(app, ["runs", str(runs), "--sort", "val_rmse"])
+    assert result.exit_code == 0, result.output
+    for text in ("lr-0.05", "lr-0.001", "finished", "failed", "unreadable", "val_rmse", "learning_rate=0.05",
+                 "note: skipped notes: not a run directory", "note: broken: summary.json damaged"):
+        assert text in result.output, text
+    assert "Traceback" not in result.output
+
+    data = json.loads(cli.invoke(app, ["runs", str(runs), "--json", "--sort", "steps"]).output)
+    assert data["sort"] == "steps" and data["metrics"][0] == "val_loss"
+    assert {r["name"]: r["status"] for r in data["runs"]}["nan"] == "failed"
+
+    bad = cli.invoke(app, ["runs", str(runs), "--sort", "val_rmes"])
+    assert bad.exit_code == 2 and "did you mean `val_rmse`" in bad.output, bad.output
+    missing = cli.invoke(app, ["runs", str(runs / "nope")])
+    assert missing.exit_code == 2 and "no such directory" in missing.output
+
+
+def _hookrun(*args):
+    return [sys.executable, "-m", "hookrun.cli.app", *args]
+
+
+def test_a_live_run_is_running_then_interrupted_and_a_killed_one_failed(tmp_path):
+    hooks = [
+        {"type": "stop_at_step", "num_steps": 10_000_000},
+        {"type": "history_saver", "every_n_step": 50},
+        {"type": "checkpoint_saver", "save_steps": 400},
+    ]
+    config = _config(tmp_path, hooks=hooks)
+    run_dir = tmp_path / "runs" / "long"
+
+    def lines():
+        return len((run_dir / "history.csv").read_text().splitlines()) if (run_dir / "history.csv").exists() else 0
+
+    def start():
+        before = lines()
+        proc = subprocess.Popen(_hookrun("train", str(config), "--run-dir", str(run_dir)), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            if lines() > before + 2:  # this session is training
+                return proc
+            time.sleep(0.1)
+        proc.kill()
+        raise AssertionError(f"training did not start: {proc.communicate()}")
+
+    proc = start()
+    try:
+        (row,) = list_runs(tmp_path / "runs").runs
+        assert row.status == "running", row
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    stopped = int(stderr.split("interrupted at step ")[1].split(",")[0])
+    (row,) = list_runs(tmp_path / "runs").runs
+    assert (row.status, row.steps) == ("interrupted", stopped)
+    first_wall = row.wall_seconds
+
+    proc = start()  # a resume, killed outright: its summary still says running, but no process holds the lock
+    proc.kill()
+    proc.communicate(timeout=60)
+    (row,) = list_runs(tmp_path / "runs").runs
+    assert row.status == "failed" and "killed" in row.error, row
+    assert row.wall_seconds >= first_wall  # the earlier session's time is kept
+
+
+def test_hostile_files_are_notes_never_errors(tmp_path):
+    import os
+
+    root = tmp_path / "runs"
+    odd = root / "odd"
+    odd.mkdir(parents=True)
+    (odd / "config.yaml").write_text(
+        "name: odd\nhooks:\n- {type: early_stopping, monitor: val_accuracy, mode: max}\n- {type: history_saver}\n"
+    )
+    (odd / "summary.json").write_text(json.dumps({
+        "status": "finished", "started": 5, "final_global_step": "many", "wall_seconds": "slow",
+        "overrides": [1, "a=b"], "validation": {"step": 30, "val_accuracy": 0.5, "val_loss": "x"},
+    }))
+    (odd / "history.csv").write_text(
+        "step,mean_loss,total_loss,val_loss,val_accuracy\n10,1,1,0.9,0.7\nbroken line\n20,1,1,nan,0.6\n"
+    )
+    (odd / "eval-40.json").write_text(json.dumps({"data": ["/x/test.csv"], "metrics": {"val_accuracy": 0.99}}))
+    (odd / "eval-50.json").write_text(json.dumps({"data": ["validation"], "metrics": {"val_accuracy": 0.4}}))
+    (odd / "eval-60.json").write_text("[1, 2")
+    (odd / "model.ckpt-50.index").write_bytes(b"")
+    fifo = root / "fifo"
+    fifo.mkdir()
+    os.mkfifo(fifo / "summary.json")  # reading it would block forever
+    os.mkfifo(fifo / "history.csv")
+
+    table = list_runs(root)
+    rows = {row.name: row for row in table.runs}
+    row = rows["odd"]
+    assert (row.status, row.steps, row.wall_seconds, row.overrides) == ("finished", 50, None, ["1", "a=b"])
+    accuracy = row.metrics["val_accuracy"]  # mode max from early_stopping; --data evaluations left out
+    assert (accuracy.mode, accuracy.final, accuracy.best, accuracy.best_step) == ("max", 0.4, 0.7, 10)
+    assert (row.metrics["val_loss"].final, row.metrics["val_loss"].best_step) == (0.9, 10)  # NaN is no value
+    assert row.notes == ["history.csv: 1 damaged line(s) skipped", "eval-60.json unreadable (Expecting ',' delimiter: "
+                         "line 1 column 6 (char 5))"]
+    assert "fifo" not in rows and table.skipped == [  # a FIFO is no file: never opened, never blocks
+        "fifo: not a run directory (no config.yaml, summary.json or checkpoint)"
+    ]
+    (fifo / "config.yaml").write_text("name: fifo\n")  # now a run directory, its summary and history FIFOs
+    row = {r.name: r for r in list_runs(root).runs}["fifo"]
+    assert row.status == "unreadable" and row.notes[0] == "summary.json damaged", row
+    result = cli.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    assert cli.invoke(app, ["runs", str(odd / "config.yaml")]).exit_code == 2  # a file: no such directory
