@@ -149,7 +149,7 @@ def warm_start(tf: Any, graph: Any, settings: Any, base_dir: Path) -> WarmStartR
             variable in the graph, one ``vars`` leaves out, or an old name the checkpoint lacks. All exit 2,
             before training.
     """
-    from hookrun.runner.trained.saved_run import check_checkpoint_fits
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits
 
     path, reason = resolve_source_path(settings.from_, base_dir)
     if reason is not None:

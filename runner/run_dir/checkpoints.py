@@ -219,3 +219,46 @@ def write_checkpoint_state(run_dir: Path, resume: Resume) -> None:
         path.unlink(missing_ok=True)
     else:
         atomic_write_text(path, resume.state_text)
+
+
+def check_checkpoint_fits(
+    tf: Any,
+    prefix: str,
+    variables: list[Any],
+    saved_names: dict[str, str] | None = None,
+    fix: str = "give a checkpoint of this run",
+) -> None:
+    """Check that the checkpoint holds every variable, with the same shape, before restoring it.
+
+    ``Saver.restore`` into resource variables does not check shapes: a ``[5, 4]`` kernel
+    restores into a ``[5, 8]`` variable, which then silently becomes ``[5, 4]``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        prefix: the checkpoint prefix.
+        variables: the graph's variables to restore.
+        saved_names: graph variable name -> its name in the checkpoint, where they differ
+            (a warm start's ``rename``); default: the same names.
+        fix: the end of the message: what the user should do.
+
+    Raises:
+        SetupError: a variable is missing from the checkpoint or has another shape there (exit 2),
+            naming the first few.
+    """
+    saved = dict(tf.train.list_variables(prefix))
+    renamed = saved_names or {}
+    problems = []
+    for variable in variables:
+        name = variable.op.name
+        there = renamed.get(name, name)
+        shown = name if there == name else f"{name} (as {there})"
+        shape = variable.shape.as_list()
+        if there not in saved:
+            problems.append(f"{shown} is not in it")
+        elif list(saved[there]) != shape:
+            problems.append(f"{shown} is {list(saved[there])} there, {shape} in the run's graph")
+    if problems:
+        raise SetupError(
+            f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
+            f"{'; ...' if len(problems) > 3 else ''}); {fix}"
+        )

@@ -77,13 +77,9 @@ def evaluate(
     from hookrun.hooks.files import atomic_write_text
     from hookrun.runner.graph.build import build_evaluation_graph
     from hookrun.runner.graph.device import resolve_device, session_config
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits
     from hookrun.runner.tf_env import import_tensorflow
-    from hookrun.runner.trained.saved_run import (
-        check_checkpoint_fits,
-        evaluation_input,
-        open_run,
-        resolve_checkpoint,
-    )
+    from hookrun.runner.trained.saved_run import evaluation_input, open_run, resolve_checkpoint
 
     run = open_run(run_dir)
     validation = evaluation_input(run, data)  # reads and checks every row before TensorFlow loads

@@ -92,10 +92,11 @@ def export(
             directory does not, a checkpoint that does not fit the builder, a builder that fails in ``infer``
             mode, an ``export_outputs`` signature named ``examples`` (exit 2); nothing is written.
     """
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
     from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
-    from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
+    from hookrun.runner.trained.saved_run import open_run, resolve_checkpoint
 
     started = time.perf_counter()
     run = open_run(run_dir)

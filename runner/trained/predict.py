@@ -169,10 +169,11 @@ def predict(
             value the model cannot take, a builder that fails in ``infer`` mode (exit 2); nothing is written.
     """
     from hookrun.runner.data.reader import iter_chunks
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
     from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
-    from hookrun.runner.trained.saved_run import check_checkpoint_fits, open_run, resolve_checkpoint
+    from hookrun.runner.trained.saved_run import open_run, resolve_checkpoint
 
     started = time.perf_counter()
     run = open_run(run_dir)
