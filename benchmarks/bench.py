@@ -522,6 +522,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, help="also write every raw measurement as JSON here")
     parser.add_argument(
+        "--steps", type=int, help="steps per timed repeat of every loop (default: each workload's own, e.g. 3000)"
+    )
+    parser.add_argument(
         "--steps-per-run",
         default=DEFAULT_STEPS_PER_RUN,
         help=f"N values of the e@N/f@N/k@N loops, comma-separated (default {DEFAULT_STEPS_PER_RUN}; '' for none)",
@@ -550,7 +553,7 @@ def main(argv: list[str] | None = None) -> int:
     errors: list[str] = []
     for key in keys:
         workload = WORKLOADS[key]
-        steps = workload.quick_steps if args.quick else workload.steps
+        steps = args.steps or (workload.quick_steps if args.quick else workload.steps)
         log(f"workload {key}: {workload.title}; N={steps}, W={warmup}, R={repeats} (one fresh process)")
         try:
             results[key] = run_worker(key, steps, warmup, repeats, args.loops, args.steps_per_run)
