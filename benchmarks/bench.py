@@ -47,6 +47,21 @@ LABELS = {
     "e-np": "(e-np) hookrun, standard set without progress_bar and history_saver",
 }
 
+#: Loops of issue 17, per N (``session.steps_per_run``): ``e@N:hookrun``, ``f@N``, ``k@N``.
+FUSED_LABELS = {
+    "e": "(e@{n}) hookrun, standard hook set, `session.steps_per_run: {n}`",
+    "f": "(f@{n}) the same fused loop bare: while_loop + `make_callable`, no hooks",
+    "k": "(k@{n}) Keras 3 `model.fit`, `steps_per_execution={n}`",
+}
+#: The steps_per_run values measured by default (issue 17).
+DEFAULT_STEPS_PER_RUN = "10,50,200"
+#: Targets of issue 17 at N = 50.
+FUSED_N = 50
+FUSED_OVERHEAD_VS_A = 1.8
+FUSED_OVERHEAD_VS_BARE = 0.9
+FUSED_OVERHEAD_VS_KERAS = 1.0
+FUSED_COMPUTE_VS_A = 1.0
+
 #: Hand-written notes appended to the report: what each change bought, what bounds the rest.
 CHANGES_FILE = Path(__file__).resolve().parent / "CHANGES.md"
 
@@ -66,7 +81,7 @@ def log(message: str = "") -> None:
 # ---------------------------------------------------------------------------------------------- measuring
 
 
-def run_worker(key: str, steps: int, warmup: int, repeats: int, loops: str) -> dict[str, Any]:
+def run_worker(key: str, steps: int, warmup: int, repeats: int, loops: str, steps_per_run: str = "") -> dict[str, Any]:
     """Run ``worker.py`` for one workload in a fresh process, passing its progress lines through; return its JSON."""
     env = dict(os.environ)
     for name, value in TF_ENV.items():
@@ -75,6 +90,7 @@ def run_worker(key: str, steps: int, warmup: int, repeats: int, loops: str) -> d
         out, err = Path(tmp) / "result.json", Path(tmp) / "stderr.txt"
         command = [sys.executable, str(HERE / "worker.py"), "--workload", key, "--steps", str(steps)]
         command += ["--warmup", str(warmup), "--repeats", str(repeats), "--loops", loops, "--out", str(out)]
+        command += ["--steps-per-run", steps_per_run]
         with err.open("w") as err_file:
             process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=err_file, text=True)
             assert process.stdout is not None
@@ -136,8 +152,12 @@ def loop_keys(result: dict[str, Any]) -> list[str]:
 
 
 def label(key: str) -> str:
-    """Human label of a loop key such as ``e-np:tf``."""
+    """Human label of a loop key such as ``e-np:tf`` or ``f@50``."""
     base, _, engine = key.partition(":")
+    kind, _, n = base.partition("@")
+    if n:
+        text = FUSED_LABELS.get(kind, kind).format(n=n)
+        return f"{text} [engine: {engine}]" if engine else text
     text = LABELS.get(base, base)
     return f"{text} [engine: {engine}]" if engine else text
 
@@ -190,6 +210,34 @@ def throughput_table(result: dict[str, Any]) -> list[str]:
             f"| {label(key)} | {rate:.0f} | {fmt(ratio(rate, a), '.2f')} | {fmt(ratio(rate, c), '.2f')} "
             f"| {min(rates):.0f}–{max(rates):.0f} | {fmt(median_of(result, key, 'steady_rate'))} "
             f"| {fmt(statistics.median(fixed) if fixed else None, '.2f')} |"
+        )
+    return lines
+
+
+def fused_table(result: dict[str, Any]) -> list[str]:
+    """Per N of ``session.steps_per_run``: hookrun, the bare fused loop and Keras ``steps_per_execution``, vs (a)."""
+    ns = sorted({int(k.split(":")[0].split("@")[1]) for k in result["loops"] if "@" in k})
+    if not ns:
+        return []
+    lines = [
+        "| N | (a) steps/s | hookrun (e@N) | bare fused (f@N) | Keras spe=N (k@N) | e@N × (a) | e@N × (f@N) "
+        "| e@N × (k@N) | min–max e@N | min–max f@N | min–max k@N |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    a = median_of(result, "a")
+
+    def spread(key: str) -> str:
+        if key not in result["loops"]:
+            return "-"
+        rates = [run["rate"] for run in result["loops"][key]["runs"]]
+        return f"{min(rates):.0f}–{max(rates):.0f}"
+
+    for n in ns:
+        e, f, k = median_of(result, f"e@{n}:hookrun"), median_of(result, f"f@{n}"), median_of(result, f"k@{n}")
+        lines.append(
+            f"| {n} | {fmt(a)} | {fmt(e)} | {fmt(f)} | {fmt(k)} | {fmt(ratio(e, a), '.2f')} "
+            f"| {fmt(ratio(e, f), '.2f')} | {fmt(ratio(e, k), '.2f')} "
+            f"| {spread(f'e@{n}:hookrun')} | {spread(f'f@{n}')} | {spread(f'k@{n}')} |"
         )
     return lines
 
@@ -267,6 +315,26 @@ def targets(results: dict[str, Any], startup: dict[str, Any] | None) -> list[dic
                 "%",
                 paired - 1 if paired is not None else None,
             )
+    n = FUSED_N
+    for name, result, other, threshold in (
+        ("overhead-bound", linear, "a", FUSED_OVERHEAD_VS_A),
+        ("overhead-bound", linear, f"f@{n}", FUSED_OVERHEAD_VS_BARE),
+        ("overhead-bound", linear, f"k@{n}", FUSED_OVERHEAD_VS_KERAS),
+        ("compute-bound", dnn, "a", FUSED_COMPUTE_VS_A),
+    ):
+        e = f"e@{n}:hookrun"
+        if result is None or e not in result["loops"] or other not in result["loops"]:
+            continue
+        steady_other = "rate"  # (a), bare fused and Keras are timed after their warm-up already
+        add(
+            f"{name}, standard set, steps_per_run {n}: hookrun ≥ {threshold:g}× ({other})",
+            ratio(median_of(result, e), median_of(result, other)),
+            ratio(median_of(result, e, "steady_rate"), median_of(result, other, steady_other)),
+            threshold,
+            False,
+            "×",
+            paired_ratio(result, e, other),
+        )
     if startup is not None:
         for key, text in (("help", "--help"), ("list_hooks", "list-hooks"), ("validate", "validate")):
             add(f"`hookrun {text}` median < {CLI_SECONDS:g} s", startup[key]["median"], None, CLI_SECONDS, True, "s")
@@ -351,6 +419,9 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
         ),
         "- Progress display is off on both sides: Keras `verbose=0`; hookrun's `progress_bar` draws on a "
         "non-terminal console, where it prints a plain line at most every 10 s.",
+        "- (e@N), (f@N), (k@N) (issue 17): hookrun's standard set with `session.steps_per_run: N` (timed as (e)); "
+        "the same fused graph (`build_graph` with `steps_per_run: N`) run bare with `make_callable`, no hooks, "
+        "after W untimed warm-up steps; (d) compiled with `steps_per_execution=N`.",
     ]
     for key, result in results.items():
         workload = WORKLOADS[key]
@@ -363,6 +434,18 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
             "",
             *throughput_table(result),
         ]
+        fused = fused_table(result)
+        if fused:
+            out += [
+                "",
+                f"### {key}: several steps per session call (`session.steps_per_run`, issue 17)",
+                "",
+                "hookrun's standard set with `session.steps_per_run: N`, the same fused graph run bare "
+                "(`make_callable` on its train op, no hooks; W warm-up steps untimed), and Keras `fit` with "
+                "`steps_per_execution=N` (W and N rounded up to multiples of N). Medians over the R rounds.",
+                "",
+                *fused,
+            ]
     if startup is not None:
         out += [
             "",
@@ -429,13 +512,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="R: repeats of each loop (default 5)")
     parser.add_argument("--quick", action="store_true", help="smoke run: R=1, small N, one start-up run")
     parser.add_argument("--workloads", default="linear,dnn", help="comma-separated: linear, dnn (default both)")
-    parser.add_argument("--loops", default="all", help="comma-separated loop keys a,b,c,c1,d,e,e0,e-np (default all)")
+    parser.add_argument(
+        "--loops", default="all", help="comma-separated loop keys a,b,c,c1,d,e,e0,e-np,f,k (default all)"
+    )
     parser.add_argument("--startup-runs", type=int, default=7, help="process runs per start-up timing (default 7)")
     parser.add_argument("--no-startup", action="store_true", help="skip the start-up timings")
     parser.add_argument(
         "--output", type=Path, default=DEFAULT_OUTPUT, help="report file (default benchmarks/RESULTS.md)"
     )
     parser.add_argument("--json", type=Path, help="also write every raw measurement as JSON here")
+    parser.add_argument(
+        "--steps", type=int, help="steps per timed repeat of every loop (default: each workload's own, e.g. 3000)"
+    )
+    parser.add_argument(
+        "--steps-per-run",
+        default=DEFAULT_STEPS_PER_RUN,
+        help=f"N values of the e@N/f@N/k@N loops, comma-separated (default {DEFAULT_STEPS_PER_RUN}; '' for none)",
+    )
     args = parser.parse_args(argv)
 
     repeats = 1 if args.quick else args.repeats
@@ -460,10 +553,10 @@ def main(argv: list[str] | None = None) -> int:
     errors: list[str] = []
     for key in keys:
         workload = WORKLOADS[key]
-        steps = workload.quick_steps if args.quick else workload.steps
+        steps = args.steps or (workload.quick_steps if args.quick else workload.steps)
         log(f"workload {key}: {workload.title}; N={steps}, W={warmup}, R={repeats} (one fresh process)")
         try:
-            results[key] = run_worker(key, steps, warmup, repeats, args.loops)
+            results[key] = run_worker(key, steps, warmup, repeats, args.loops, args.steps_per_run)
         except RuntimeError as err:
             errors.append(str(err).splitlines()[0])
             log(str(err))

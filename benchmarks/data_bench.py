@@ -179,16 +179,26 @@ def session_for(kind):
         run()
     return session, run
 
+import resource
+def cpu_seconds():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
 rates = {"streaming": [], "in-memory": []}
+cpu_ms = {"streaming": [], "in-memory": []}  # process CPU per step (all threads): less sensitive to other load
 sessions = {kind: session_for(kind) for kind in rates}
 for r in range(rounds):
     for kind in (list(rates) if r % 2 == 0 else list(rates)[::-1]):
         _, run = sessions[kind]
-        started = time.perf_counter()
+        cpu_started, started = cpu_seconds(), time.perf_counter()
         for _ in range(steps):
             run()
         rates[kind].append(steps / (time.perf_counter() - started))
-print(json.dumps({k: statistics.median(v) for k, v in rates.items()} | {"raw": rates, "memory_rows": arrays.num_rows}))
+        cpu_ms[kind].append(1e3 * (cpu_seconds() - cpu_started) / steps)
+paired = [s / m for s, m in zip(rates["streaming"], rates["in-memory"])]
+print(json.dumps({k: statistics.median(v) for k, v in rates.items()} | {
+    "raw": rates, "memory_rows": arrays.num_rows, "paired": statistics.median(paired),
+    "cpu_ms": {k: statistics.median(v) for k, v in cpu_ms.items()}}))
 """
 
 
@@ -219,9 +229,10 @@ hooks:
 """
 
 
-def python(*args: str, timeout: float = 3600) -> dict[str, Any]:
-    """Run ``python -c`` in a fresh process; parse its last stdout line as JSON."""
-    done = subprocess.run([sys.executable, "-c", *args], capture_output=True, text=True, env=ENV, timeout=timeout)
+def python(*args: str, timeout: float = 3600, prefix: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Run ``python -c`` in a fresh process (after ``prefix``, e.g. ``taskset -c 0``); parse its last stdout line."""
+    command = [*prefix, sys.executable, "-c", *args]
+    done = subprocess.run(command, capture_output=True, text=True, env=ENV, timeout=timeout)
     if done.returncode != 0:
         raise RuntimeError(done.stderr[-2000:])
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -291,16 +302,23 @@ def report(facts: dict[str, Any]) -> str:
         f"| event files | {kb(c['events'])} | {kb(t['events'])} | {kb(s['events'])} |",
         "",
     ]
-    cmp_ = facts["compare"]
-    ratio = cmp_["streaming"] / cmp_["in-memory"]
+    for key, where in [("compare", "on both cores"), ("compare_1core", "pinned to one core (`taskset -c 0`)")]:
+        if key not in facts:
+            continue
+        cmp_ = facts[key]
+        ratio = cmp_["streaming"] / cmp_["in-memory"]
+        lines += [
+            f"Steps/s of the same DNN graph in one process {where}, {facts['rounds']} interleaved rounds of "
+            f"{facts['compare_steps']} steps (median): streaming from the CSV shards **{cmp_['streaming']:.0f}**, "
+            f"in-memory `from_tensor_slices` over {cmp_['memory_rows']:,} preprocessed rows "
+            f"**{cmp_['in-memory']:.0f}**: **{ratio:.2f}x** (round-paired {cmp_['paired']:.2f}x; target >= 0.9x; "
+            f"{'met' if ratio >= 0.9 else 'missed'}). Process CPU per step (all threads, median): streaming "
+            f"{cmp_['cpu_ms']['streaming']:.2f} ms, in-memory {cmp_['cpu_ms']['in-memory']:.2f} ms. Rounds: "
+            f"streaming {', '.join(f'{v:.0f}' for v in cmp_['raw']['streaming'])}; in-memory "
+            f"{', '.join(f'{v:.0f}' for v in cmp_['raw']['in-memory'])}.",
+            "",
+        ]
     lines += [
-        f"Steps/s of the same DNN graph in one process, {facts['rounds']} interleaved rounds of "
-        f"{facts['compare_steps']} steps (median): streaming from the CSV shards **{cmp_['streaming']:.0f}**, "
-        f"in-memory `from_tensor_slices` over {cmp_['memory_rows']:,} preprocessed rows **{cmp_['in-memory']:.0f}**: "
-        f"**{ratio:.2f}x** (target >= 0.9x; {'met' if ratio >= 0.9 else 'missed'}). Rounds: "
-        f"streaming {', '.join(f'{v:.0f}' for v in cmp_['raw']['streaming'])}; in-memory "
-        f"{', '.join(f'{v:.0f}' for v in cmp_['raw']['in-memory'])}.",
-        "",
         "Before issue 14 (the issue's report, 400,000 rows): 2.4 GB peak RSS, 118 MB per `.meta`, a 457 MB "
         "`graph.pbtxt`, a 474 MB event file.",
         MARK_END,
@@ -324,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare-steps", type=int, default=1000, help="steps per round of the streaming comparison")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the streaming comparison")
     parser.add_argument("--quick", action="store_true", help="100,000 rows, 300 steps, 1 round of 200")
-    parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory")
+    parser.add_argument("--keep", type=Path, help="generate into (and keep) this directory; reused next time for "
+                        "the same --rows")
     parser.add_argument("--no-write", action="store_true", help="print the section, leave RESULTS.md alone")
     args = parser.parse_args(argv)
     if args.quick:
@@ -333,15 +352,25 @@ def main(argv: list[str] | None = None) -> int:
     load_start = os.getloadavg()[0]
     work = args.keep or Path(tempfile.mkdtemp(prefix="hookrun-data-bench-"))
     try:
-        log(f"generating {args.rows:,} rows into {work}")
-        facts: dict[str, Any] = generate(work, args.rows)
+        made = work / "generated.json"  # a --keep directory generated before for the same --rows is reused
         small = work / "small"
-        (small / "csv").mkdir(parents=True, exist_ok=True)
-        facts_small = generate(small, max(args.rows // 10, 1000))
-        log("writing TFRecord shards")
-        subprocess.run([sys.executable, "-c", TFRECORD_WRITER, str(work / "csv"), str(work / "tfrecord")],
-                       check=True, env=ENV)
-        facts["tfrecord_bytes"] = sum(p.stat().st_size for p in (work / "tfrecord").iterdir())
+        previous = json.loads(made.read_text()) if made.exists() else None
+        if previous is not None and previous["facts"]["rows"] == args.rows:
+            log(f"reusing the {args.rows:,} rows generated in {work}")
+            facts: dict[str, Any] = previous["facts"]
+            facts_small = previous["small"]
+        else:
+            log(f"generating {args.rows:,} rows into {work}")
+            facts = generate(work, args.rows)
+            (small / "csv").mkdir(parents=True, exist_ok=True)
+            facts_small = generate(small, max(args.rows // 10, 1000))
+            log("writing TFRecord shards")
+            subprocess.run([sys.executable, "-c", TFRECORD_WRITER, str(work / "csv"), str(work / "tfrecord")],
+                           check=True, env=ENV)
+            facts["tfrecord_bytes"] = sum(p.stat().st_size for p in (work / "tfrecord").iterdir())
+            made.write_text(json.dumps({"facts": facts, "small": facts_small}), encoding="utf-8")
+        for run in work.glob("run-*"):
+            shutil.rmtree(run)  # hookrun train would resume a kept run directory
         configs = {}
         for name, train_spec, folder in [("csv", "csv/*.csv.gz", work), ("tfrecord", "tfrecord", work),
                                          ("small", "csv", small)]:
@@ -354,7 +383,11 @@ def main(argv: list[str] | None = None) -> int:
             log(f"hookrun train: {name}")
             facts[f"train_{name}"] = train(configs[name], work / f"run-{name}")
         log("streaming vs in-memory")
-        facts["compare"] = python(COMPARE, str(configs["csv"]), str(args.compare_steps), str(args.rounds), "100000")
+        compare_args = (COMPARE, str(configs["csv"]), str(args.compare_steps), str(args.rounds), "100000")
+        facts["compare"] = python(*compare_args)
+        if shutil.which("taskset"):  # one core for the pipeline and the step: what a saturated machine leaves
+            log("streaming vs in-memory on one core")
+            facts["compare_1core"] = python(*compare_args, prefix=("taskset", "-c", "0"))
         facts.update(
             steps=args.steps, rounds=args.rounds, compare_steps=args.compare_steps, small_rows=facts_small["rows"],
             args=" ".join(argv if argv is not None else sys.argv[1:]),

@@ -12,7 +12,10 @@ Loops (all on the same preprocessed arrays and the same graph as hookrun builds 
   ``c1`` (c'): the same with ``CheckpointSaverHook._set_steps_per_run(1)``;
 - ``d``: Keras 3 ``model.fit`` of the same model, same ``tf.data`` pipeline, W warm-up batches excluded;
 - ``e[:engine]``, ``e0[:engine]``, ``e-np[:engine]``: ``hookrun.runner.trainer.train`` with the standard set,
-  ``stop_at_step`` alone, and the standard set without ``progress_bar``/``history_saver``.
+  ``stop_at_step`` alone, and the standard set without ``progress_bar``/``history_saver``;
+- per N of ``--steps-per-run`` (issue 17): ``e@N:hookrun``, hookrun's standard set with ``session.steps_per_run:
+  N``; ``f@N``, the same fused graph (``build_graph`` with ``steps_per_run: N``) run bare, ``make_callable``
+  on its train op, no hooks; ``k@N``, (d) compiled with ``steps_per_execution=N``.
 
 ``c``, ``c1`` and every ``e`` are timed the way hookrun reports ``summary.json``'s ``steps_per_sec``: N steps
 over the step loop, from "session ready" (after ``after_create_session``) to the last step's end (every
@@ -68,18 +71,28 @@ class Prepared:
         )
         self.session_config = session_config(tf, self.plan, 0, 0)
 
-    def build(self) -> Any:
-        """A fresh graph built by ``hookrun.runner.graph.build.build_graph`` (the graph ``hookrun train`` runs)."""
+    def build(self, steps_per_run: int = 1) -> Any:
+        """A fresh graph built by ``hookrun.runner.graph.build.build_graph`` (the graph ``hookrun train`` runs).
+
+        Args:
+            steps_per_run: ``session.steps_per_run`` (N > 1: the fused loop of N steps per call).
+        """
         from hookrun.runner.graph.build import build_graph
 
+        config = self.loaded.config
+        if steps_per_run != config.session.steps_per_run:
+            config = config.model_copy(
+                update={"session": config.session.model_copy(update={"steps_per_run": steps_per_run})}
+            )
         return build_graph(
             self.tf,
-            self.loaded.config,
+            config,
             self.data,
             self.loaded.base_dir,
             self.plan,
             0,
             label_scale=self.preprocessor.label_scale,
+            carry={"loss", "global_step"},  # what the standard hook set reads (steps_per_run > 1)
         )
 
 
@@ -118,6 +131,35 @@ def loop_session(prep: Prepared, steps: int, warmup: int, callable_: bool) -> di
                 _, loss, _ = step()
             seconds = time.perf_counter() - started
     return {"rate": steps / seconds, "steps": steps, "seconds": seconds, "final_loss": float(loss)}
+
+
+def loop_fused_bare(prep: Prepared, steps: int, warmup: int, steps_per_run: int) -> dict[str, Any]:
+    """(f@N) the fused graph of ``session.steps_per_run: N`` run bare: ``make_callable`` on its train op, no hooks.
+
+    Each call trains up to N steps and returns how many; ``ceil(W / N)`` untimed warm-up calls, then calls
+    until N steps' worth (the last call shortened through the loop's bound, as ``stop_at_step`` does).
+    """
+    tf = prep.tf
+    built = prep.build(steps_per_run)
+    window = built.window
+    with built.graph.as_default():
+        init = tf.compat.v1.group(
+            tf.compat.v1.global_variables_initializer(), tf.compat.v1.local_variables_initializer()
+        )
+        with tf.compat.v1.Session(graph=built.graph, config=prep.session_config) as sess:
+            sess.run(init)
+            call = sess.make_callable(built.train_op)
+            for _ in range(max(1, -(-warmup // steps_per_run))):
+                call()
+            done = 0
+            started = time.perf_counter()
+            while done < steps:
+                left = steps - done
+                if left < steps_per_run:
+                    sess.run(window.set_bound, {window.bound_value: left})
+                done += int(call())
+            seconds = time.perf_counter() - started
+    return {"rate": done / seconds, "steps": done, "seconds": seconds}
 
 
 def loop_monitored(prep: Prepared, steps: int, warmup: int, steps_per_run_fix: bool) -> dict[str, Any]:
@@ -194,14 +236,22 @@ class CoreSummary:
         return self._tf.summary.write(name, self._tf.cast(data, self._tf.float32), step=step)
 
 
-def loop_keras(prep: Prepared, workload: Workload, steps: int, warmup: int) -> dict[str, Any]:
-    """(d) Keras 3 ``model.fit`` on the same ``tf.data`` pipeline; timed from the end of batch W to the end of fit."""
+def loop_keras(
+    prep: Prepared, workload: Workload, steps: int, warmup: int, steps_per_execution: int = 1
+) -> dict[str, Any]:
+    """(d) Keras 3 ``model.fit`` on the same ``tf.data`` pipeline; timed from the end of batch W to the end of fit.
+
+    With ``steps_per_execution`` (k@N), W and N are rounded up to multiples of it (one batch callback per
+    execution).
+    """
     import keras
 
     from hookrun.runner.data.reader import make_dataset
 
     tf = prep.tf
+    spe = steps_per_execution
     warmup = max(warmup, 1)  # the first batch traces the train function: never timed
+    warmup, steps = -(-warmup // spe) * spe, -(-steps // spe) * spe
 
     class Timer(keras.callbacks.Callback):
         """Last in the callback list: its ``on_train_end`` runs after the others'."""
@@ -209,7 +259,7 @@ def loop_keras(prep: Prepared, workload: Workload, steps: int, warmup: int) -> d
         started = ended = 0.0
 
         def on_train_batch_end(self, batch: int, logs: Any = None) -> None:
-            if batch == warmup - 1:
+            if not self.started and batch >= warmup - 1:
                 self.started = time.perf_counter()
 
         def on_train_end(self, logs: Any = None) -> None:
@@ -225,7 +275,7 @@ def loop_keras(prep: Prepared, workload: Workload, steps: int, warmup: int) -> d
         model = keras.Sequential(layers)
         name, rate = workload.optimizer
         optimizer = keras.optimizers.SGD(rate) if name == "sgd" else keras.optimizers.Adam(rate)
-        model.compile(optimizer=optimizer, loss="mse")
+        model.compile(optimizer=optimizer, loss="mse", steps_per_execution=spe)
         dataset = make_dataset(tf, prep.data, prep.loaded.config.data)  # shuffle -> repeat -> batch -> prefetch
         timer = Timer()
         tensorboard = keras.callbacks.TensorBoard(log_dir=directory, update_freq=100)
@@ -281,7 +331,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5, help="R: rounds")
     parser.add_argument("--loops", default="all", help="comma-separated loop keys (a,b,c,c1,d,e,e0,e-np) or all")
     parser.add_argument("--out", type=Path, required=True, help="JSON output file")
+    parser.add_argument(
+        "--steps-per-run", default="", help="comma-separated N for the e@N, f@N and k@N loops (default none)"
+    )
     args = parser.parse_args(argv)
+    fused = [int(n) for n in args.steps_per_run.split(",") if n.strip()]
 
     started = time.perf_counter()
     workload = WORKLOADS[args.workload]
@@ -301,7 +355,15 @@ def main(argv: list[str] | None = None) -> int:
             for key, hook_set in (("e", "full"), ("e0", "stop_only"), ("e-np", "no_progress_history")):
                 path = write_config(tmp / f"{key}-{engine}.yaml", config_dict(workload, args.steps, hook_set, engine))
                 loops[f"{key}:{engine}"] = lambda path=path: loop_hookrun(path)
-        wanted = list(loops) if args.loops == "all" else [k for k in loops if k.split(":")[0] in args.loops.split(",")]
+        for n in fused:
+            path = write_config(
+                tmp / f"e-{n}.yaml", config_dict(workload, args.steps, "full", "hookrun", steps_per_run=n)
+            )
+            loops[f"e@{n}:hookrun"] = lambda path=path: loop_hookrun(path)
+            loops[f"f@{n}"] = lambda n=n: loop_fused_bare(prep, args.steps, args.warmup, n)
+            loops[f"k@{n}"] = lambda n=n: loop_keras(prep, workload, args.steps, args.warmup, n)
+        chosen = args.loops.split(",")
+        wanted = list(loops) if args.loops == "all" else [k for k in loops if k.split(":")[0].split("@")[0] in chosen]
         results: dict[str, list[dict[str, Any]]] = {key: [] for key in wanted}
         for round_index in range(args.repeats):
             shift = round_index % len(wanted)  # rotate the order each round: no loop always runs first

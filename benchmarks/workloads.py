@@ -138,6 +138,7 @@ def config_dict(
     hook_set: str = "full",
     engine: str | None = None,
     extra_hooks: list[dict[str, Any]] | None = None,
+    steps_per_run: int = 1,
 ) -> dict[str, Any]:
     """The hookrun config of ``workload`` as a dict.
 
@@ -147,6 +148,7 @@ def config_dict(
         hook_set: a key of :data:`HOOK_SETS`.
         engine: ``session.engine`` (only when the schema has it), or None to leave the default.
         extra_hooks: hooks put first, before the set (e.g. a first-step probe).
+        steps_per_run: ``session.steps_per_run`` (left out at 1, the default).
     """
     config: dict[str, Any] = {
         "name": f"bench-{workload.key}",
@@ -156,6 +158,8 @@ def config_dict(
     }
     if engine is not None:
         config["session"] = {"engine": engine}
+    if steps_per_run > 1:
+        config.setdefault("session", {})["steps_per_run"] = steps_per_run
     config["hooks"] = [*(extra_hooks or []), *HOOK_SETS[hook_set](steps)]
     return config
 

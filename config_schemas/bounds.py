@@ -34,6 +34,9 @@ MAX_SEED = 2**32 - 1
 #: Largest GPU index in ``device: gpu:N`` (three digits).
 MAX_GPU_INDEX = 999
 
+#: Most training steps in one session call (``session.steps_per_run``): a window is an int32 loop count.
+MAX_STEPS_PER_RUN = 1_000_000
+
 #: A positive count of steps (or epochs).
 Steps = Annotated[int, Field(gt=0, le=INT64_MAX)]
 #: A count of steps that may be zero.

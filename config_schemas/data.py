@@ -49,6 +49,13 @@ class DataConfig(StrictModel):
     format: Literal["csv", "tfrecord"] | None = Field(
         default=None, description="File format; default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`)."
     )
+    columns: dict[str, Literal["float", "int", "string"]] | None = Field(
+        default=None,
+        description="TFRecord only: the value type of features (`float`: float_list, `int`: int64_list, `string`: "
+        "bytes_list), overriding what the first records show, e.g. `{rooms: int, ocean_proximity: string}`. A "
+        "feature listed here is a column even when the first record lacks it; it must have a value in the first "
+        "200 records of the first training file.",
+    )
     label: str = Field(description="Name of the label column.")
     features: list[str] | None = Field(
         default=None, description="Feature columns, in order; default: every column but the label."
@@ -79,8 +86,8 @@ class DataConfig(StrictModel):
     shuffle_buffer: Count = Field(
         default=10_000,
         le=10_000_000,
-        description="Rows held by the shuffle buffer (rows; memory: about rows x features x 4 bytes, 10,000 x 13 "
-        "features = 0.5 MB).",
+        description="Rows held by the shuffle buffer (rows; memory: about 1.2 x rows x features x 4 bytes, 10,000 x "
+        "13 features = 0.6 MB).",
     )
     max_categories: Count = Field(
         default=1_000,
@@ -122,6 +129,16 @@ class DataConfig(StrictModel):
             raise ValueError("an empty path; name a file, glob or directory")
         return value
 
+    @field_validator("columns")
+    @classmethod
+    def _some_columns(cls, value: dict[str, str] | None) -> dict[str, str] | None:
+        if value is not None:
+            if not value:
+                raise ValueError("name at least one feature, e.g. {rooms: int}, or leave `columns` out")
+            if any(not name.strip() for name in value):
+                raise ValueError("an empty feature name")
+        return value
+
     @field_validator("features")
     @classmethod
     def _unique_features(cls, value: list[str] | None) -> list[str] | None:
@@ -142,6 +159,11 @@ class DataConfig(StrictModel):
         """Check the options that depend on each other (no file is read here)."""
         if self.validation is not None and self.validation_split is not None:
             raise ValueError("set `validation` (a CSV file) or `validation_split` (a fraction), not both")
+        if self.columns is not None and self.format == "csv":
+            raise ValueError(
+                "`columns` sets the value types of TFRecord features; CSV columns take their kinds from the cells "
+                "(list text columns read as categories in `categorical`)"
+            )
         if self.validation_split is not None and self.seed is None:
             raise ValueError("`validation_split` needs a `seed` so that a resumed run holds out the same rows")
         label_policy = (self.missing_by_column or {}).get(self.label)

@@ -28,12 +28,14 @@ class HookList:
         has_validation_data: ``data.validation`` or ``data.validation_split`` is set.
         builder: ``graph.builder``.
         builder_params: the checked ``graph.params``.
+        steps_per_run: ``session.steps_per_run`` (training steps per session call).
     """
 
     hooks: Sequence[HookConfig]
     has_validation_data: bool
     builder: str
     builder_params: dict[str, Any] = dataclasses.field(default_factory=dict)
+    steps_per_run: int = 1
 
 
 class HookConfig(StrictModel):

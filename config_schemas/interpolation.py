@@ -1,11 +1,13 @@
-"""``${run_dir}`` and ``${config_dir}`` in a custom hook's ``args``. No TensorFlow.
+"""``${run_dir}``, ``${config_dir}`` and ``${steps_per_run}`` in a custom hook's ``args``. No TensorFlow.
 
 A custom hook's ``args`` go to the user's constructor as given, so a relative path in them would
 resolve against the process's working directory, while hookrun resolves ``data.train`` and
 ``session.run_dir`` against the config file. These placeholders name the two directories:
 
 - ``${run_dir}``: the run directory (absolute), after ``--run-dir``;
-- ``${config_dir}``: the directory of the config file (absolute).
+- ``${config_dir}``: the directory of the config file (absolute);
+- ``${steps_per_run}``: ``session.steps_per_run`` (a number as text, ``"1"`` by default): how many
+  training steps each ``before_run``/``after_run`` pair brackets.
 
 They are replaced inside any string of ``args``, at any depth of lists and mappings
 (``"${run_dir}/tokens.txt"``); ``$$`` writes one ``$`` (``"$${run_dir}"`` stays ``${run_dir}``).
@@ -22,6 +24,7 @@ from typing import Any
 PLACEHOLDERS: dict[str, str] = {
     "run_dir": "the run directory, after --run-dir",
     "config_dir": "the config file's directory",
+    "steps_per_run": "session.steps_per_run, the training steps each before_run/after_run brackets",
 }
 
 _TOKEN = re.compile(r"\$(?:(\$)|\{([^}]*)\}|(\{))")

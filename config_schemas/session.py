@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from hookrun.config_schemas.base import StrictModel
-from hookrun.config_schemas.bounds import Threads
+from hookrun.config_schemas.bounds import MAX_STEPS_PER_RUN, Threads
 
 
 class SessionConfig(StrictModel):
@@ -34,6 +34,16 @@ class SessionConfig(StrictModel):
         description="Session engine: `hookrun` (TensorFlow's session creation, restore and recovery, with "
         "hookrun's per-step dispatch: one cached Session.make_callable per step shape) or `tf` "
         "(tf.compat.v1.train.MonitoredTrainingSession). Both call the hooks identically.",
+    )
+    steps_per_run: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_STEPS_PER_RUN,
+        description="Training steps per session call (count). 1: one step per call. N > 1: the train op "
+        "is a tf.compat.v1.while_loop of up to N steps, each with its own batch and global_step increment "
+        "(as TPUEstimator's iterations_per_loop, Keras' steps_per_execution); the built-in hooks act at "
+        "window boundaries, stop_at_step stops at exactly its step, history_saver's means cover exactly the "
+        "steps run. Not on a cluster. See docs/engine.md.",
     )
     trace: bool = Field(
         default=False,

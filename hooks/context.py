@@ -26,10 +26,15 @@ from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.hooks import tf_internals
 from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import StepClock
+from hookrun.hooks.window import RunWindow
 
 
 class UnknownTensorError(LookupError):
     """A hook names a tensor the graph does not have."""
+
+
+class UnfedTensorError(UnknownTensorError):
+    """A hook names a tensor of the builder's first call, which never runs under ``session.steps_per_run`` > 1."""
 
 
 class HookConfigError(ValueError):
@@ -100,6 +105,26 @@ class EvaluationGraph(Protocol):
     values: Mapping[str, Any]
 
 
+#: Name prefix of the placeholders the builder's variable-creating call runs on under ``session.steps_per_run`` > 1.
+UNFED_INPUT = "hookrun_unfed_input"
+
+
+def _computed_from_unfed_input(tensor: Any) -> bool:
+    """True if ``tensor`` depends on a never-fed input placeholder (``session.steps_per_run`` > 1's first call)."""
+    seen: set[int] = set()
+    pending = [tensor.op]
+    while pending:
+        op = pending.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.type == "Placeholder" and UNFED_INPUT in op.name:
+            return True
+        pending.extend(t.op for t in op.inputs)
+        pending.extend(op.control_inputs)
+    return False
+
+
 @dataclass
 class TensorNames:
     """Resolve hook tensor names: the spec's names first, then graph tensor names.
@@ -111,6 +136,7 @@ class TensorNames:
 
     named: Mapping[str, Any]
     graph: Any
+    _unfed: bool | None = field(default=None, repr=False, compare=False)
 
     def resolve(self, name: str) -> Any:
         """Return the tensor called ``name``.
@@ -140,7 +166,20 @@ class TensorNames:
                 f"unknown tensor {name!r}; named tensors: {', '.join(sorted(self.named))} "
                 "(or a graph tensor name such as `hidden_0/kernel:0`; `hookrun inspect CONFIG` lists them all)"
             )
+        if self._has_unfed_input() and _computed_from_unfed_input(tensor):
+            raise UnfedTensorError(
+                f"tensor {name!r} is computed by the builder's first call, which only creates the variables under "
+                "session.steps_per_run > 1 (each step's tensors live inside the loop); name one of the named "
+                f"tensors ({', '.join(sorted(self.named))}: their values at a window's last step), a variable, "
+                "or set session.steps_per_run: 1"
+            )
         return self.readable(tensor)
+
+    def _has_unfed_input(self) -> bool:
+        """True if the graph has the never-fed input placeholders of ``session.steps_per_run`` > 1 (looked up once)."""
+        if self._unfed is None:
+            self._unfed = any(op.name.startswith(UNFED_INPUT) for op in self.graph.get_operations())
+        return self._unfed
 
     def readable(self, tensor: Any) -> Any:
         """The tensor a session can fetch for ``tensor``: a resource variable's value instead of its handle.
@@ -243,6 +282,12 @@ class HookContext:
             workers share ``global_step``).
         clock: the ``global_step`` clock the run's step-driven hooks share (one per run; see
             :class:`~hookrun.hooks.step_clock.StepClock`); it starts at the restored ``global_step``.
+        window: under ``session.steps_per_run: N`` (N > 1), the fused train op's tensors
+            (:class:`~hookrun.hooks.window.RunWindow`: the steps each run took, the ``global_step`` after
+            it, the window's sums, the last step's values); None with one step per run. Each
+            ``before_run``/``after_run`` then brackets a window of up to N steps, and the tensors a hook
+            asks for are the values at the window's last step (as TensorFlow's ``SessionRunArgs`` under
+            ``iterations_per_loop``); :attr:`tensors` resolves the named tensors to those.
     """
 
     tf: Any
@@ -260,6 +305,12 @@ class HookContext:
     chief: bool = True
     clock: StepClock = field(default_factory=StepClock)
     steps_per_epoch: float | None = None
+    window: RunWindow | None = None
+
+    @property
+    def steps_per_run(self) -> int:
+        """N: the most training steps one session call runs (``session.steps_per_run``; 1 without a window)."""
+        return 1 if self.window is None else int(self.window.steps_per_run)
 
     def task_file(self, name: str) -> str:
         """A file name in the run directory for this task: ``name`` on the chief, ``history-worker1.csv`` elsewhere."""

@@ -28,6 +28,13 @@ as TensorFlow's hooks do (the value read during the step, plus one). On a
 cluster the clock reads from the start, since other workers move
 ``global_step`` too.
 
+Under ``session.steps_per_run: N`` (N > 1, see :mod:`hookrun.hooks.window`) one run trains a window of
+up to N steps. The clock is then given the run's :class:`~hookrun.hooks.window.RunWindow`: every hook's
+request holds the window's ``global_step`` *after* the run (one scalar per window, exact, shared by
+every hook), :meth:`StepClock.advance` takes it as is, :meth:`StepClock.confirm` needs no read, and
+:meth:`StepClock.next_step` is the step the coming window reaches. :meth:`StepClock.limit` shortens the
+window so a run stops at exactly a step (``stop_at_step``).
+
 This module imports TensorFlow only inside :meth:`StepClock.begin` and :meth:`StepClock.final`.
 """
 
@@ -66,6 +73,8 @@ class StepClock:
     Args:
         initial_step: ``global_step`` the run starts from (steps).
         reading: start in reading mode (on a cluster).
+        window: with ``session.steps_per_run`` > 1, the fused train op's
+            :class:`~hookrun.hooks.window.RunWindow`; None with one step per run.
 
     Example:
         >>> clock = StepClock()
@@ -89,11 +98,17 @@ class StepClock:
         "_confirmed",
         "_check_next",
         "_ended",
+        "window",
+        "_limit",
+        "_bound",
     )
 
-    def __init__(self, initial_step: int = 0, reading: bool = False) -> None:
+    def __init__(self, initial_step: int = 0, reading: bool = False, window: Any = None) -> None:
         self.step = initial_step
-        self.reading = reading
+        self.window = window
+        self._limit: int | None = None  # the earliest step a hook stops at (limit())
+        self._bound = self.steps_per_run  # the window length the session's loop runs now
+        self.reading = reading or window is not None  # a window: its exact global_step comes with every run
         self.switched = False
         self.tensor: Any = None
         self._request: Any = None
@@ -120,7 +135,21 @@ class StepClock:
         # A plain read: TensorFlow's ``_get_or_create_global_step_read`` wraps the value in a
         # ``cond`` on whether the variable is initialized, which costs more than the read.
         self.tensor = tf.identity(global_step, name="hookrun_global_step_read")
-        self._request = tf.compat.v1.train.SessionRunArgs(self.tensor)
+        self._request = tf.compat.v1.train.SessionRunArgs(self.request_tensor)
+
+    @property
+    def steps_per_run(self) -> int:
+        """Most training steps one run takes: ``session.steps_per_run`` (1 without a window)."""
+        return 1 if self.window is None else int(self.window.steps_per_run)
+
+    @property
+    def request_tensor(self) -> Any:
+        """What a hook adds to its request while the clock reads: the ``global_step`` read, or the window's.
+
+        With a window, the ``global_step`` after the window (exact); else the read during the step
+        (:attr:`tensor`), which :meth:`advance` takes plus one, as TensorFlow's hooks do.
+        """
+        return self.window.global_step if self.window is not None else self.tensor
 
     def sync(self, session: Any) -> int:
         """Read ``global_step`` exactly, once per session (later calls with the same session return the count).
@@ -138,6 +167,9 @@ class StepClock:
             self.step = int(session.run(self.tensor))
             self._advanced = self._confirmed = None
             self._check_next = not self.reading
+            self._bound = self.steps_per_run  # a new session's local init resets the loop's bound
+            if self.window is not None and self._limit is not None:
+                self._apply_bound(session)
         return self.step
 
     def request(self) -> Any:
@@ -150,8 +182,37 @@ class StepClock:
 
     @property
     def next_step(self) -> int:
-        """The global step the coming run is expected to reach (``step + 1``), for ``before_run`` decisions."""
-        return self.step + 1
+        """The global step the coming run is expected to reach, for ``before_run`` decisions.
+
+        ``step + 1``; with a window, ``step`` plus the window's length (shorter only where
+        :meth:`limit` shortened it, or, unforeseen, where the data ends).
+        """
+        return self.step + self._bound
+
+    def limit(self, session: Any, last_step: int) -> None:
+        """With a window: make the coming windows end at ``last_step`` exactly (``stop_at_step``); else nothing.
+
+        The earliest limit of every caller holds. When fewer than N steps are left before it, the
+        loop's bound is set to what is left (one ``Session.run`` of an assign, once); a run already at
+        or past it runs one step, as one step per run would.
+
+        Args:
+            session: the raw session (``after_create_session``'s, or ``run_context.session``).
+            last_step: the global step to stop at (steps).
+        """
+        if self.window is None:
+            return
+        self._limit = last_step if self._limit is None else min(self._limit, last_step)
+        self._apply_bound(session)
+
+    def _apply_bound(self, session: Any) -> None:
+        wanted = self.steps_per_run
+        if self._limit is not None and self._limit - self.step < wanted:
+            wanted = max(1, self._limit - self.step)
+        if wanted != self._bound:
+            window = self.window
+            session.run(window.set_bound, {window.bound_value: wanted})
+            self._bound = wanted
 
     def advance(self, run_context: Any, read: Any = None) -> int:
         """Move the clock past the run that just finished; the first hook to call it for a run moves it.
@@ -161,11 +222,11 @@ class StepClock:
         Args:
             run_context: ``after_run``'s ``run_context`` (identifies the run).
             read: while reading, the ``global_step`` value this hook's request fetched during the
-                run; None while counting.
+                run (with a window: the window's ``global_step`` after the run); None while counting.
 
         Returns:
             The global step after the run: counted, or, while reading, the value read plus one,
-            as TensorFlow's hooks take it.
+            as TensorFlow's hooks take it; with a window, the value read.
         """
         if self._session is None:
             raise ClockOrderError(
@@ -173,11 +234,23 @@ class StepClock:
             )
         if run_context is not self._advanced:
             self._advanced = run_context
+            if self.window is not None:
+                if read is None:
+                    raise ClockOrderError(
+                        "StepClock.advance without the window's global_step: return clock.request() (or add "
+                        "clock.request_tensor to the request) from before_run()"
+                    )
+                self.step = int(read)
+                return self.step
             self.step = int(read) + 1 if read is not None else self.step + 1
             if self._check_next:  # the first run of a session: check that counting holds
                 self._check_next = False
                 self.confirm(run_context)
         return self.step
+
+    def advanced_for(self, run_context: Any) -> bool:
+        """True if the clock was moved past the run of ``run_context`` (a hook called :meth:`advance` for it)."""
+        return run_context is self._advanced
 
     def confirm(self, run_context: Any) -> int:
         """Read ``global_step`` exactly after this run, once per run; correct the clock.
@@ -197,6 +270,9 @@ class StepClock:
             raise ClockOrderError(
                 "StepClock.confirm for a run the clock has not advanced past: call clock.advance() first in after_run()"
             )
+        if self.window is not None:  # the window's global_step, read after the loop, is exact
+            self._confirmed = run_context
+            return self.step
         exact = int(run_context.session.run(self.tensor))
         if not self.reading and exact != self.step:
             from hookrun.hooks.tf_internals import tf_logging

@@ -66,6 +66,16 @@ INHERITED: tuple[Inherited, ...] = (
               "None until the first step: when to write the START session log"),
     Inherited("SummarySaverHook", "_request_summary", "before_run", "hooks/summary_saver/hook.py",
               "whether this step's summaries were requested"),
+    Inherited("LoggingTensorHook", "_timer", "init", "hooks/logging_tensor/hook.py",
+              "the timer asked per window under session.steps_per_run (every_n_secs)"),
+    Inherited("LoggingTensorHook", "_log_at_end", "init", "hooks/logging_tensor/hook.py",
+              "at_end: no periodic lines, under session.steps_per_run too"),
+    Inherited("LoggingTensorHook", "_current_tensors", "begin", "hooks/logging_tensor/hook.py",
+              "the tensors requested on a due window under session.steps_per_run"),
+    Inherited("LoggingTensorHook", "_iter_count", "begin", "hooks/logging_tensor/hook.py",
+              "the local step _log_tensors records its trigger at; set to the window's last step"),
+    Inherited("LoggingTensorHook", "_log_tensors", "method", "hooks/logging_tensor/hook.py",
+              "logs the line exactly as TensorFlow's after_run does"),
 )
 
 

@@ -68,6 +68,7 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
         has_validation_data=data.validation is not None or data.validation_split is not None,
         builder=config.graph.builder,
         builder_params=dict(config.graph.params),
+        steps_per_run=config.session.steps_per_run,
     )
     issues = [
         loaded.issue(where, message, severity=severity)
@@ -145,14 +146,44 @@ def check_warm_start(loaded: LoadedConfig, run_dir: Path | None = None) -> list[
     return [] if reason is None else [loaded.issue(("graph", "warm_start", "from"), reason)]
 
 
+def check_steps_per_run(loaded: LoadedConfig) -> list[ConfigIssue]:
+    """``session.steps_per_run`` > 1 is refused with ``cluster:`` (an error, exit 2).
+
+    A cluster runs one step per session call (between-graph replication: every worker's step is one
+    ``Session.run``), so the fused loop is refused there (``TF_CONFIG`` alone is refused when ``train``
+    starts). (The hooks warn of their own: a custom hook, through ``HookConfig.list_issues``.)
+    """
+    config = loaded.config
+    steps_per_run = config.session.steps_per_run
+    if steps_per_run <= 1:
+        return []
+    issues = []
+    if config.cluster is not None:
+        issues.append(
+            loaded.issue(
+                ("session", "steps_per_run"),
+                f"steps_per_run: {steps_per_run} does not run on a cluster (between-graph replication runs one "
+                "step per session call); set session.steps_per_run: 1 or remove `cluster:`",
+            )
+        )
+    return issues
+
+
 def preflight(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigIssue]:
     """All checks before TensorFlow, in file order.
 
-    :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, :func:`check_warm_start`.
+    :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, :func:`check_warm_start`,
+    :func:`check_steps_per_run`.
 
     Args:
         loaded: the config.
         run_dir: ``--run-dir`` when given (where a resume would find its checkpoint).
     """
-    issues = check_data(loaded) + check_imports(loaded) + check_hooks(loaded) + check_warm_start(loaded, run_dir)
+    issues = (
+        check_data(loaded)
+        + check_imports(loaded)
+        + check_hooks(loaded)
+        + check_warm_start(loaded, run_dir)
+        + check_steps_per_run(loaded)
+    )
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

@@ -27,7 +27,7 @@ from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.cluster.plan import check_addresses, resolve_cluster
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.reader import steps_per_run
-from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, scan_data
+from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, check_shards, scan_data
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph.build import build_graph
 from hookrun.runner.graph.device import resolve_device, session_config
@@ -61,8 +61,9 @@ class TrainResult:
         run_dir: the run directory (absolute).
         initial_step: ``global_step`` restored at the start (0 for a new run).
         final_global_step: ``global_step`` at the end.
-        steps: ``train_op`` runs completed in this run (``final_global_step - initial_step``, unless a
-            recovered session re-ran the steps since its restored checkpoint).
+        steps: training steps completed in this run (``final_global_step - initial_step``, unless a
+            recovered session re-ran the steps since its restored checkpoint); under
+            ``session.steps_per_run`` each session call adds the steps its window ran.
         loop_seconds: wall time of the step loop, from the session being ready to the last step's
             end (seconds); ``steps_per_sec`` is ``steps / loop_seconds``.
         end_seconds: wall time after the loop: every hook's ``end`` and the session's close (seconds).
@@ -161,6 +162,7 @@ class PreparedRun:
             ``training_chief_hooks`` (the last hooks of ``hooks``), as the trace and ``validate --build``
             show them: ``training_hooks[0] MyHook``, ``training_chief_hooks[0] MyHook``.
         resume: the checkpoint the run resumes from, found from the run directory's files.
+        clock: the step clock the hooks share (:class:`hookrun.hooks.step_clock.StepClock`).
     """
 
     tf: Any
@@ -178,6 +180,7 @@ class PreparedRun:
     hook_labels: list[str] = field(default_factory=list)
     spec_hook_names: list[str] = field(default_factory=list)
     resume: Resume = field(default_factory=Resume)
+    clock: Any = None
 
 
 def prepare(
@@ -213,7 +216,12 @@ def prepare(
         SetupError: bad data, a missing GPU, a builder or hook that does not import (exit 2).
     """
     config = loaded.config
-    scan = scan_data(config.data, loaded.base_dir, config.graph)  # one streaming pass, before TensorFlow loads
+    tasks = [str(t) for t in cluster.plan.training_tasks] if cluster is not None else []
+    shards = len(tasks) if len(tasks) > 1 else None
+    # one streaming pass, before TensorFlow loads
+    scan = scan_data(config.data, loaded.base_dir, config.graph, shards=shards)
+    if shards is not None:
+        check_shards(scan, tasks)  # every task refuses a cluster where one would get no rows, before TF loads
     notes: list[str] = []
 
     tf = import_tensorflow(verbose)
@@ -246,6 +254,7 @@ def prepare(
             label_scale=preprocessor.label_scale,
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
+            carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
         )
         if config.graph.warm_start is not None:
             _warm_start(tf, built.graph, loaded, resume, cluster, notes)
@@ -285,6 +294,7 @@ def prepare(
         + [f"{name} (from graph.builder's EstimatorSpec)" for name in spec_names],
         spec_hook_names=spec_names,
         resume=resume,
+        clock=hooks.clock,
     )
 
 
@@ -361,7 +371,9 @@ def _prepare_data(
     if initial_step > 0 and state_path.exists():
         preprocessor = Preprocessor.load(state_path, config.data)
         if scan.plan.kinds != preprocessor.kinds:
-            scan = scan_data(config.data, loaded.base_dir, config.graph, kinds=preprocessor.kinds)
+            scan = scan_data(
+                config.data, loaded.base_dir, config.graph, kinds=preprocessor.kinds, shards=shard and shard[0]
+            )
         preprocessor.check_resumable(config.data, scan.split, state_path)
     else:
         preprocessor = scan.state
@@ -378,6 +390,7 @@ class _BuiltHooks:
     scaffold: Any
     on_close: list[Any]
     evaluations: Evaluations | None
+    clock: Any = None
 
 
 def _build_hooks(
@@ -419,7 +432,7 @@ def _build_hooks(
         if unknown:
             raise ConfigError(unknown)
         # One clock for every hook; on a cluster other workers move global_step, so it reads instead of counting.
-        clock = StepClock(initial_step, reading=cluster is not None)
+        clock = StepClock(initial_step, reading=cluster is not None, window=built.window)
         for index, hook_config in running:
             ctx = HookContext(
                 tf=tf,
@@ -437,6 +450,7 @@ def _build_hooks(
                 chief=cluster is None or cluster.plan.is_chief,
                 clock=clock,
                 steps_per_epoch=steps_per_epoch,
+                window=built.window,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))
@@ -445,7 +459,7 @@ def _build_hooks(
                 raise ConfigError([loaded.issue(loc, str(err))]) from err
             except PlacedError as err:  # a custom hook's class or function does not import: at its line
                 raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
-    return _BuiltHooks(hooks=hooks, scaffold=scaffold, on_close=on_close, evaluations=evaluations)
+    return _BuiltHooks(hooks=hooks, scaffold=scaffold, on_close=on_close, evaluations=evaluations, clock=clock)
 
 
 def _hook_label(index: int, hook_config: Any) -> str:
@@ -502,6 +516,11 @@ def train(
     console = console or Console()
     directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     cluster_plan = resolve_cluster(loaded.config.cluster, task)  # TF_CONFIG or `cluster:`; None: one process
+    if cluster_plan is not None and loaded.config.session.steps_per_run > 1:
+        raise SetupError(
+            f"session.steps_per_run: {loaded.config.session.steps_per_run} does not run on a cluster (TF_CONFIG or "
+            "`cluster:`): between-graph replication runs one step per session call; set session.steps_per_run: 1"
+        )
     if cluster_plan is not None:
         check_addresses(cluster_plan)  # port in use, unreachable ps: exit 2 before TensorFlow loads
         if cluster_plan.is_ps:
@@ -604,7 +623,7 @@ def _train_session(
         from hookrun.runner.session.trace import TRACE_FILE, TraceRecorder
 
         trace_file = TRACE_FILE if cluster is None else cluster.plan.task_file(TRACE_FILE)
-        tracer = TraceRecorder(directory / trace_file, prepared.built.global_step)
+        tracer = TraceRecorder(directory / trace_file, prepared.built.global_step, prepared.clock)
         names = [planned.name for planned in hook_plan(prepared.hook_configs)] + prepared.spec_hook_names
         hooks = tracer.wrap(hooks, names)
     labels = prepared.hook_labels
@@ -647,6 +666,7 @@ def _train_session(
                 engine=config.session.engine,
                 session_factory=session_factory,
                 hook_labels=labels,
+                steps_per_run=config.session.steps_per_run,
             )
         completed = True
     finally:

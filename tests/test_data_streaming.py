@@ -52,7 +52,7 @@ import tensorflow as tf  # noqa: E402
 
 from hookrun.runner.data.preprocessing import Preprocessor  # noqa: E402
 from hookrun.runner.data.reader import load_raw_data  # noqa: E402
-from hookrun.runner.data.streaming import StreamInput, make_iterator, scan_data  # noqa: E402
+from hookrun.runner.data.streaming import StreamInput, check_shards, make_iterator, scan_data  # noqa: E402
 from hookrun.runner.errors import DataError  # noqa: E402
 from tests.conftest import data_config  # noqa: E402
 
@@ -246,12 +246,12 @@ def test_resume_skips_the_batches_already_trained_on(tmp_path, skip, cache_bytes
 def test_workers_read_disjoint_shards_that_cover_the_data(tmp_path, shards, workers):
     _write_shards(tmp_path / "shards", shards=shards, rows=30)
     config = data_config(train="shards", epochs=1, batch_size=7, seed=0)
-    scan = scan_data(config, tmp_path)
+    scan = scan_data(config, tmp_path, shards=workers)
     seen = []
     for index in range(workers):
         stream = StreamInput(scan, scan.state, config, shard=(workers, index))
         labels = _all(lambda s=stream: s.train_dataset(tf))[1]
-        assert len(labels) > 0
+        assert len(labels) == scan.shard_rows[index] > 0  # the pass counts each task's rows as tf.data reads them
         seen.append(set(labels.tolist()))
     assert sum(len(s) for s in seen) == len(set().union(*seen)) == shards * 30
 
@@ -347,7 +347,19 @@ def test_a_categorical_column_over_max_categories_is_refused(tmp_path):
     assert _stream(tmp_path, max_categories=2000).scan.state.columns[0].vocabulary[:2] == ["id0", "id1"]
 
 
-def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path):
+def test_wide_rows_get_smaller_parse_batches():
+    from hookrun.runner.data.streaming import PARSE_BATCH, PARSE_BATCH_BYTES, parse_batch_rows
+
+    assert parse_batch_rows(10) == PARSE_BATCH  # California
+    wide = parse_batch_rows(20_000)
+    assert 64 <= wide < PARSE_BATCH and wide * 20_000 * 16 <= max(PARSE_BATCH_BYTES, 64 * 20_000 * 16)
+    assert parse_batch_rows(10_000_000) == 64
+
+
+@pytest.mark.parametrize("parse_batch", [None, 7], ids=["one-batch", "batches-of-7"])
+def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path, parse_batch, monkeypatch):
+    if parse_batch:  # line numbers (the split's hash) counted across tf.data's parse batches, the header in the first
+        monkeypatch.setattr("hookrun.runner.data.streaming.PARSE_BATCH", parse_batch)
     lines = _rows(300)
     lines[100] = '"1.5","2","red","100"'  # quoted cells
     text = "\n".join([HEADER, *lines[:150], "", *lines[150:]]) + "\n"  # a blank line in the middle
@@ -361,3 +373,172 @@ def test_blank_lines_and_quoted_cells_keep_the_pass_and_tf_data_in_step(tmp_path
     (tmp_path / "data.csv").write_text("\n".join([HEADER, *lines[:150], "", *lines[150:]]) + "\n")
     with pytest.raises(DataError, match=r"data\.csv:253: a quoted cell spans lines 253-254"):
         _stream(tmp_path)
+
+
+# --------------------------------------------------------------------------- data.columns (TFRecord types)
+
+
+def _write_examples(path: Path, records: list[dict]) -> None:
+    """Write ``tf.train.Example`` records from dicts feature -> a float, an int or a str."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for record in records:
+            feature = {}
+            for name, value in record.items():
+                if isinstance(value, str):
+                    feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[value.encode()]))
+                elif isinstance(value, int):
+                    feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=[value]))
+                else:
+                    feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[value]))
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+
+
+def _sparse_records(count: int = 300, absent: int = 3) -> list[dict]:
+    """Records whose int64 feature ``rooms`` is absent from the first ``absent`` ones."""
+    return [
+        {"a": float(i % 7), "y": float(i), **({"rooms": i % 5} if i >= absent else {})} for i in range(count)
+    ]
+
+
+def test_data_columns_makes_a_feature_the_first_record_lacks_a_column_of_its_type(tmp_path):
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", _sparse_records())
+    plain = _stream(tmp_path, train="shards", label="y")
+    assert plain.feature_names == ["a"]  # the columns are the first record's features
+    data = {"train": "shards", "label": "y", "columns": {"rooms": "int"}, "missing_by_column": {"rooms": "median"},
+            "shuffle": False}
+    stream = _stream(tmp_path, **data)
+    assert stream.feature_names == ["a", "rooms"] and stream.scan.train.dtypes["rooms"] == "int64"
+    assert stream.scan.state.columns[1].fill == 2.0  # the median of i % 5 over the records that have it
+    config = data_config(**{"epochs": 1, "batch_size": 7, "seed": 0, **data})
+    raw = load_raw_data(config, tmp_path)
+    expected = Preprocessor.fit(raw.train, config, raw.split).transform(raw.train)
+    features, labels = _all(lambda: stream.train_dataset(tf))
+    np.testing.assert_array_equal(labels, expected.labels[:, 0])
+    np.testing.assert_allclose(features, expected.features, rtol=1e-6, atol=1e-6)
+
+
+def test_data_columns_that_disagrees_with_the_records_names_the_record_and_the_fix(tmp_path):
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", _sparse_records())
+    with pytest.raises(DataError, match=r"part-0\.tfrecord: record 1: feature 'a' holds a float_list, but "
+                       r"data\.columns\.a is int; set it to float") as info:
+        _stream(tmp_path, train="shards", label="y", columns={"a": "int"})
+    assert info.value.loc == ("data", "columns", "a")
+
+
+def test_data_columns_disagreeing_deep_in_a_file_names_the_record_tensorflow_failed_on(tmp_path):
+    records = _sparse_records(count=600)
+    records[450]["rooms"] = 2.5  # a float where data.columns says int, after the 200-record sample
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", records)
+    with pytest.raises(DataError, match=r"part-0\.tfrecord: record 451: feature 'rooms' holds a float_list, but "
+                       r"data\.columns\.rooms is int; set it to float"):
+        _stream(tmp_path, train="shards", label="y", columns={"rooms": "int"}, missing_by_column={"rooms": "median"})
+
+
+def test_data_columns_naming_a_feature_no_record_has_is_an_error(tmp_path):
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", _sparse_records())
+    with pytest.raises(DataError, match=r"no record of the first 200 has a value for feature 'room', which data\."
+                       r"columns names \(their features: a, rooms, y\); fix the name") as info:
+        _stream(tmp_path, train="shards", label="y", columns={"room": "int"})
+    assert info.value.loc == ("data", "columns", "room")
+
+
+def test_data_columns_is_refused_for_csv(tmp_path):
+    _write_shards(tmp_path / "shards", shards=1)
+    with pytest.raises(DataError, match=r"`data\.columns` sets the value types of TFRecord features, but .*part-0\.csv "
+                       r"is CSV"):
+        _stream(tmp_path, train="shards", columns={"a": "float"})
+    with pytest.raises(ValueError, match=r"`columns` sets the value types of TFRecord features"):
+        data_config(train="shards", format="csv", columns={"a": "float"})
+    with pytest.raises(ValueError, match=r"Input should be 'float', 'int' or 'string'"):
+        data_config(train="shards", columns={"a": "double"})
+
+
+# --------------------------------------------------------------------------- more training tasks than data
+
+
+def test_a_training_task_that_would_get_no_rows_is_refused_by_line(tmp_path):
+    (tmp_path / "data.csv").write_text("\n".join([HEADER, *_rows(2)]) + "\n")  # lines 2 and 3
+    config = data_config(train="data.csv", epochs=1, seed=0)
+    tasks = ["chief:0", "worker:0", "worker:1"]
+    scan = scan_data(config, tmp_path, shards=3)
+    assert scan.shard_rows == [1, 0, 1]  # line % 3: line 1 is the header
+    with pytest.raises(DataError, match=r"^worker:0 would get no training rows: 3 training tasks share 2 training "
+                       r"row\(s\) by line \(1 file\(s\), fewer than the tasks: task i reads lines i, i \+ 3, \.\.\.\); "
+                       r"run fewer workers, or give `data.train` more rows or files$") as info:
+        check_shards(scan, tasks)
+    assert info.value.loc == ("data", "train")
+    check_shards(scan_data(config, tmp_path, shards=2), tasks[:2])  # two tasks: a row each
+
+
+def test_a_training_task_whose_files_lose_every_row_is_refused_by_file(tmp_path):
+    paths = _write_shards(tmp_path / "shards", shards=2, rows=5)
+    lines = paths[1].read_text().splitlines()
+    paths[1].write_text("\n".join([lines[0], *[line.rsplit(",", 1)[0] + "," for line in lines[1:]]]) + "\n")
+    config = data_config(train="shards", epochs=1, seed=0, missing_by_column={"y": "drop"})
+    scan = scan_data(config, tmp_path, shards=2)
+    assert scan.shard_rows == [5, 0]
+    with pytest.raises(DataError, match=r"^worker:1 would get no training rows: 2 training tasks share 5 training "
+                       r"row\(s\) by file \(2 files: task i reads files i, i \+ 2, \.\.\.\)"):
+        check_shards(scan, ["worker:0", "worker:1"])
+
+
+def test_prepare_on_a_cluster_with_more_tasks_than_lines_refuses_before_tensorflow_is_used(tmp_path, monkeypatch):
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    import hookrun.runner.trainer as trainer
+    from hookrun.runner.cluster.plan import Task
+
+    (tmp_path / "data.csv").write_text("\n".join([HEADER, *_rows(2)]) + "\n")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(base_config()), encoding="utf-8")
+    tasks = [Task("chief", 0), Task("worker", 0), Task("worker", 1)]
+    cluster = SimpleNamespace(plan=SimpleNamespace(training_tasks=tasks, replica=2))
+    monkeypatch.setattr(trainer, "import_tensorflow", lambda verbose: pytest.fail("TensorFlow set up first"))
+    with pytest.raises(DataError, match=r"^worker:0 would get no training rows: 3 training tasks share 2"):
+        trainer.prepare(load_config(tmp_path / "config.yaml"), tmp_path / "run", Console(quiet=True), False,
+                        cluster=cluster)
+
+
+# --------------------------------------------------------------------------- the chunked shuffle buffer
+
+
+def _shuffled(chunks: list[int], buffer_rows: int, seed: int | None, epochs: int = 1) -> list[list[int]]:
+    """Row ids out of ``shuffle_chunks`` over chunks of the given sizes (ids 0.. in order), per epoch."""
+    from hookrun.runner.data.streaming import shuffle_chunks
+
+    ids = np.arange(sum(chunks), dtype=np.float32)
+    parts = np.split(ids, np.cumsum(chunks)[:-1])
+    graph = tf.Graph()
+    with graph.as_default():
+        ds = tf.data.Dataset.from_generator(
+            lambda: ((p[:, None] * 0 + p[:, None], p[:, None]) for p in parts),
+            output_signature=(tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, 1], tf.float32)),
+        )
+        ds = shuffle_chunks(tf, ds, buffer_rows, seed).repeat(epochs).rebatch(5)
+        features, labels = make_iterator(tf, ds).get_next()
+        out = []
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.tables_initializer())
+            while True:
+                try:
+                    f, lab = session.run([features, labels])
+                except tf.errors.OutOfRangeError:
+                    break
+                assert (f == lab).all()  # features and labels stay paired
+                out.extend(int(v) for v in lab[:, 0])
+    rows = sum(chunks)
+    return [out[i * rows:(i + 1) * rows] for i in range(epochs)]
+
+
+def test_the_chunked_shuffle_hands_out_every_row_once_reshuffled_each_epoch():
+    chunks = [7, 0, 13, 40, 1, 25, 14]  # 100 rows; an empty chunk too
+    first, second = _shuffled(chunks, buffer_rows=30, seed=3, epochs=2)
+    assert sorted(first) == sorted(second) == list(range(100))  # each epoch: every row once
+    assert first != list(range(100)) and first != second  # shuffled, and differently each epoch
+    assert _shuffled(chunks, buffer_rows=30, seed=3, epochs=2) == [first, second]  # the same in every run
+    assert _shuffled(chunks, buffer_rows=30, seed=4)[0] != first
+    # a bounded buffer: no row is handed out before the buffer (plus an eighth and a chunk) has seen it
+    assert all(position >= row - (30 + 3 + 40) for position, row in enumerate(first))
+    assert sorted(_shuffled(chunks, buffer_rows=1000, seed=None)[0]) == list(range(100))  # more buffer than rows

@@ -124,6 +124,8 @@ def _new(owner: str) -> object:
         return v1.train.StepCounterHook(every_n_steps=1, output_dir=tempfile.mkdtemp())
     if owner == "SummarySaverHook":
         return v1.train.SummarySaverHook(save_steps=1, output_dir=tempfile.mkdtemp(), summary_op=tf.constant(""))
+    if owner == "LoggingTensorHook":
+        return v1.train.LoggingTensorHook({"step": v1.train.get_global_step()}, every_n_iter=1)
     raise AssertionError(owner)
 
 

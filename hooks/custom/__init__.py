@@ -34,7 +34,8 @@ class CustomHookConfig(HookConfig):
     args: dict[str, Any] = Field(
         default_factory=dict,
         description="Keyword arguments for the class's constructor; in their strings `${run_dir}` and "
-        "`${config_dir}` become the run directory and the config file's directory (`$$` is one `$`).",
+        "`${config_dir}` become the run directory and the config file's directory, `${steps_per_run}` "
+        "`session.steps_per_run` (`$$` is one `$`).",
     )
     name: str | None = Field(default=None, description="Display name in plans and traces.")
     begin: str | None = Field(default=None, description="`module:function` called as `begin()`.")
@@ -81,6 +82,18 @@ class CustomHookConfig(HookConfig):
         return [(key.rstrip("_"), value) for key in ("class_", *LIFECYCLE_METHODS) if (value := getattr(self, key))]
 
     def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
-        """Unknown or unterminated ``${...}`` placeholders in ``args``, each at its string."""
+        """Unknown or unterminated ``${...}`` placeholders in ``args``, each at its string.
+
+        Also a warning under ``session.steps_per_run`` > 1: the hook's calls bracket windows of steps.
+        """
         problems = placeholder_problems(self.args, ("hooks", index, "args"))
-        return [(where, message, "error") for where, message in problems]
+        issues: list[ListIssue] = [(where, message, "error") for where, message in problems]
+        if run.steps_per_run > 1:
+            issues.append((
+                ("hooks", index),
+                f"session.steps_per_run is {run.steps_per_run}: this custom hook's before_run/after_run run once "
+                f"per window of up to {run.steps_per_run} steps, and the tensors it asks for hold the values at "
+                "the window's last step (`${steps_per_run}` in its args tells it N; see docs/engine.md)",
+                "warning",
+            ))
+        return issues

@@ -99,7 +99,8 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
 
     Class form: import ``class`` (beside the config file first) and call it
     with ``args``, their ``${run_dir}`` and ``${config_dir}`` replaced by the
-    run directory and the config file's directory (see
+    run directory and the config file's directory, and ``${steps_per_run}`` by
+    ``session.steps_per_run`` (see
     :mod:`hookrun.config_schemas.interpolation`). It need not subclass
     ``tf.compat.v1.train.SessionRunHook``: as under ``MonitoredTrainingSession``,
     any object with the five lifecycle methods (``begin``,
@@ -129,7 +130,10 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         if missing:
             raise NotAHookError(_missing_message(config.class_, missing), ("class",))
         try:
-            args = interpolate(config.args, {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir)})
+            args = interpolate(
+                config.args,
+                {"run_dir": str(ctx.run_dir), "config_dir": str(ctx.base_dir), "steps_per_run": str(ctx.steps_per_run)},
+            )
         except ValueError as err:  # the checks before TensorFlow report it at the string's line first
             raise HookArgsError(str(err), ("args",)) from None
         try:

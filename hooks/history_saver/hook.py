@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import tensorflow as tf
 
-from hookrun.hooks.context import Evaluations, HookContext, HookResult
+from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, HookResult
 from hookrun.hooks.files import RunDirWriteError, atomic_write_text, open_append, read_regular_bytes
 from hookrun.hooks.history_saver import HistorySaverConfig
 from hookrun.hooks.step_clock import ClockedHook, StepClock
@@ -125,6 +125,12 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     - ``end``: records the partial window at the exact final ``global_step``,
       rewrites ``history.csv`` atomically.
 
+    Under ``session.steps_per_run: N`` a run is a window of up to N steps: the hook asks for the
+    window's sums of the loss and metrics and its step count (computed in the loop), so
+    ``mean_loss`` and ``total_loss`` cover exactly the steps of each row; a row is recorded at the
+    first window boundary at or after each multiple of ``every_n_step``. The loss and metrics must
+    then be named tensors (``loss``, a builder metric), whose sums the loop keeps.
+
     The clock counts steps in Python while each run adds one to ``global_step``, and reads
     ``global_step`` with every step on a cluster (the other workers move it too) or after a
     train op was seen to move it differently. Each task records the losses of its own steps.
@@ -140,8 +146,9 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             (TensorFlow's log).
 
     Raises:
-        ValueError: ``every_n_step`` is not positive, or a metric name clashes
-            with a base or validation column.
+        ValueError: ``every_n_step`` is not positive, a metric name clashes
+            with a base or validation column, or, under ``session.steps_per_run`` > 1, the loss or a
+            metric is not a named tensor whose window sum the loop keeps.
 
     Example:
         >>> hook = HistorySaverHook(loss, StepClock(), every_n_step=100, path=Path("runs/x/history.csv"))
@@ -180,6 +187,17 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self.step = clock.step
         self._metric_names = list(metrics)
         self._values = (loss, *metrics.values())
+        window = clock.window
+        self._window = window
+        if window is not None:  # the window's sums and step count instead of the last step's values
+            sums = [window.sum_of(value) for value in self._values]
+            missing = [name for name, total in zip(("loss", *metrics), sums, strict=True) if total is None]
+            if missing:
+                raise ValueError(
+                    f"under session.steps_per_run > 1 the history needs the window sums of {', '.join(missing)}, "
+                    "kept only for named scalar tensors (loss, the builder's metrics); name one of them"
+                )
+            self._values = (*sums, window.steps)
         # Tuples, built once: hookrun's engine reuses the step's plan without re-keying it.
         self._fetch = tf.compat.v1.train.SessionRunArgs(self._values)
         self._fetch_reading: Any = None  # the values and the clock's read, built in begin
@@ -194,7 +212,7 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     def begin(self) -> None:
         """Build the clock's read of ``global_step`` and the request that adds it to the values."""
         super().begin()
-        self._fetch_reading = tf.compat.v1.train.SessionRunArgs((*self._values, self._clock.tensor))
+        self._fetch_reading = tf.compat.v1.train.SessionRunArgs((*self._values, self._clock.request_tensor))
 
     def state_dict(self) -> dict[str, Any]:
         """The open window (start, sums, count) at ``step``, for the checkpoint being written."""
@@ -245,9 +263,13 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         else:
             self.step = self._clock.advance(run_context)
         sums = self._sums
+        if self._window is not None:  # the window's sums, then its step count
+            *results, steps = results
+            self._count += int(steps)
+        else:
+            self._count += 1
         for index, value in enumerate(results):
             sums[index] += float(value)
-        self._count += 1
         if self.step // self.every_n_step > previous // self.every_n_step:
             self.step = self._clock.confirm(run_context)
             self._record()
@@ -333,14 +355,19 @@ def build(config: HistorySaverConfig, ctx: HookContext) -> HistorySaverHook:
 
     With the run's shared evaluation results (``ctx.evaluations``), rows get ``val_*`` columns.
     """
-    hook = HistorySaverHook(
-        loss=ctx.tensors.resolve(config.loss_tensor),
-        clock=ctx.clock,
-        every_n_step=config.every_n_step,
-        metrics={name: ctx.tensors.resolve(name) for name in config.metrics},
-        path=ctx.run_dir / ctx.task_file(config.filename),
-        evaluations=ctx.evaluations,
-        console=ctx.console,
-    )
+    try:
+        hook = HistorySaverHook(
+            loss=ctx.tensors.resolve(config.loss_tensor),
+            clock=ctx.clock,
+            every_n_step=config.every_n_step,
+            metrics={name: ctx.tensors.resolve(name) for name in config.metrics},
+            path=ctx.run_dir / ctx.task_file(config.filename),
+            evaluations=ctx.evaluations,
+            console=ctx.console,
+        )
+    except ValueError as err:
+        if ctx.clock.window is None:
+            raise
+        raise HookConfigError(str(err)) from None
     ctx.on_close.append(hook.close)
     return hook

@@ -131,7 +131,7 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     def begin(self) -> None:
         """Build the clock's read of ``global_step`` and the request that adds it to the loss."""
         super().begin()
-        self._fetch_reading = tf.compat.v1.train.SessionRunArgs((self._loss, self._clock.tensor))
+        self._fetch_reading = tf.compat.v1.train.SessionRunArgs((self._loss, self._clock.request_tensor))
 
     def state_dict(self) -> dict[str, Any]:
         """The last loss shown, for the checkpoint being written."""
@@ -163,11 +163,17 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     def before_run(self, run_context: Any) -> Any:
         """Ask for the loss if ``refresh_secs`` have passed since the last read, or on the last step; else nothing.
 
-        Reading on the step that reaches ``total`` makes the final line show the final loss.
+        Reading on the step that reaches ``total`` makes the final line show the final loss. Under
+        ``session.steps_per_run`` it asks for the loss with every window (one scalar per window; a
+        request that never changes keeps the session on one executor) and updates the display when due.
         While the clock reads, the request also holds its ``global_step`` read.
         """
         clock = self._clock
-        if time.perf_counter() >= self._next_read or (self.total is not None and clock.next_step == self.total):
+        if clock.window is not None:  # one window: the loss comes cheap, and the same request keeps one executor
+            self._asked = self._fetch_reading
+        elif time.perf_counter() >= self._next_read or (
+            self.total is not None and clock.step < self.total <= clock.next_step
+        ):
             self._asked = self._fetch_reading if clock.reading else self._fetch
         else:
             self._asked = clock.request()
@@ -185,6 +191,10 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             return
         self.step = self._clock.advance(run_context, read)
         now = time.perf_counter()
+        if self._clock.window is not None:
+            self.loss = float(loss)
+            if now < self._next_read and (self.total is None or self.step < self.total):
+                return  # not due: the display keeps its refresh rate
         self._next_read = now + self._refresh_secs
         self.loss = float(loss)
         if self._progress is not None:

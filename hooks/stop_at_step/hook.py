@@ -32,6 +32,9 @@ class StopAtStepHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
       ``global_step`` exactly and requests a stop if it is there. That step's
       ``after_run`` still runs for every later hook; then ``end`` runs.
 
+    Under ``session.steps_per_run: N`` the last window is shortened (:meth:`StepClock.limit`) so the
+    run stops at exactly the last step, as with one step per run.
+
     Args:
         clock: the run's shared step clock.
         num_steps: steps to run from the step the first session starts at (steps), or None.
@@ -63,6 +66,7 @@ class StopAtStepHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         super().after_create_session(session, coord)
         if self._last_step is None:
             self._last_step = self._clock.step + self._num_steps  # type: ignore[operator]
+        self._clock.limit(session, self._last_step)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Request a stop once ``global_step``, read exactly, has reached the last step."""
@@ -70,6 +74,8 @@ class StopAtStepHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         if clock.advance(run_context, run_values.results) >= self._last_step:  # type: ignore[operator]
             if clock.confirm(run_context) >= self._last_step:  # type: ignore[operator]
                 run_context.request_stop()
+                return
+        clock.limit(run_context.session, self._last_step)  # type: ignore[arg-type]
 
 
 def build(config: StopAtStepConfig, ctx: HookContext) -> StopAtStepHook:

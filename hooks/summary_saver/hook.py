@@ -46,16 +46,26 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
     def __init__(self, clock: StepClock, **kwargs: Any) -> None:
         super().__init__(clock, **kwargs)
         self._request_summary = False
+        self._window_request: Any = None
 
     def before_run(self, run_context: Any) -> Any:
         """Ask for the summaries on the first step and when due, else nothing (TensorFlow's decision)."""
         clock = self._clock
         self._request_summary = self._next_step is None or self._timer.should_trigger_for_step(clock.next_step)
+        if clock.window is not None and self._get_summary_op() is not None:
+            # Under session.steps_per_run the summaries come with every window (a few scalars of the
+            # window's last step) and are written when due: a request that never changes keeps the session
+            # on one executor (each new set of fetches makes TensorFlow prune and optimize the loop again).
+            if self._window_request is None:
+                self._window_request = tf.compat.v1.train.SessionRunArgs(
+                    {"summary": self._get_summary_op(), "global_step": clock.request_tensor}
+                )
+            return self._window_request
         if not self._request_summary or self._get_summary_op() is None:
             return clock.request()
         requests = {"summary": self._get_summary_op()}
         if clock.reading:
-            requests["global_step"] = clock.tensor
+            requests["global_step"] = clock.request_tensor
         return tf.compat.v1.train.SessionRunArgs(requests)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:

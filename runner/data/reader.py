@@ -30,7 +30,17 @@ import numpy as np
 
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.suggest import did_you_mean
-from hookrun.runner.data.sources import CSV, DataFile, FileSet, csv_rows, format_of, resolve_files, tfrecord_rows
+from hookrun.runner.data.sources import (
+    COLUMN_DTYPES,
+    CSV,
+    DataFile,
+    FileSet,
+    csv_rows,
+    format_of,
+    resolve_files,
+    tfrecord_features,
+    tfrecord_rows,
+)
 from hookrun.runner.errors import DataError, SetupError
 
 #: Cell texts read as a missing value.
@@ -491,7 +501,7 @@ def _file_rows(
     """The header and rows of one file of the set (TFRecord features as text cells)."""
     if file.format == CSV:
         return csv_rows(file, fileset.key, budget)
-    return tfrecord_rows(file, fileset.columns or None, fileset.dtypes, fileset.key, budget)
+    return tfrecord_rows(file, fileset.columns or None, fileset.dtypes, fileset.key, budget, fileset.declared)
 
 
 def plan_columns(
@@ -523,6 +533,15 @@ def plan_columns(
             break
     _close(rows)
     fileset.columns = list(header)
+    for name in fileset.declared:
+        position = header.index(name)
+        if not any(cells[position] for _, cells in sample_rows):
+            present = tfrecord_features(first, len(sample_rows), fileset.key, budget)
+            raise DataError(
+                f"{first.path}: no record of the first {len(sample_rows)} has a value for feature {name!r}, which "
+                f"data.columns names (their features: {', '.join(present)}); fix the name, or leave it out",
+                loc=("data", "columns", name),
+            )
     table = table_of(first.path, header, sample_rows)
     names = check_columns(config, table)
     used = [*names, config.label]
@@ -814,9 +833,14 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
             return
         except tf.errors.OpError as err:
             first = str(err.message).strip().splitlines()[0][:300]
+            exact = _exact_tfrecord_error(file, fileset)
+            if exact is not None:  # the record and feature, as the pure-Python reader names them
+                raise exact from None
+            types = "these feature types (data.columns and the first records')" if fileset.declared else (
+                "the first records' feature types"
+            )
             raise DataError(
-                f"{file.path}: records {start} or after cannot be read as tf.train.Example with the first records' "
-                f"feature types ({first})",
+                f"{file.path}: records {start} or after cannot be read as tf.train.Example with {types} ({first})",
                 loc=loc,
             ) from None
         count = int(next(iter(parsed.values())).nrows())
@@ -855,6 +879,18 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
             key=fileset.key,
             tfrecord=True,
         )
+
+
+def _exact_tfrecord_error(file: DataFile, fileset: FileSet) -> DataError | None:
+    """Re-read a file TensorFlow failed on with the pure-Python reader: its error names record and feature."""
+    try:
+        columns = fileset.columns or None
+        _, rows = tfrecord_rows(file, columns, dict(fileset.dtypes), fileset.key, None, fileset.declared)
+        for _ in rows:
+            pass
+    except DataError as error:
+        return error
+    return None
 
 
 def _chunk(
@@ -899,6 +935,17 @@ def resolve_sets(config: DataConfig, base_dir: Path) -> tuple[FileSet, FileSet |
                 f"`data.validation` is {validation.format} but `data.train` is {train.format}; use one format",
                 loc=("data", "validation"),
             )
+    if config.columns:
+        if train.format == CSV:
+            raise DataError(
+                f"`data.columns` sets the value types of TFRecord features, but {train.first} is CSV; CSV columns "
+                "take their kinds from the cells (list text columns read as categories in `data.categorical`)",
+                loc=("data", "columns"),
+            )
+        declared = {name: COLUMN_DTYPES[kind] for name, kind in config.columns.items()}
+        for fileset in (train, validation):
+            if fileset is not None:
+                fileset.declared = dict(declared)
     return train, validation
 
 
@@ -998,11 +1045,13 @@ def array_source(tf: Any, data: TrainingData) -> Any:
 def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: int = 0) -> Any:
     """Build the ``tf.data`` pipeline for training.
 
-    Pipeline: :func:`array_source` -> ``shuffle`` (buffer: all rows,
+    Pipeline: :func:`array_source` -> ``cache`` -> ``shuffle`` (buffer: all rows,
     reshuffled each epoch, seeded) -> ``repeat(epochs)`` -> ``batch`` ->
     ``skip(skip_steps)`` -> ``prefetch``. With a seed the order is the same
     in every run, so skipping the batches a resumed run already trained on
-    continues the data exactly where the checkpoint left it.
+    continues the data exactly where the checkpoint left it. The ``cache`` keeps every epoch after
+    the first from calling the Python generator again (as the streaming pipeline caches small data):
+    a loop of many steps per session call is otherwise bound by it.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -1013,7 +1062,7 @@ def make_dataset(tf: Any, data: TrainingData, config: DataConfig, skip_steps: in
     Returns:
         A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
     """
-    ds = array_source(tf, data)
+    ds = array_source(tf, data).cache()
     if config.shuffle:
         ds = ds.shuffle(data.num_rows, seed=config.seed, reshuffle_each_iteration=True)
     ds = ds.repeat(config.epochs)

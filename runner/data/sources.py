@@ -40,6 +40,10 @@ EXTENSIONS: dict[str, tuple[str, ...]] = {
 }
 #: What the messages list as accepted.
 ACCEPTED = "CSV (.csv, .csv.gz) or TFRecord of tf.train.Example (.tfrecord, .tfrecords, optionally .gz)"
+#: A TFRecord feature's dtype (``bytes``/``float``/``int64``) -> its name in ``data.columns``.
+COLUMN_TYPES = {"bytes": "string", "float": "float", "int64": "int"}
+#: ``data.columns`` type -> the TFRecord feature's dtype.
+COLUMN_DTYPES = {name: dtype for dtype, name in COLUMN_TYPES.items()}
 #: Longest line (characters) a CSV row may take; a longer one is refused (a binary file, /dev/zero).
 MAX_LINE_CHARS = 1 << 20
 #: Longest TFRecord record (bytes).
@@ -85,6 +89,8 @@ class FileSet:
         format: their format.
         columns: filled by the first read: the column names (CSV header, or the first record's features).
         dtypes: TFRecord only: feature -> ``bytes``, ``float`` or ``int64``, from the first records.
+        declared: ``data.columns`` as dtypes (feature -> ``bytes``, ``float`` or ``int64``): they override
+            the first records' (TFRecord only).
     """
 
     key: str
@@ -92,6 +98,7 @@ class FileSet:
     format: str
     columns: list[str] = field(default_factory=list)
     dtypes: dict[str, str] = field(default_factory=dict)
+    declared: dict[str, str] = field(default_factory=dict)
 
     @property
     def loc(self) -> tuple[str, ...]:
@@ -495,6 +502,7 @@ def tfrecord_rows(
     dtypes: dict[str, str],
     key: str = "data.train",
     budget: int | None = None,
+    declared: dict[str, str] | None = None,
 ) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
     """Open a TFRecord file of ``tf.train.Example``: its feature names and ``(record, cells)`` rows as text.
 
@@ -504,10 +512,13 @@ def tfrecord_rows(
 
     Args:
         file: the file.
-        columns: the feature names to read (in this order), or None for the first record's features.
+        columns: the feature names to read (in this order), or None for the first record's features
+            (and the ``declared`` ones), sorted.
         dtypes: feature -> dtype, updated in place.
         key: the config key, for messages.
         budget: read at most about this many bytes (a sample).
+        declared: ``data.columns`` as dtypes (feature -> ``bytes``/``float``/``int64``): they take precedence
+            over the records' types (a record that disagrees is an error naming it).
 
     Returns:
         ``(columns, rows)``.
@@ -531,9 +542,23 @@ def tfrecord_rows(
             ) from None
 
     example = decode(*first)
-    names = list(columns) if columns is not None else sorted(example)  # a map: its order means nothing
+    declared = declared or {}
+    # a map: its order means nothing
+    names = list(columns) if columns is not None else sorted(set(example) | set(declared))
+    dtypes.update(declared)
     for name, (kind, _) in example.items():
         dtypes.setdefault(name, kind)
+
+    def disagreement(number: int, name: str, kind: str) -> DataError:
+        if name in declared:
+            return DataError(
+                f"{path}: record {number}: feature {name!r} holds a {kind}_list, but data.columns.{name} is "
+                f"{COLUMN_TYPES[dtypes[name]]}; set it to {COLUMN_TYPES[kind]}",
+                loc=("data", "columns", name),
+            )
+        return DataError(
+            f"{path}: record {number}: feature {name!r} is {kind}, but {dtypes[name]} in the first records", loc=loc
+        )
 
     def rows() -> Iterator[tuple[int, list[str]]]:
         for number, data in _chain(first, records):
@@ -542,10 +567,7 @@ def tfrecord_rows(
             for name in names:
                 kind, values = features.get(name, (dtypes.get(name, "float"), []))
                 if values and dtypes.setdefault(name, kind) != kind:
-                    raise DataError(
-                        f"{path}: record {number}: feature {name!r} is {kind}, but {dtypes[name]} in the first records",
-                        loc=loc,
-                    )
+                    raise disagreement(number, name, kind)
                 if len(values) > 1:
                     raise DataError(
                         f"{path}: record {number}: feature {name!r} has {len(values)} values; hookrun reads one value "
@@ -556,6 +578,23 @@ def tfrecord_rows(
             yield number, cells
 
     return names, rows()
+
+
+def tfrecord_features(file: DataFile, count: int, key: str = "data.train", budget: int | None = None) -> list[str]:
+    """The sorted names of the features the first ``count`` records of a TFRecord file have (for messages).
+
+    Raises:
+        DataError: see :func:`tfrecord_records`.
+    """
+    names: set[str] = set()
+    for number, data in tfrecord_records(file, key, budget):
+        if number > count:
+            break
+        try:
+            names |= set(decode_example(data))
+        except (ValueError, IndexError, UnicodeDecodeError, struct.error):
+            break
+    return sorted(names)
 
 
 def _chain(first: tuple[int, bytes], rest: Iterator[tuple[int, bytes]]) -> Iterator[tuple[int, bytes]]:

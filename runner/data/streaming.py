@@ -9,12 +9,14 @@
 graph, every ``.meta`` and event file have a size independent of the rows. Training:
 
     files (shard by file on a cluster when there are enough, shuffled each epoch)
-    -> interleave(per file, parallel, deterministic, one batch of PARSE_BATCH lines at a time):
-         TextLineDataset / TFRecordDataset -> enumerate(lines) -> skip(header) -> batch(PARSE_BATCH)
-         -> map(drop blank lines, [shard by row], [validation-split hash], decode, transform; parallel)
-    -> unbatch
+    -> interleave(per file, parallel, deterministic with a seed, one batch of PARSE_BATCH lines at a time):
+         TextLineDataset / TFRecordDataset -> batch(PARSE_BATCH, fewer for wide rows) -> enumerate(batches)
+         -> map(line numbers, drop the header and blank lines, [shard by row], [validation-split hash],
+                decode, transform; parallel)
+    -> (chunks of transformed rows: never unbatched, no per-row dataset op)
     -> [cache, when the transformed rows take at most CACHE_BYTES]
-    -> shuffle(data.shuffle_buffer) -> repeat(epochs) -> batch -> skip(resumed steps) -> prefetch
+    -> shuffle_chunks(data.shuffle_buffer rows) -> repeat(epochs) -> rebatch(batch_size) -> skip(resumed steps)
+    -> prefetch
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
 vocabularies for one-hot and class ids) exactly as :meth:`Preprocessor.transform` does in numpy.
@@ -57,8 +59,19 @@ from hookrun.runner.data.reader import (
 from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet, absolute_spec
 from hookrun.runner.errors import DataError
 
-#: Lines (records) decoded and transformed per ``map`` call (rows): batch before map.
-PARSE_BATCH = 1024
+#: Lines (records) decoded and transformed per ``map`` call (rows): batch before map. 4096 took 25% less CPU
+#: per row than 1024 in the map (benchmarks/RESULTS.md); memory: ~8 files x a few batches in flight.
+PARSE_BATCH = 4096
+#: Wide rows get smaller parse batches: at most about this many bytes of text per batch, at 16 bytes a cell.
+PARSE_BATCH_BYTES = 4 << 20
+
+
+def parse_batch_rows(columns: int) -> int:
+    """Lines per parse batch for rows of ``columns`` cells: :data:`PARSE_BATCH`, fewer (at least 64) for wide rows.
+
+    Bounds the text in flight: every file the interleave reads holds a few batches of lines.
+    """
+    return min(PARSE_BATCH, max(64, PARSE_BATCH_BYTES // (16 * max(1, columns))))
 #: Files read at once by the interleave (count).
 CYCLE_LENGTH = 8
 #: Transformed training rows up to this size (bytes) are cached in memory after the first epoch.
@@ -101,6 +114,16 @@ class Scan:
     rows_read: int
     seconds: float
     plain: set[str] = field(default_factory=set)
+    shard_rows: list[int] | None = None
+
+
+def shard_by_file(files: int, shards: int) -> bool:
+    """Whether ``shards`` training tasks split ``files`` files by file (``Dataset.shard`` of the file list).
+
+    By file when every task gets at least one file; else each task reads every ``shards``-th line
+    (record) of every file, by its line number.
+    """
+    return files >= shards
 
 
 def scan_data(
@@ -109,6 +132,7 @@ def scan_data(
     graph: GraphConfig | None = None,
     kinds: dict[str, str] | None = None,
     chunk_rows: int = CHUNK_ROWS,
+    shards: int | None = None,
 ) -> Scan:
     """Read every data file once, in chunks: check every cell, count the rows, fit the preprocessing.
 
@@ -118,6 +142,8 @@ def scan_data(
         graph: the ``graph:`` section, to check the label suits a built-in builder (None: not checked).
         kinds: column kinds to enforce (a resumed run's saved state); None fixes them from the first rows.
         chunk_rows: rows per chunk (memory: about ``chunk_rows x columns x 100`` bytes).
+        shards: on a cluster, the training tasks (count): the scan then counts each task's training rows
+            (``Scan.shard_rows``), sharded as :class:`StreamInput` shards them.
 
     Returns:
         The scan.
@@ -150,6 +176,16 @@ def scan_data(
                     val_classes[value] = part.where(int(row), label)
 
     plain = set(plan.names)  # CSV columns tf.data may decode directly (see RawColumns.plain)
+    shard_rows = np.zeros(shards or 1, np.int64)
+    by_file = shards is not None and shard_by_file(len(train_set.files), shards)
+
+    def count_shards(part: RawColumns) -> None:
+        if shards is None or not part.num_rows:
+            return
+        kept = policies.rows_to_keep(part)
+        assert part.file_ids is not None  # iter_chunks sets them
+        owner = part.file_ids[kept] % shards if by_file else part.lines[kept] % shards
+        shard_rows[:] += np.bincount(owner, minlength=shards)
 
     for chunk in iter_chunks(train_set, plan, chunk_rows, fast_tfrecord=True):
         rows_read += chunk.num_rows
@@ -164,6 +200,7 @@ def scan_data(
         else:
             train_part = chunk
             split_train += chunk.num_rows
+        count_shards(train_part)
         stats.update(train_part)
         if check_classes and train_part.num_rows:
             assert graph is not None
@@ -213,7 +250,34 @@ def scan_data(
         rows_read=rows_read,
         seconds=time.perf_counter() - started,
         plain=plain if train_set.format == CSV else set(),
+        shard_rows=[int(n) for n in shard_rows] if shards is not None else None,
     )
+
+
+def check_shards(scan: Scan, tasks: list[str]) -> None:
+    """Refuse a cluster on which a training task would get no training rows (it would end at once).
+
+    Args:
+        scan: a scan made with ``shards=len(tasks)``.
+        tasks: the training tasks in shard order (``chief:0``, ``worker:1``, ...).
+
+    Raises:
+        DataError: the first task whose shard is empty, naming the files, the split rule and the fix.
+    """
+    assert scan.shard_rows is not None and len(scan.shard_rows) == len(tasks)
+    for task, rows in zip(tasks, scan.shard_rows, strict=True):
+        if rows:
+            continue
+        files = len(scan.train.files)
+        if shard_by_file(files, len(tasks)):
+            rule = f"by file ({files} files: task i reads files i, i + {len(tasks)}, ...)"
+        else:
+            rule = f"by line ({files} file(s), fewer than the tasks: task i reads lines i, i + {len(tasks)}, ...)"
+        raise DataError(
+            f"{task} would get no training rows: {len(tasks)} training tasks share {scan.train_rows} training row(s) "
+            f"{rule}; run fewer workers, or give `data.train` more rows or files",
+            loc=scan.train.loc,
+        )
 
 
 # ------------------------------------------------------------------ tf.data
@@ -464,6 +528,56 @@ def transform_raw_columns(tf: Any, state: Preprocessor, columns: dict[str, Any],
     return RawTransformed(features, labels, complete)
 
 
+def shuffle_chunks(tf: Any, chunks: Any, buffer_rows: int, seed: int | None) -> Any:
+    """A bounded shuffle buffer of ``buffer_rows`` rows over a dataset of row chunks, with vectorised ops.
+
+    What ``Dataset.shuffle(buffer_rows)`` does row by row (fill a buffer, hand out uniformly random
+    rows of it as new ones come in, drain it at the end), done a chunk at a time by
+    ``Dataset.scan``: the buffer and an incoming chunk are pooled; once the pool holds
+    ``buffer_rows`` plus an eighth more (or a chunk), a random permutation
+    (``tf.random.experimental.stateless_shuffle``) keeps ``buffer_rows`` of its rows as the buffer and
+    hands out the others; at the end the whole pool, permuted. Every row is handed out once. No
+    per-row dataset op (``unbatch``, ``shuffle``, ``batch`` row by row cost ~0.8 ms per 256 rows, the
+    serial stage that bounded streaming steps/s); each copy is of whole tensors, at most ~9 row copies
+    per row handed out.
+
+    The permutations' seeds come from ``Dataset.random(seed, rerandomize_each_iteration=True)``: the
+    same in every run with a seed (a resumed run skips into the same order), new for each epoch
+    (each ``repeat`` iteration), as ``shuffle(..., reshuffle_each_iteration=True)``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        chunks: elements ``(features [n, ...] or a dict of such, labels [n, 1])`` with ``n`` varying.
+        buffer_rows: rows the buffer holds (``data.shuffle_buffer``; memory: ``~1.2 x buffer_rows`` rows).
+        seed: ``data.seed``, or None (a different order every run).
+
+    Returns:
+        Chunks of the same structure, in a random order of rows (empty chunks possible).
+    """
+    spec = chunks.element_spec
+    empty = tf.nest.map_structure(lambda s: tf.zeros([0, *s.shape[1:].as_list()], s.dtype), spec)
+    slack = max(1, buffer_rows // 8)
+    marked = chunks.map(lambda features, labels: ((features, labels), False))
+    marked = marked.concatenate(tf.data.Dataset.from_tensors((empty, True)))  # the end: drain the buffer
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+
+    def step(buffer: Any, element: Any) -> Any:
+        (chunk, last), random = element
+        pool = tf.nest.map_structure(lambda b, c: tf.concat([b, c], axis=0), buffer, chunk)
+        size = tf.shape(pool[1], out_type=tf.int64)[0]
+        # keep everything while filling; keep buffer_rows once the pool is over the mark; nothing at the end
+        full = size >= buffer_rows + slack
+        keep = tf.where(last, tf.constant(0, tf.int64), tf.where(full, tf.constant(buffer_rows, tf.int64), size))
+        order = tf.random.experimental.stateless_shuffle(
+            tf.range(size), seed=tf.stack([random, tf.constant(0, tf.int64)])
+        )
+        kept = tf.nest.map_structure(lambda t: tf.gather(t, order[:keep]), pool)
+        out = tf.nest.map_structure(lambda t: tf.gather(t, order[keep:]), pool)
+        return kept, out
+
+    return tf.data.Dataset.zip((marked, seeds)).scan(empty, step)
+
+
 @dataclass
 class StreamInput:
     """The input of a run: the scan's files read by ``tf.data`` and transformed with ``state``.
@@ -501,7 +615,7 @@ class StreamInput:
         size = self.scan.train_rows * (len(self.state.feature_names) + 1) * 4
         return self.config.epochs != 1 and size <= CACHE_BYTES
 
-    def _rows(
+    def _chunks(
         self,
         tf: Any,
         fileset: FileSet,
@@ -510,7 +624,11 @@ class StreamInput:
         sequential: bool,
         named: bool = False,
     ) -> Any:
-        """A dataset of transformed rows ``(features float32 [F] or a dict (named), labels float32 [1])``."""
+        """Transformed rows in chunks (up to a parse batch each, in file order within a file).
+
+        Each element is ``(features float32 [n, F] or a dict (named), labels float32 [n, 1])``, ``n`` varying
+        (rows held out, dropped or of another shard are gone); no per-row dataset op anywhere.
+        """
         seed = self.scan.seed
         paths = [str(f.path) for f in fileset.files]
         salts = [f.salt(seed) for f in fileset.files]
@@ -521,7 +639,7 @@ class StreamInput:
         shard_by_row = None
         if self.shard is not None:
             count, index = self.shard
-            if len(paths) >= count:
+            if shard_by_file(len(paths), count):
                 files = files.shard(count, index)
             else:
                 shard_by_row = self.shard
@@ -530,10 +648,16 @@ class StreamInput:
         transform = _Transform(tf, self.state, fileset, self.scan.plain, named=named)
         threshold = split_threshold(self.scan.fraction) if holdout is not None and self.scan.fraction else None
         csv = fileset.format == CSV
+        batch_rows = parse_batch_rows(len(fileset.columns))
+        # Without a seed the order differs from run to run anyway: let tf.data hand out whichever batch is ready.
+        ordered = self.config.seed is not None or sequential
 
         def select(lines: Any, records: Any, salt: Any) -> Any:
             """The records of a batch of ``(line number, record)`` to keep: no blank line, this shard, this split."""
-            keep = tf.strings.length(records) > 0 if csv else tf.ones_like(lines, dtype=tf.bool)
+            if csv:  # line 1 is the header
+                keep = tf.logical_and(tf.strings.length(records) > 0, lines > 1)
+            else:
+                keep = tf.ones_like(lines, dtype=tf.bool)
             if shard_by_row is not None:
                 keep = tf.logical_and(keep, tf.equal(lines % shard_by_row[0], shard_by_row[1]))
             if threshold is not None:
@@ -542,28 +666,31 @@ class StreamInput:
             return tf.gather(records, tf.reshape(tf.where(keep), [-1]))  # fewer graph ops than boolean_mask
 
         def per_file(path: Any, salt: Any, compression: Any) -> Any:
-            # Every step works on batches of PARSE_BATCH lines: no per-line function call (they cost ~10x).
+            # Every step works on batches of PARSE_BATCH lines: no per-line function call (they cost ~10x), and
+            # no per-line dataset op but the read and the batch (enumerate/skip per line cost ~0.2 ms a step).
             if csv:
                 records = tf.data.TextLineDataset(path, compression_type=compression, buffer_size=1 << 18)
-                rows = records.enumerate(start=1).skip(1)  # line numbers; the header is line 1
             else:
-                rows = tf.data.TFRecordDataset(path, compression_type=compression).enumerate(start=1)
-            rows = rows.batch(PARSE_BATCH).map(
-                lambda lines, records: transform(select(lines, records, salt)),
-                num_parallel_calls=tf.data.AUTOTUNE,
-                deterministic=True,
-            )
-            return rows  # transformed batches; unbatched after the interleave (no per-row interleave cost)
+                records = tf.data.TFRecordDataset(path, compression_type=compression)
+
+            def parse(index: Any, batch: Any) -> Any:
+                # line (record) numbers from 1, as enumerate(start=1) per line would give them
+                lines = index * batch_rows + 1 + tf.range(tf.size(batch, out_type=tf.int64), dtype=tf.int64)
+                return transform(select(lines, batch, salt))
+
+            batches = records.batch(batch_rows).enumerate()
+            return batches.map(parse, num_parallel_calls=tf.data.AUTOTUNE, deterministic=ordered)
+            # transformed chunks; never unbatched (shuffle_chunks and rebatch work on chunks)
 
         cycle = 1 if sequential else min(len(paths), CYCLE_LENGTH)
         if cycle == 1:
-            return files.interleave(per_file, cycle_length=1, block_length=1).unbatch()
+            return files.interleave(per_file, cycle_length=1, block_length=1)
         return files.interleave(
-            per_file, cycle_length=cycle, block_length=1, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True
-        ).unbatch()
+            per_file, cycle_length=cycle, block_length=1, num_parallel_calls=tf.data.AUTOTUNE, deterministic=ordered
+        )
 
     def train_dataset(self, tf: Any, skip_steps: int = 0, named: bool = False) -> Any:
-        """The training pipeline: rows -> [cache] -> shuffle(buffer) -> repeat(epochs) -> batch -> skip -> prefetch.
+        """The training pipeline: chunks -> [cache] -> shuffle(buffer) -> repeat(epochs) -> rebatch -> skip -> prefetch.
 
         With a seed the order is the same in every run (seeded shuffles, deterministic interleave
         and map), so skipping the batches a resumed run already trained on continues the data where
@@ -582,12 +709,12 @@ class StreamInput:
         """
         config = self.config
         holdout = "train" if self.scan.fraction is not None else None
-        ds = self._rows(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
+        ds = self._chunks(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
         if self.cached:
             ds = ds.cache()  # epochs after the first read the transformed rows from memory
         if config.shuffle:
-            ds = ds.shuffle(config.shuffle_buffer, seed=config.seed, reshuffle_each_iteration=True)
-        ds = ds.repeat(config.epochs).batch(config.batch_size)
+            ds = shuffle_chunks(tf, ds, config.shuffle_buffer, config.seed)
+        ds = ds.repeat(config.epochs).rebatch(config.batch_size)  # batches across epochs, as batch() after repeat
         if skip_steps:
             ds = ds.skip(skip_steps)
         return ds.prefetch(tf.data.AUTOTUNE)
@@ -623,10 +750,10 @@ class EvalInput:
         """
         scan = self.input.scan
         if scan.validation is not None:
-            rows = self.input._rows(tf, scan.validation, None, shuffle_files=False, sequential=True, named=named)
+            chunks = self.input._chunks(tf, scan.validation, None, shuffle_files=False, sequential=True, named=named)
         else:
-            rows = self.input._rows(tf, scan.train, "validation", shuffle_files=False, sequential=True, named=named)
-        return rows.batch(batch_size).prefetch(1)
+            chunks = self.input._chunks(tf, scan.train, "validation", shuffle_files=False, sequential=True, named=named)
+        return chunks.rebatch(batch_size).prefetch(1)
 
 
 #: Key suffix of a categorical column's text in named features: ``ocean_proximity/raw``.

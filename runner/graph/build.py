@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,8 +16,10 @@ from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
+from hookrun.runner.graph.fused import build_fused_train, input_placeholders
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
-from hookrun.runner.graph.optimizers import make_train_op
+from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
+from hookrun.runner.graph.optimizers import make_optimizer, make_train_op
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
 EVAL_SCOPE = "evaluation"
@@ -93,6 +95,9 @@ class BuiltGraph:
         named: hook-visible names -> tensors (``loss``, ``global_step``, ``predictions`` when given,
             each metric, and ``learning_rate`` when the runner built the train op).
         evaluation: the evaluation part, or None (no validation data or no ``evaluation`` hook).
+        window: with ``session.steps_per_run`` > 1, the fused loop's tensors for the hooks
+            (:class:`hookrun.hooks.window.RunWindow`); ``train_op`` is then its ``steps`` tensor and
+            ``named`` maps each name to its last-step value. None with one step per call.
     """
 
     graph: Any
@@ -101,6 +106,7 @@ class BuiltGraph:
     spec: GraphSpec
     named: dict[str, Any]
     evaluation: EvalGraph | None = field(default=None)
+    window: Any = None
 
 
 def features_form(builder: Any, configured: str | None) -> str:
@@ -171,6 +177,7 @@ def build_graph(
     label_scale: float = 1.0,
     device_function: Callable[[Any], str] | None = None,
     wrap_optimizer: Callable[[Any], Any] | None = None,
+    carry: Collection[str] | None = None,
 ) -> BuiltGraph:
     """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
@@ -192,6 +199,8 @@ def build_graph(
         device_function: on a cluster, the placement applied around the whole graph
             (``replica_device_setter``: variables on the parameter servers, the rest on this worker).
         wrap_optimizer: wraps the optimizer before ``minimize`` (``SyncReplicasOptimizer``).
+        carry: under ``session.steps_per_run`` > 1, the named tensors the hooks read (the loop carries
+            those and ``loss``); None carries every named tensor.
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
@@ -211,27 +220,44 @@ def build_graph(
         model_fn = is_model_fn(builder, config.graph.style)
         named_features = features_form(builder, config.graph.features) == "named"
         params = {**config.graph.params, "label_scale": float(label_scale)}
+        steps_per_run = int(getattr(config.session, "steps_per_run", 1))
+        if steps_per_run > 1 and (device_function is not None or wrap_optimizer is not None):
+            raise SetupError("session.steps_per_run > 1 does not run on a cluster; set session.steps_per_run: 1")
         with tf.device("/device:CPU:0"):
             if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
                 if named_features:
                     raise PlacedError("graph.features", "named features need data files (streamed through tf.data)")
                 dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
-                features, labels = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+                iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
             else:  # files streamed through tf.data (hookrun.runner.data.streaming)
                 dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
-                features, labels = make_iterator(tf, dataset).get_next()
+                iterator = make_iterator(tf, dataset)
+            if steps_per_run == 1:
+                features, labels = iterator.get_next()
+            else:  # the builder's first call only creates the variables: never run, never fed
+                features, labels = input_placeholders(tf, iterator.element_spec)
             if named_features:
                 params["feature_columns"] = named_feature_columns(data.state)
             else:
                 features = tf.identity(features, name="features")
             labels = tf.identity(labels, name="labels")
         learning_rate = None
+        optimizer = None
+        rate_now: dict[str, Any] = {}
         with tf.device(plan.device):
             spec = _call_builder(
                 tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn
             )
             train_op = spec.train_op
-            if train_op is None:
+            if train_op is None and steps_per_run > 1:
+                # One optimizer object for the first call and every step of the loop: its slots are made
+                # once, here. Its learning rate is the one of the step being built (read inside the loop).
+                rate_now["rate"] = make_learning_rate(tf, config.graph.optimizer, global_step)
+                optimizer = make_optimizer(tf, config.graph.optimizer, lambda: rate_now["rate"])
+                with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
+                    train_op = optimizer.minimize(spec.loss, global_step=global_step)
+                learning_rate = tf.identity(tf.convert_to_tensor(rate_now["rate"], tf.float32), name="learning_rate")
+            elif train_op is None:
                 train_op, learning_rate = make_train_op(
                     tf, config.graph.optimizer, spec.loss, global_step, wrap_optimizer=wrap_optimizer
                 )
@@ -241,15 +267,53 @@ def build_graph(
                     "cannot be wrapped in SyncReplicasOptimizer; return no train_op (hookrun builds it from "
                     "graph.optimizer)"
                 )
-        named: dict[str, Any] = {"loss": spec.loss, "global_step": global_step}
-        if spec.predictions is not None:
-            named["predictions"] = spec.predictions
-        for name, tensor in spec.metrics.items():
-            if name in named:
-                raise PlacedError("graph.builder", f"metric name {name!r} clashes with a built-in tensor name")
-            named[name] = tensor
-        if learning_rate is not None and "learning_rate" not in named:
-            named["learning_rate"] = learning_rate
+        named = _named_tensors(spec, global_step, learning_rate)
+        window = None
+        if steps_per_run > 1:
+            for field_name in ("training_hooks", "training_chief_hooks"):
+                if getattr(spec, field_name):
+                    raise PlacedError(
+                        "graph.builder",
+                        f"{builder_name} returns EstimatorSpec.{field_name}; under session.steps_per_run > 1 their "
+                        "per-step tensors are inside the loop and cannot be fetched; set session.steps_per_run: 1",
+                    )
+            own_train_op = optimizer is None
+
+            def one_step(step_features: Any, step_labels: Any) -> tuple[Any, dict[str, Any]]:
+                update_ops = tf.compat.v1.GraphKeys.UPDATE_OPS
+                updates_before = len(tf.compat.v1.get_collection(update_ops))
+                with tf.device(plan.device):
+                    inner = _call_builder(
+                        tf, builder, builder_name, step_features, step_labels, {**params, "mode": "train"},
+                        model_fn=model_fn,
+                    )
+                    rate = None
+                    if own_train_op:
+                        if inner.train_op is None:
+                            raise PlacedError(
+                                "graph.builder", f"{builder_name} returned a train_op only in its first call"
+                            )
+                        step_train = inner.train_op
+                    else:
+                        rate_now["rate"] = rate = make_learning_rate(tf, config.graph.optimizer, global_step)
+                        new_updates = tf.compat.v1.get_collection(update_ops)[updates_before:]
+                        with tf.control_dependencies(new_updates):
+                            step_train = optimizer.minimize(inner.loss, global_step=global_step)
+                        rate = tf.convert_to_tensor(rate, tf.float32)
+                return step_train, _named_tensors(inner, None, rate)
+
+            with tf.device(plan.device):
+                train_op, window = build_fused_train(
+                    tf,
+                    steps_per_run=steps_per_run,
+                    iterator=iterator,
+                    step=one_step,
+                    named=named,
+                    global_step=global_step,
+                    builder_name=builder_name,
+                    carry=carry,
+                )
+            named = {**window.last, "global_step": window.global_step}
         evaluation = None
         if validation is not None:
             evaluation = build_evaluation(
@@ -264,8 +328,29 @@ def build_graph(
                 named=named_features,
             )
     return BuiltGraph(
-        graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation
+        graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation,
+        window=window,
     )
+
+
+def _named_tensors(spec: GraphSpec, global_step: Any, learning_rate: Any) -> dict[str, Any]:
+    """The hook-visible names of a builder call: ``loss``, ``global_step``, ``predictions``, metrics, ``learning_rate``.
+
+    Raises:
+        PlacedError: a metric name clashes with a built-in tensor name.
+    """
+    named: dict[str, Any] = {"loss": spec.loss}
+    if global_step is not None:
+        named["global_step"] = global_step
+    if spec.predictions is not None:
+        named["predictions"] = spec.predictions
+    for name, tensor in spec.metrics.items():
+        if name in named or name == "global_step":
+            raise PlacedError("graph.builder", f"metric name {name!r} clashes with a built-in tensor name")
+        named[name] = tensor
+    if learning_rate is not None and "learning_rate" not in named:
+        named["learning_rate"] = learning_rate
+    return named
 
 
 def build_evaluation(

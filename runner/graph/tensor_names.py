@@ -14,7 +14,7 @@ from typing import Any
 
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.config_schemas.suggest import closest
-from hookrun.hooks.context import TensorNames, UnknownTensorError
+from hookrun.hooks.context import TensorNames, UnfedTensorError, UnknownTensorError
 
 #: dtypes a session cannot hand back as a value (handles, dataset variants); listed only for variables.
 UNFETCHABLE_DTYPES = ("resource", "variant")
@@ -216,6 +216,8 @@ def check_tensor_names(
         for where, name in hook.tensor_names():
             try:
                 names.resolve(name)
+            except UnfedTensorError as err:  # it exists, but is never computed (session.steps_per_run > 1)
+                issues.append(loaded.issue(("hooks", index, *where), str(err)))
             except UnknownTensorError:
                 if candidates is None:
                     candidates = candidate_names(names.graph, list(names.named))

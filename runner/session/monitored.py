@@ -118,7 +118,8 @@ class LoopResult:
     """What the step loop did.
 
     Attributes:
-        steps: ``train_op`` runs that completed in this process (steps).
+        steps: training steps that completed in this process (steps; under ``session.steps_per_run``
+            the sum of the steps each window ran).
         loop_seconds: wall time of the step loop, from the session being ready to the last step's
             end; the hooks' ``end`` and the session's close are not in it (seconds).
         end_of_data: the loop ended because the input ran out.
@@ -300,6 +301,7 @@ def run_monitored(
     engine: str = "hookrun",
     session_factory: Any = None,
     hook_labels: list[str] | None = None,
+    steps_per_run: int = 1,
 ) -> LoopResult:
     """Run ``train_op`` under a monitored session until it should stop.
 
@@ -328,6 +330,9 @@ def run_monitored(
             TensorFlow's ``MonitoredSession`` with the chief's or a worker's session creator; see
             :mod:`hookrun.runner.cluster.session`); ``engine`` is then ignored.
         hook_labels: a name per hook for error messages (``hooks[2] (custom)``), or None.
+        steps_per_run: ``session.steps_per_run``; above 1, ``train_op`` is the fused loop's ``steps``
+            tensor (:mod:`hookrun.runner.graph.fused`) and each run adds the steps it returns. A
+            signal stops the loop after the current window.
 
     Returns:
         The loop's result.
@@ -355,9 +360,13 @@ def run_monitored(
             phase = "loop"
             started = time.perf_counter()
             try:
-                while not session.should_stop() and stop.signum is None:
-                    session.run(train_op)
-                    steps += 1
+                if steps_per_run > 1:  # each run is a window of up to N steps; it returns how many it ran
+                    while not session.should_stop() and stop.signum is None:
+                        steps += int(session.run(train_op))
+                else:
+                    while not session.should_stop() and stop.signum is None:
+                        session.run(train_op)
+                        steps += 1
             except (tf.errors.OutOfRangeError, StopIteration):
                 loop_ended = time.perf_counter()
                 end_of_data, phase = True, "finish"
@@ -368,6 +377,11 @@ def run_monitored(
             final_global_step = _read_global_step(tf, session)
     except tf.compat.v1.train.NanLossDuringTrainingError as err:
         latest = tf.train.latest_checkpoint(str(checkpoint_dir))
+        if getattr(err, "first_step", None) is not None:  # a window of session.steps_per_run steps
+            raise TrainingError(
+                f"non-finite loss in the window of steps {err.first_step}-{err.last_step} (session.steps_per_run: "
+                f"{steps_per_run}); last good checkpoint: {latest or 'none'}"
+            ) from err
         raise TrainingError(
             f"NaN loss at step {initial_step + steps + 1}; last good checkpoint: {latest or 'none'}"
         ) from err

@@ -13,9 +13,10 @@ Each line of ``trace.jsonl`` is one call::
 - ``position``: the hook's index in ``hooks:`` (call order); ``hook``: its display name;
 - ``method``: ``begin``, ``after_create_session``, ``before_run``, ``after_run`` or ``end``;
 - ``step``: for ``before_run``/``after_run`` the step being run (the global step it produces, as in
-  ``history.csv``); for ``after_create_session`` and ``end`` the global step at the call; null for
-  ``begin`` (no session yet). Steps are counted from the global step read once per created session,
-  so the trace adds no ``Session.run`` per step;
+  ``history.csv``); under ``session.steps_per_run`` the first step of the window, the window's end
+  taken from the run's step clock; for ``after_create_session`` and ``end`` the global step at the
+  call; null for ``begin`` (no session yet). Steps are counted from the global step read once per
+  created session, so the trace adds no ``Session.run`` per step;
 - ``time``: wall-clock start (Unix seconds); ``duration``: the call's own time (seconds, >= 0);
 - ``error``: present when the call raised: the exception's type name (the exception propagates).
 
@@ -136,6 +137,8 @@ class TraceRecorder:
     Args:
         path: the trace file (created or truncated now).
         global_step: the ``global_step`` variable, read once per created session.
+        clock: the run's :class:`~hookrun.hooks.step_clock.StepClock`, or None; under
+            ``session.steps_per_run`` the end of each window is taken from it (when a hook moved it).
 
     Example:
         >>> recorder = TraceRecorder(run_dir / TRACE_FILE, built.global_step)
@@ -144,9 +147,10 @@ class TraceRecorder:
         >>> recorder.close(); summary = recorder.summary(loop_seconds)
     """
 
-    def __init__(self, path: Path, global_step: Any) -> None:
+    def __init__(self, path: Path, global_step: Any, clock: Any = None) -> None:
         self.path = path
         self._global_step = global_step
+        self._clock = clock
         self._file: IO[str] | None = open_new(path)  # never through a symlink planted at `path`
         self._costs: dict[int, HookCost] = {}
         self._last_position = -1
@@ -194,6 +198,13 @@ class TraceRecorder:
         method_cost = self._costs[position].methods.setdefault(method, MethodCost())
         method_cost.calls += 1
         method_cost.total_seconds += duration
+
+    def step_after(self, run_context: Any) -> int:
+        """The global step after the run of ``run_context``: one more, or a window's end (from the step clock)."""
+        clock = self._clock
+        if clock is not None and clock.window is not None and clock.advanced_for(run_context):
+            return int(clock.step)
+        return self.step
 
     def summary(self, loop_seconds: float = 0.0) -> TraceSummary:
         """The per-hook totals so far."""
@@ -265,7 +276,7 @@ class TracingHook(tf.compat.v1.train.SessionRunHook):
         recorder = self._recorder
         self._call("after_run", recorder.step, self.inner.after_run, run_context, run_values)
         if self.position == recorder._last_position:
-            recorder.global_step_value = recorder.step
+            recorder.global_step_value = recorder.step_after(run_context)
 
     def end(self, session: Any) -> None:
         """Forward ``end``."""

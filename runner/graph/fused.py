@@ -1,0 +1,237 @@
+"""The fused train op of ``session.steps_per_run: N``: up to N training steps in one session call.
+
+Mirrors what TPUEstimator's ``iterations_per_loop`` and Keras' ``steps_per_execution`` build: a
+``tf.compat.v1.while_loop`` whose body pulls the next batch, runs the builder's model and applies the
+optimizer, so one ``Session.run`` trains N steps and pays the per-call cost (Python, the hooks'
+``before_run``/``after_run``, the session's dispatch) once.
+
+How it is built (:func:`build_fused_train`):
+
+1. :func:`hookrun.runner.graph.build.build_graph` has called the builder once *outside* the loop, on
+   placeholders shaped like the input's batches, and built the optimizer's update on that loss: that
+   call creates every variable (the model's, the optimizer's slots, ``global_step``). Its tensors are
+   never run (the placeholders are never fed), only its variables are used.
+2. The loop body calls the builder again under ``tf.compat.v1.variable_scope(scope, reuse=True)``
+   on the iterator's next batch (``get_next_as_optional``), and applies the *same* optimizer object
+   to that loss (its slots are found, not created), after the ``UPDATE_OPS`` that call added; each
+   step adds one to ``global_step``. A builder whose second call creates a variable is refused
+   (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``).
+3. Every op of a step runs after the previous step's update (the body runs under a control
+   dependency on the step count, itself made after the previous update; ``parallel_iterations=1``),
+   so N fused steps compute exactly what N separate steps compute.
+4. The loop carries the step count, the sum of the loss and of each scalar metric the hooks read
+   (float64), and the last step's value of each named tensor the hooks read (see
+   :class:`hookrun.hooks.window.RunWindow`); whether any step's loss was non-finite is the loss sum's
+   non-finiteness (a float64 sum of float32 values cannot overflow). Only what the hooks read is
+   carried: every op of the body runs on every step.
+5. The loop runs ``min(N, bound)`` steps, ``bound`` a local variable (N at every session start)
+   that ``stop_at_step`` lowers, through the step clock, so the last window ends at exactly
+   ``last_step``. When the data ends inside a window, the window ends early and reports the steps
+   it ran; a call that runs no step at all raises ``tf.errors.OutOfRangeError`` (the iterator's own
+   error), so the run ends exactly as with one step per call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from typing import Any
+
+from hookrun.hooks.context import UNFED_INPUT
+from hookrun.hooks.window import RunWindow
+from hookrun.runner.errors import PlacedError, SetupError
+
+#: Name of the local variable holding the window's length.
+BOUND_NAME = "hookrun_steps_per_run"
+
+
+def input_placeholders(tf: Any, element_spec: Any) -> Any:
+    """Placeholders with the structure, dtypes and shapes of one batch of ``element_spec``.
+
+    The builder's first call (which creates the variables) runs on these; they are never fed, so
+    fetching one of its tensors fails with TensorFlow's "You must feed a value for placeholder".
+
+    Raises:
+        SetupError: a component is neither a dense nor a sparse tensor.
+    """
+    v1 = tf.compat.v1
+
+    def one(spec: Any) -> Any:
+        if isinstance(spec, tf.TensorSpec):
+            return v1.placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
+        if isinstance(spec, tf.SparseTensorSpec):
+            return v1.sparse_placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
+        raise SetupError(
+            f"session.steps_per_run: the input has a {type(spec).__name__} component; use steps_per_run: 1"
+        )
+
+    return tf.nest.map_structure(one, element_spec)
+
+
+#: Marks the error :func:`_refuse` raises, through the builder call's own wrapping.
+_CREATES = "creates a variable inside the loop"
+
+
+def _refuse(next_creator: Any, **kwargs: Any) -> Any:
+    """A variable creator that refuses: the loop body may only reuse the variables the first call made."""
+    raise ValueError(f"{_CREATES}: {kwargs.get('name') or 'unnamed'}")
+
+
+def _carry_initial(tf: Any, tensor: Any) -> tuple[Any, Any] | None:
+    """An initial loop value and shape invariant for a last-step carry of ``tensor``; None if its rank is unknown."""
+    shape = tensor.shape
+    if shape.rank is None:
+        return None
+    dims = shape.as_list()
+    if dims:
+        dims[0] = None  # the last batch may be smaller
+    invariant = tf.TensorShape(dims)
+    initial = tf.zeros([0 if d is None else d for d in dims], dtype=tensor.dtype)
+    return initial, invariant
+
+
+def build_fused_train(
+    tf: Any,
+    *,
+    steps_per_run: int,
+    iterator: Any,
+    step: Callable[[Any, Any], tuple[Any, dict[str, Any]]],
+    named: dict[str, Any],
+    global_step: Any,
+    builder_name: str,
+    carry: Collection[str] | None = None,
+) -> tuple[Any, RunWindow]:
+    """Build the while-loop of up to ``steps_per_run`` training steps; see the module docstring.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        steps_per_run: N (> 1).
+        iterator: the training input's iterator (``get_next_as_optional`` is called in the body).
+        step: ``(features, labels) -> (train_op, tensors)``: calls the builder (with reuse) and builds
+            one optimizer update; ``tensors`` holds, by name, the step's counterpart of each named
+            tensor of ``named`` (``loss``, metrics, ``predictions``, ``learning_rate``).
+        named: the hook-visible tensors of the builder's first call (outside the loop), by name;
+            their names and shapes decide the carries.
+        global_step: the ``global_step`` variable.
+        builder_name: ``graph.builder``, for messages.
+        carry: the names the hooks read (``loss`` is always carried); None carries every named tensor.
+            Every op of the loop body runs on every step, so each carried value costs a little per step.
+
+    Returns:
+        ``(train, window)``: ``train`` is the ``int32`` steps run by one call (the tensor the
+        session runs as the train op), ``window`` the hooks' view of the loop.
+
+    Raises:
+        PlacedError: at ``graph.builder``, when its second call (inside the loop) creates a variable.
+    """
+    v1 = tf.compat.v1
+    graph = v1.get_default_graph()
+    variables_before = {id(v) for v in v1.global_variables() + v1.local_variables()}
+    collections_before = {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
+    bound = v1.Variable(
+        steps_per_run, dtype=tf.int32, trainable=False, collections=[v1.GraphKeys.LOCAL_VARIABLES], name=BOUND_NAME
+    )
+    bound_value = v1.placeholder(tf.int32, [], name=f"{BOUND_NAME}_value")
+    set_bound = bound.assign(bound_value, read_value=False)
+    limit = bound.read_value()
+
+    names = [name for name in named if name != "global_step" and (carry is None or name in carry or name == "loss")]
+    summed = [name for name in names if named[name].shape.rank == 0 and (named[name].dtype.is_floating or
+                                                                          named[name].dtype.is_integer)]
+    carried: list[str] = []
+    initial_last: list[Any] = []
+    invariants_last: list[Any] = []
+    for name in names:
+        made = _carry_initial(tf, named[name])
+        if made is not None:
+            carried.append(name)
+            initial_last.append(made[0])
+            invariants_last.append(made[1])
+
+    def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
+        return tf.logical_and(count < limit, tf.logical_not(done))
+
+    def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
+        # Every op of this step runs after the previous step's update, its variable reads included:
+        # the count of this iteration is made under a control dependency on that update.
+        with tf.control_dependencies([count]):
+            optional = iterator.get_next_as_optional()
+            has_value = optional.has_value()
+
+        def run_step() -> Any:
+            with tf.control_dependencies([count]):
+                features, labels = optional.get_value()
+                try:
+                    with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
+                        train_op, tensors = step(features, labels)
+                except PlacedError as err:
+                    if "does not exist" in str(err) or _CREATES in str(err):
+                        raise PlacedError(
+                            "graph.builder",
+                            f"{builder_name} creates a variable when called again inside the session.steps_per_run "
+                            f"loop ({err.reason}); create weights with tf.compat.v1.get_variable (reused by name), "
+                            "or set session.steps_per_run: 1",
+                        ) from err
+                    raise
+            with tf.control_dependencies([train_op]):
+                new_sums = [s + tf.cast(tensors[name], tf.float64) for s, name in zip(sums, summed, strict=True)]
+                new_last = [tf.identity(tensors[name]) for name in carried]
+                return count + 1, tf.constant(False), new_sums, new_last
+
+        def end_of_data() -> Any:
+            return count, tf.constant(True), list(sums), list(last)
+
+        return tf.cond(has_value, run_step, end_of_data)
+
+    initial = (tf.constant(0), tf.constant(False), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
+    invariants = (tf.TensorShape([]), tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
+    with tf.name_scope("hookrun_steps_per_run"):
+        count, _, sums, last = v1.while_loop(
+            condition, body, initial, shape_invariants=invariants, parallel_iterations=1, name="loop"
+        )
+
+        def no_step() -> Any:  # the data ended before this call's first step: the iterator's own error
+            with tf.control_dependencies(tf.nest.flatten(iterator.get_next())):
+                return tf.identity(count)
+
+        steps = tf.cond(count > 0, lambda: tf.identity(count), no_step, name="steps")
+        with tf.control_dependencies([steps]):
+            global_step_after = tf.identity(global_step.read_value(), name="global_step")
+            # A float64 sum of float32 losses overflows never: it is non-finite exactly when a loss was.
+            any_nonfinite = tf.logical_not(tf.math.is_finite(sums[summed.index("loss")]), name="any_nonfinite")
+            window_sums = {name: tf.identity(value, name=f"sum_{i}") for i, (name, value) in
+                           enumerate(zip(summed, sums, strict=True))}
+            window_last = {name: tf.identity(value, name=f"last_{i}") for i, (name, value) in
+                           enumerate(zip(carried, last, strict=True))}
+
+    created = [v.op.name for v in v1.global_variables() + v1.local_variables()
+               if id(v) not in variables_before and v.op.name != BOUND_NAME]
+    if created:
+        raise PlacedError(
+            "graph.builder",
+            f"{builder_name} created new variables when called again inside the session.steps_per_run loop "
+            f"({', '.join(sorted(created)[:5])}); create weights with tf.compat.v1.get_variable so every step "
+            "shares them, or set session.steps_per_run: 1",
+        )
+    # The body's second builder call added its UPDATE_OPS, summaries, losses... to the graph's collections
+    # (control flow v2 shares them): put them back, so nothing outside the loop picks up an op inside it.
+    for key, items in collections_before.items():
+        current = graph.get_collection_ref(key)
+        current[:] = items
+    for key in graph.get_all_collection_keys():
+        if key not in collections_before and key != v1.GraphKeys.LOCAL_VARIABLES:
+            graph.clear_collection(key)
+    local = graph.get_collection_ref(v1.GraphKeys.LOCAL_VARIABLES)
+    if bound not in local:
+        local.append(bound)
+    window = RunWindow(
+        steps_per_run=steps_per_run,
+        steps=steps,
+        global_step=global_step_after,
+        any_nonfinite=any_nonfinite,
+        sums=window_sums,
+        last=window_last,
+        bound=bound,
+        bound_value=bound_value,
+        set_bound=set_bound,
+    )
+    return steps, window

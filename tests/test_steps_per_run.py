@@ -1,0 +1,405 @@
+"""``session.steps_per_run: N`` (issue 17): N training steps per session call, every built-in hook still exact.
+
+Each test trains the same config with one step per call and with N steps per call (real TensorFlow,
+real files) and compares what the hooks did: checkpoint steps, stop step, history rows, summaries,
+evaluations, NaN behaviour, end of data, resume, and the final weights.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from hookrun.config_schemas.loader import ConfigError
+from hookrun.runner.config import load_checked, load_config
+from hookrun.runner.errors import SetupError, TrainingError
+
+from .conftest import NAN_BUILDER, event_scalars
+
+#: 64 rows / batch 8: 8 steps per epoch; the default config runs 10 epochs (80 steps).
+STEPS_PER_EPOCH = 8
+
+
+def _config(tmp_path: Path, name: str, steps_per_run: int, hooks: list[dict[str, Any]], **sections: Any) -> Any:
+    """A config in ``tmp_path`` (no shuffle: the same batches in the same order whatever N)."""
+    config: dict[str, Any] = {
+        "name": "t",
+        "graph": {"builder": "linear_regressor", "optimizer": {"name": "adam", "learning_rate": 0.05}},
+        "data": {"train": "data.csv", "label": "y", "batch_size": 8, "epochs": 10, "seed": 0, "shuffle": False},
+        "session": {"steps_per_run": steps_per_run},
+        "hooks": hooks,
+    }
+    for key, value in sections.items():
+        config[key] = {**config[key], **value} if isinstance(value, dict) and key in config else value
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return load_config(path)
+
+
+def _checkpoint_steps(run_dir: Path) -> list[int]:
+    return sorted(int(p.name.split("-")[1].split(".")[0]) for p in run_dir.glob("model.ckpt-*.index"))
+
+
+def _weights(run_dir: Path) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(run_dir)))
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def _assert_same_weights(a: Path, b: Path) -> None:
+    first, second = _weights(a), _weights(b)
+    assert sorted(first) == sorted(second)
+    for name in first:
+        np.testing.assert_allclose(first[name], second[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def _per_step_losses(tmp_path: Path, run_train: Any, last_step: int, **sections: Any) -> list[float]:
+    """The loss of every step 1..last_step with one step per call (history_saver every step)."""
+    hooks = [
+        {"type": "stop_at_step", "last_step": last_step},
+        {"type": "history_saver", "every_n_step": 1},
+        {"type": "checkpoint_saver", "save_steps": 1000},
+    ]
+    result = run_train(_config(tmp_path, "per_step", 1, hooks, **sections), run_dir=tmp_path / "per_step")
+    assert [row["step"] for row in result.history] == list(range(1, last_step + 1))
+    return [float(row["total_loss"]) for row in result.history]
+
+
+#: A checkpoint_saver that saves only at the start and the end.
+CHECKPOINT_AT_END = {"type": "checkpoint_saver", "save_steps": 1000}
+
+STANDARD = [
+    {"type": "nan_tensor"},
+    {"type": "checkpoint_saver", "save_steps": 5},
+    {"type": "history_saver", "every_n_step": 5},
+    {"type": "summary_saver", "save_steps": 5, "tensors": ["loss"]},
+    {"type": "step_counter", "every_n_steps": 5},
+    {"type": "logging_tensor", "tensors": ["loss"], "every_n_iter": 5},
+    {"type": "evaluation", "every_n_steps": 10},
+    {"type": "early_stopping", "patience": 100},
+    {"type": "progress_bar"},
+    {"type": "stop_at_step", "last_step": 20},
+]
+
+
+@pytest.mark.parametrize("engine", ["hookrun", "tf"])
+def test_every_hook_matches_one_step_per_call(tmp_path, linear_csv, run_train, captured, engine):
+    """N = 5 divides every hook's period: same checkpoints, stop, history, evaluations, weights as N = 1."""
+    data = {"validation_split": 0.25}
+    session = {"engine": engine}
+    one = run_train(_config(tmp_path, "one", 1, STANDARD, data=data, session={**session, "steps_per_run": 1}),
+                    run_dir=tmp_path / "one")
+    one_log = captured.text
+    five = run_train(_config(tmp_path, "five", 5, STANDARD, data=data, session={**session, "steps_per_run": 5}),
+                     run_dir=tmp_path / "five")
+    five_log = captured.text[len(one_log):]
+
+    assert one.final_global_step == five.final_global_step == 20
+    assert one.steps == five.steps == 20
+    assert _checkpoint_steps(tmp_path / "one") == _checkpoint_steps(tmp_path / "five") == [0, 5, 10, 15, 20]
+    assert [r["step"] for r in five.history] == [r["step"] for r in one.history] == [5, 10, 15, 20]
+    for a, b in zip(one.history, five.history, strict=True):
+        assert a["mean_loss"] == pytest.approx(b["mean_loss"], rel=1e-5)
+        assert a["total_loss"] == pytest.approx(b["total_loss"], rel=1e-5)
+        assert (a["val_loss"] is None) == (b["val_loss"] is None)
+        if a["val_loss"] is not None:
+            assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-5)
+    assert [e["step"] for e in one.evaluations] == [e["step"] for e in five.evaluations] == [10, 20]
+    _assert_same_weights(tmp_path / "one", tmp_path / "five")
+    # The timer hooks fire first at the first step (run), then every 5 steps after: with windows of 5 steps,
+    # at the first window boundary at or after each of those steps.
+    for tag in ("loss", "global_step/sec"):
+        steps_one = [s for s, _ in event_scalars(tmp_path / "one", tag)]
+        steps_five = [s for s, _ in event_scalars(tmp_path / "five", tag)]
+        assert steps_five == [math.ceil(s / 5) * 5 for s in steps_one], tag
+    assert one_log.count("loss = ") == five_log.count("loss = ") == 4  # logging_tensor, every 5 steps
+    assert "Training 20/20" in one_log and "Training 20/20" in five_log
+
+
+def test_windows_that_do_not_divide_the_periods(tmp_path, linear_csv, run_train):
+    """N = 7: hooks fire at the first window boundary at or after their step; the last window is shortened so
+    the run stops at exactly last_step; history sums cover exactly each row's steps; weights equal N = 1's."""
+    losses = _per_step_losses(tmp_path, run_train, 20)
+    hooks = [
+        {"type": "checkpoint_saver", "save_steps": 5},
+        {"type": "history_saver", "every_n_step": 5},
+        {"type": "summary_saver", "save_steps": 5, "tensors": ["loss"]},
+        {"type": "stop_at_step", "last_step": 20},
+    ]
+    seven = run_train(_config(tmp_path, "seven", 7, hooks), run_dir=tmp_path / "seven")
+    assert seven.final_global_step == 20 and seven.steps == 20
+    assert _checkpoint_steps(tmp_path / "seven") == [0, 7, 14, 20]  # windows end at 7, 14, then 20 (shortened)
+    rows = [(r["step"], r["total_loss"], r["mean_loss"]) for r in seven.history]
+    assert [step for step, _, _ in rows] == [7, 14, 20]
+    start = 0
+    for step, total, mean in rows:
+        assert total == pytest.approx(sum(losses[start:step]), rel=1e-5)
+        assert mean == pytest.approx(sum(losses[start:step]) / (step - start), rel=1e-5)
+        start = step
+    # Summaries: the window's last step's loss, at that step.
+    for step, value in event_scalars(tmp_path / "seven", "loss"):
+        assert value == pytest.approx(losses[step - 1], rel=1e-5)
+    _assert_same_weights(tmp_path / "per_step", tmp_path / "seven")
+
+
+def test_resume_under_n_loses_no_step_and_repeats_none(tmp_path, linear_csv, run_train):
+    straight = run_train(
+        _config(tmp_path, "straight", 1, [{"type": "stop_at_step", "last_step": 23}, CHECKPOINT_AT_END]),
+        run_dir=tmp_path / "straight",
+    )
+    assert straight.final_global_step == 23
+    hooks = [{"type": "checkpoint_saver", "save_steps": 1000}, {"type": "history_saver", "every_n_step": 4}]
+    first = run_train(
+        _config(tmp_path, "resume", 4, [*hooks, {"type": "stop_at_step", "last_step": 10}]), run_dir=tmp_path / "r"
+    )
+    assert first.final_global_step == 10  # windows 4, 4, 2
+    second = run_train(
+        _config(tmp_path, "resume", 4, [*hooks, {"type": "stop_at_step", "last_step": 23}]), run_dir=tmp_path / "r"
+    )
+    assert second.initial_step == 10 and second.steps == 13 and second.final_global_step == 23
+    _assert_same_weights(tmp_path / "straight", tmp_path / "r")
+    assert [r["step"] for r in second.history] == [4, 8, 10, 14, 18, 22, 23]
+
+
+def test_end_of_data_inside_a_window(tmp_path, linear_csv, run_train):
+    """One epoch is 8 steps: windows of 5 run 5, then 3 (the data ends), then none: the run ends as with N = 1."""
+    hooks = [
+        {"type": "history_saver", "every_n_step": 5, "metrics": ["mae"]},  # a metric's window mean too
+        {"type": "checkpoint_saver", "save_steps": 100},
+    ]
+    one = run_train(_config(tmp_path, "one", 1, hooks, data={"epochs": 1}), run_dir=tmp_path / "one")
+    five = run_train(_config(tmp_path, "five", 5, hooks, data={"epochs": 1}), run_dir=tmp_path / "five")
+    assert one.end_of_data and five.end_of_data
+    assert one.final_global_step == five.final_global_step == five.steps == STEPS_PER_EPOCH
+    assert [r["step"] for r in one.history] == [r["step"] for r in five.history] == [5, 8]
+    for a, b in zip(one.history, five.history, strict=True):
+        assert a["total_loss"] == pytest.approx(b["total_loss"], rel=1e-5)
+        assert a["mae"] == pytest.approx(b["mae"], rel=1e-5)
+    assert _checkpoint_steps(tmp_path / "five") == [0, STEPS_PER_EPOCH]
+    _assert_same_weights(tmp_path / "one", tmp_path / "five")
+
+
+@pytest.mark.parametrize("fail", [True, False])
+def test_nan_loss_names_the_window(tmp_path, linear_csv, run_train, write_module, fail):
+    module = write_module("nan_builder", NAN_BUILDER)
+    graph = {"builder": f"{module}:build", "params": {"nan_from": 12}}  # the loss of step 13 is NaN
+    hooks = [
+        {"type": "nan_tensor", "fail_on_nan_loss": fail},
+        {"type": "checkpoint_saver", "save_steps": 5},
+        {"type": "stop_at_step", "last_step": 30},
+    ]
+    if fail:
+        with pytest.raises(TrainingError, match="NaN loss at step 13"):
+            run_train(_config(tmp_path, "one", 1, hooks, graph=graph), run_dir=tmp_path / "one")
+        with pytest.raises(TrainingError, match=r"non-finite loss in the window of steps 11-15"):
+            run_train(_config(tmp_path, "five", 5, hooks, graph=graph), run_dir=tmp_path / "five")
+        assert _checkpoint_steps(tmp_path / "one") == _checkpoint_steps(tmp_path / "five") == [0, 5, 10]
+    else:
+        one = run_train(_config(tmp_path, "one", 1, hooks, graph=graph), run_dir=tmp_path / "one")
+        five = run_train(_config(tmp_path, "five", 5, hooks, graph=graph), run_dir=tmp_path / "five")
+        assert one.final_global_step == 13  # the NaN step; stop requested
+        assert five.final_global_step == 15  # the end of the window holding it
+        assert _checkpoint_steps(tmp_path / "five") == [0, 5, 10, 15]
+
+
+def test_builder_that_creates_variables_again_is_refused(tmp_path, linear_csv, run_train, write_module):
+    module = write_module(
+        "fresh_variables",
+        """
+        import tensorflow as tf
+
+        def build(features, labels, params):
+            w = tf.compat.v1.Variable(tf.zeros([int(features.shape[-1]), 1]), name="w")  # a new one each call
+            return {"loss": tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))}
+        """,
+    )
+    loaded = _config(tmp_path, "c", 3, [{"type": "stop_at_step", "last_step": 3}], graph={"builder": f"{module}:build"})
+    with pytest.raises(ConfigError, match=r"creates a variable when called again inside the session.steps_per_run"):
+        run_train(loaded)
+    # One step per call builds it once: it trains.
+    loaded = _config(tmp_path, "d", 1, [{"type": "stop_at_step", "last_step": 3}], graph={"builder": f"{module}:build"})
+    assert run_train(loaded, run_dir=tmp_path / "d").final_global_step == 3
+
+
+@pytest.mark.parametrize("field", ["training_hooks", "training_chief_hooks"])
+def test_a_model_fn_with_spec_hooks_is_refused_by_field(tmp_path, linear_csv, run_train, write_module, field):
+    """Their per-step tensors would sit inside the loop: refused at the field, never silently half-run."""
+    module = write_module(
+        f"spec_hooks_{field}",
+        f"""
+        import tensorflow as tf
+        from hookrun.runner import EstimatorSpec, layers
+
+        def model_fn(features, labels, mode, params):
+            out = layers.dense(features, 1, "out")
+            loss = tf.reduce_mean(tf.square(out - labels))
+            return EstimatorSpec(mode=mode, loss=loss, predictions=out,
+                                 {field}=[tf.compat.v1.train.SessionRunHook()])
+        """,
+    )
+    graph = {"builder": f"{module}:model_fn"}
+    loaded = _config(tmp_path, "c", 3, [{"type": "stop_at_step", "last_step": 3}], graph=graph)
+    with pytest.raises(ConfigError, match=rf"EstimatorSpec.{field}; under session.steps_per_run > 1"):
+        run_train(loaded)
+
+
+def test_a_tensor_of_the_unfed_first_call_is_refused_by_name(tmp_path, linear_csv, run_train):
+    hooks = [{"type": "logging_tensor", "tensors": ["features:0"]}, {"type": "stop_at_step", "last_step": 3}]
+    with pytest.raises(ConfigError, match="computed by the builder's first call"):
+        run_train(_config(tmp_path, "c", 3, hooks))
+
+
+def test_cluster_is_refused(tmp_path, linear_csv, monkeypatch):
+    cluster = {"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223"]}
+    loaded = _config(tmp_path, "c", 4, [{"type": "stop_at_step", "last_step": 3}], cluster=cluster)
+    with pytest.raises(ConfigError, match=r"steps_per_run: 4 does not run on a cluster"):
+        load_checked(loaded.path)
+    from hookrun.runner.trainer import train
+
+    plain = _config(tmp_path, "p", 4, [{"type": "stop_at_step", "last_step": 3}])
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": cluster, "task": {"type": "worker", "index": 0}}))
+    with pytest.raises(SetupError, match="does not run on a cluster"):
+        train(plain, run_dir=tmp_path / "run")
+
+
+def test_custom_hook_gets_a_warning_and_n(tmp_path, linear_csv, run_train, write_module):
+    module = write_module(
+        "window_hook",
+        """
+        import tensorflow as tf
+
+        class Recorder(tf.compat.v1.train.SessionRunHook):
+            seen = []
+
+            def __init__(self, n):
+                self.n = int(n)
+
+            def after_run(self, run_context, run_values):
+                Recorder.seen.append(self.n)
+        """,
+    )
+    hooks = [
+        {"type": "custom", "class": f"{module}:Recorder", "args": {"n": "${steps_per_run}"}},
+        {"type": "stop_at_step", "last_step": 12},
+    ]
+    loaded = _config(tmp_path, "c", 4, hooks)
+    _, issues = load_checked(loaded.path)
+    assert any(i.severity == "warning" and "window" in i.message for i in issues)
+    run_train(loaded)
+    import sys
+
+    assert sys.modules[module].Recorder.seen == [4, 4, 4]  # three windows of 4 steps
+
+
+def test_a_signal_stops_after_the_current_window(tmp_path, linear_csv, run_train, write_module):
+    module = write_module(
+        "interrupter",
+        """
+        import os
+        import signal
+
+        import tensorflow as tf
+
+        class Interrupt(tf.compat.v1.train.SessionRunHook):
+            def begin(self):
+                self.step = tf.compat.v1.train.get_global_step()
+
+            def after_run(self, run_context, run_values):
+                if run_context.session.run(self.step) >= 7:
+                    os.kill(os.getpid(), signal.SIGINT)
+        """,
+    )
+    hooks = [
+        {"type": "custom", "class": f"{module}:Interrupt"},
+        {"type": "checkpoint_saver", "save_steps": 1000},
+        {"type": "stop_at_step", "last_step": 40},
+    ]
+    result = run_train(_config(tmp_path, "c", 5, hooks))
+    assert result.signal == signal.SIGINT
+    assert result.final_global_step == 10  # the window 6-10 that reached step 7 finished; no later one ran
+    assert _checkpoint_steps(tmp_path / "run")[-1] == 10
+    assert os.getpid()  # still alive: the signal was handled
+
+
+def test_default_graph_has_no_loop(tmp_path, linear_csv):
+    """N = 1 builds today's graph: no while loop, no bound variable."""
+    from rich.console import Console
+
+    from hookrun.runner.trainer import prepare
+
+    loaded = _config(tmp_path, "c", 1, [{"type": "stop_at_step", "last_step": 3}])
+    prepared = prepare(loaded, tmp_path / "run", Console(quiet=True))
+    for close in prepared.on_close:
+        close()
+    types = {op.type for op in prepared.built.graph.get_operations()}
+    assert "While" not in types and "StatelessWhile" not in types
+    assert prepared.built.window is None
+    loaded = _config(tmp_path, "d", 2, [{"type": "stop_at_step", "last_step": 3}])
+    prepared = prepare(loaded, tmp_path / "run", Console(quiet=True))
+    for close in prepared.on_close:
+        close()
+    assert prepared.built.window is not None and prepared.built.window.steps_per_run == 2
+
+
+def test_early_stopping_stops_at_the_same_window_boundary(tmp_path, linear_csv, run_train):
+    """An evaluation every 5 steps and a patience of 1 that no change can meet: both stop after the second one."""
+    hooks = [
+        {"type": "evaluation", "every_n_steps": 5},
+        {"type": "early_stopping", "patience": 1, "min_delta": 1e9},
+        {"type": "stop_at_step", "last_step": 40},
+    ]
+    data = {"validation_split": 0.25}
+    one = run_train(_config(tmp_path, "one", 1, hooks, data=data), run_dir=tmp_path / "one")
+    five = run_train(_config(tmp_path, "five", 5, hooks, data=data), run_dir=tmp_path / "five")
+    assert one.final_global_step == five.final_global_step == 10
+    assert [e["step"] for e in one.evaluations] == [e["step"] for e in five.evaluations] == [5, 10]
+    for a, b in zip(one.evaluations, five.evaluations, strict=True):
+        assert a["val_loss"] == pytest.approx(b["val_loss"], rel=1e-5)
+
+
+def test_the_trace_numbers_windows_by_their_first_step(tmp_path, linear_csv, captured):
+    from hookrun.runner.session.trace import TRACE_FILE, read_trace
+    from hookrun.runner.trainer import train
+
+    hooks = [{"type": "checkpoint_saver", "save_steps": 100}, {"type": "stop_at_step", "last_step": 17}]
+    train(_config(tmp_path, "c", 5, hooks), run_dir=tmp_path / "run", console=captured.console, trace=True)
+    records = read_trace(tmp_path / "run" / TRACE_FILE)
+    steps = [r["step"] for r in records if r["method"] == "before_run" and r["position"] == 0]
+    assert steps == [1, 6, 11, 16]  # windows 1-5, 6-10, 11-15, 16-17 (shortened to stop at 17)
+    assert [r["step"] for r in records if r["method"] == "end"] == [17, 17]
+
+
+NAN_WEIGHTS_BUILDER = """
+import tensorflow as tf
+
+
+def build(features, labels, params):
+    v1 = tf.compat.v1
+    w = v1.get_variable("w", [int(features.shape[-1]), 1], initializer=v1.zeros_initializer())
+    mse = tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))
+    step = v1.train.get_global_step()
+    scale = tf.where(step >= int(params["nan_from"]), tf.constant(float("nan")), tf.constant(1.0))
+    return {"loss": tf.identity(mse * scale, name="loss")}  # its gradient is NaN too: the weights go NaN
+"""
+
+
+def test_no_non_finite_weights_are_checkpointed_at_a_window_boundary(tmp_path, linear_csv, run_train, write_module):
+    module = write_module("nan_weights", NAN_WEIGHTS_BUILDER)
+    graph = {"builder": f"{module}:build", "params": {"nan_from": 6}}  # steps 7.. train on a NaN loss
+    hooks = [  # the checkpoint before nan_tensor: the window 6-10 ends with NaN weights and a save due
+        {"type": "checkpoint_saver", "save_steps": 5},
+        {"type": "nan_tensor"},
+        {"type": "stop_at_step", "last_step": 30},
+    ]
+    with pytest.raises(TrainingError, match="weights are not finite at step 10; that checkpoint was not written"):
+        run_train(_config(tmp_path, "c", 5, hooks, graph=graph))
+    assert _checkpoint_steps(tmp_path / "run") == [0, 5]
