@@ -504,9 +504,11 @@ def test_prepare_on_a_cluster_with_more_tasks_than_lines_refuses_before_tensorfl
 # --------------------------------------------------------------------------- the chunked shuffle buffer
 
 
-def _shuffled(chunks: list[int], buffer_rows: int, seed: int | None, epochs: int = 1) -> list[list[int]]:
-    """Row ids out of ``shuffle_chunks`` over chunks of the given sizes (ids 0.. in order), per epoch."""
-    from hookrun.runner.data.streaming import shuffle_chunks
+def _shuffled(
+    chunks: list[int], buffer_rows: int, seed: int | None, epochs: int = 1, shuffle: str = "shuffle_chunks"
+) -> list[list[int]]:
+    """Row ids out of ``shuffle`` (a function of streaming.py) over chunks of the given sizes (ids 0..), per epoch."""
+    from hookrun.runner.data import streaming
 
     ids = np.arange(sum(chunks), dtype=np.float32)
     parts = np.split(ids, np.cumsum(chunks)[:-1])
@@ -516,7 +518,7 @@ def _shuffled(chunks: list[int], buffer_rows: int, seed: int | None, epochs: int
             lambda: ((p[:, None] * 0 + p[:, None], p[:, None]) for p in parts),
             output_signature=(tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, 1], tf.float32)),
         )
-        ds = shuffle_chunks(tf, ds, buffer_rows, seed).repeat(epochs).rebatch(5)
+        ds = getattr(streaming, shuffle)(tf, ds, buffer_rows, seed).repeat(epochs).rebatch(5)
         features, labels = make_iterator(tf, ds).get_next()
         out = []
         with tf.compat.v1.Session(graph=graph) as session:
@@ -542,3 +544,14 @@ def test_the_chunked_shuffle_hands_out_every_row_once_reshuffled_each_epoch():
     # a bounded buffer: no row is handed out before the buffer (plus an eighth and a chunk) has seen it
     assert all(position >= row - (30 + 3 + 40) for position, row in enumerate(first))
     assert sorted(_shuffled(chunks, buffer_rows=1000, seed=None)[0]) == list(range(100))  # more buffer than rows
+
+
+def test_an_epoch_that_fits_the_buffer_is_one_permutation_per_epoch():
+    """``shuffle_epoch``, the path of cached data no larger than the buffer: every row once, all rows mixed."""
+    chunks = [7, 0, 13, 40, 1, 25, 14]  # 100 rows; an empty chunk too
+    first, second = _shuffled(chunks, buffer_rows=100, seed=3, epochs=2, shuffle="shuffle_epoch")
+    assert sorted(first) == sorted(second) == list(range(100))  # each epoch: every row once
+    assert first != list(range(100)) and first != second  # shuffled, and differently each epoch
+    assert _shuffled(chunks, 100, 3, epochs=2, shuffle="shuffle_epoch") == [first, second]  # the same every run
+    assert _shuffled(chunks, 100, 4, shuffle="shuffle_epoch")[0] != first
+    assert any(row >= 86 for row in first[:20])  # the last chunk's rows mix into the start: one permutation

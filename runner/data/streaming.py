@@ -15,7 +15,8 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
                 decode, transform; parallel)
     -> (chunks of transformed rows: never unbatched, no per-row dataset op)
     -> [cache, when the transformed rows take at most CACHE_BYTES]
-    -> shuffle_chunks(data.shuffle_buffer rows) -> repeat(epochs) -> rebatch(batch_size) -> skip(resumed steps)
+    -> shuffle_chunks(data.shuffle_buffer rows; shuffle_epoch when a cached epoch fits in it)
+    -> repeat(epochs) -> rebatch(batch_size) -> skip(resumed steps)
     -> prefetch
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
@@ -578,6 +579,40 @@ def shuffle_chunks(tf: Any, chunks: Any, buffer_rows: int, seed: int | None) -> 
     return tf.data.Dataset.zip((marked, seeds)).scan(empty, step)
 
 
+def shuffle_epoch(tf: Any, chunks: Any, buffer_rows: int, seed: int | None) -> Any:
+    """Shuffle an epoch that fits in the shuffle buffer: one permutation of all its rows per epoch.
+
+    What ``Dataset.shuffle(buffer_rows)`` gives when the buffer holds the whole epoch (a uniformly
+    random order of every row), and what :func:`shuffle_chunks` gives then, at the cost of one
+    ``rebatch``, one permutation and one gather per epoch: on small cached data (an epoch of a few
+    batches) the scan of :func:`shuffle_chunks` ran once every few steps and bounded the steps/s
+    (issue 17). The seeds come from ``Dataset.random(seed, rerandomize_each_iteration=True)``, as in
+    :func:`shuffle_chunks`: the same order in every run with a seed, a new one each epoch.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        chunks: elements ``(features [n, ...] or a dict of such, labels [n, 1])``, at most ``buffer_rows``
+            rows in all.
+        buffer_rows: ``data.shuffle_buffer`` (rows); an epoch of more rows is still shuffled, in pieces of
+            this many rows.
+        seed: ``data.seed``, or None (a different order every run).
+
+    Returns:
+        The epoch's rows as one chunk (of at most ``buffer_rows`` rows each), in a random order.
+    """
+    whole = chunks.rebatch(buffer_rows)  # the epoch's rows as one element
+    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+
+    def permute(element: Any, random: Any) -> Any:
+        size = tf.shape(element[1], out_type=tf.int64)[0]
+        order = tf.random.experimental.stateless_shuffle(
+            tf.range(size), seed=tf.stack([random, tf.constant(0, tf.int64)])
+        )
+        return tf.nest.map_structure(lambda tensor: tf.gather(tensor, order), element)
+
+    return tf.data.Dataset.zip((whole, seeds)).map(permute)
+
+
 @dataclass
 class StreamInput:
     """The input of a run: the scan's files read by ``tf.data`` and transformed with ``state``.
@@ -712,7 +747,9 @@ class StreamInput:
         ds = self._chunks(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
         if self.cached:
             ds = ds.cache()  # epochs after the first read the transformed rows from memory
-        if config.shuffle:
+        if config.shuffle and self.cached and self.scan.train_rows <= config.shuffle_buffer:
+            ds = shuffle_epoch(tf, ds, config.shuffle_buffer, config.seed)
+        elif config.shuffle:
             ds = shuffle_chunks(tf, ds, config.shuffle_buffer, config.seed)
         ds = ds.repeat(config.epochs).rebatch(config.batch_size)  # batches across epochs, as batch() after repeat
         if skip_steps:
