@@ -131,7 +131,7 @@ def features_form(builder: Any, configured: str | None) -> str:
 def _call_builder(
     tf: Any, builder: Any, name: str, features: Any, labels: Any, params: dict[str, Any], model_fn: bool = False
 ) -> GraphSpec:
-    """Call the builder and check it returned a scalar ``loss``.
+    """Call the builder and check it returned a scalar ``loss`` (in ``train`` and ``eval`` mode; ``infer`` needs none).
 
     In the model_fn form (:mod:`hookrun.runner.graph.model_fn`) the builder gets ``mode`` as an argument and
     ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field.
@@ -151,6 +151,8 @@ def _call_builder(
                 training_chief_hooks=checked.training_chief_hooks,
                 evaluation_hooks=checked.evaluation_hooks,
                 scaffold=checked.scaffold,
+                export_outputs=checked.export_outputs,
+                prediction_hooks=checked.prediction_hooks,
             )
         else:
             spec = GraphSpec.coerce(builder(features, labels, params), name)
@@ -161,6 +163,8 @@ def _call_builder(
     except Exception as err:
         reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}"
         raise PlacedError("graph.builder", reason) from err
+    if params["mode"] == "infer":  # the loss is not used (a model_fn may return none)
+        return spec
     if spec.loss is None or getattr(spec.loss, "shape", None) is None or spec.loss.shape.rank != 0:
         raise PlacedError("graph.builder", f"{name} must return a scalar `loss` tensor")
     return spec
@@ -540,27 +544,11 @@ def build_inference(
     Raises:
         PlacedError: the builder fails, returns a malformed spec, or returns no ``predictions``.
     """
-    mode = "infer"
-    try:
-        if model_fn:
-            checked = check_spec(tf, call_model_fn(builder, features, None, mode, dict(params)), builder_name, mode)
-            spec = GraphSpec(
-                loss=checked.loss,
-                predictions=checked.predictions,
-                prediction_dict=checked.prediction_dict,
-                export_outputs=checked.export_outputs,
-                prediction_hooks=checked.prediction_hooks,
-            )
-        else:
-            first = next(iter(features.values())) if isinstance(features, dict) else features
-            labels = tf.zeros([tf.shape(first)[0], 1], tf.float32)
-            spec = GraphSpec.coerce(builder(features, labels, {**params, "mode": mode}), builder_name)
-    except SetupError:
-        raise
-    except SpecError as err:
-        raise PlacedError("graph.builder", str(err)) from err
-    except Exception as err:
-        raise PlacedError("graph.builder", f"{builder_name} failed (infer mode): {type(err).__name__}: {err}") from err
+    labels = None
+    if not model_fn:
+        first = next(iter(features.values())) if isinstance(features, dict) else features
+        labels = tf.zeros([tf.shape(first)[0], 1], tf.float32)
+    spec = _call_builder(tf, builder, builder_name, features, labels, {**params, "mode": "infer"}, model_fn=model_fn)
     if spec.predictions is None:
         raise PlacedError(
             "graph.builder",
