@@ -14,8 +14,10 @@ choice comes first when it reads back whole; the files decide only when it does 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -293,6 +295,31 @@ def check_checkpoint_fits(
             f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
             f"{'; ...' if len(problems) > 3 else ''}); {fix}"
         )
+
+
+@contextlib.contextmanager
+def restore_errors(tf: Any, prefix: str, fix: str | None = None) -> Iterator[None]:
+    """Turn a failed restore of ``prefix`` (inside the ``with``) into the one-line error a user can act on.
+
+    For ``Saver.restore`` and sessions that restore (``ChiefSessionCreator``): a ``NotFoundError`` or
+    ``InvalidArgumentError`` is either the checkpoint deleted meanwhile (:func:`raise_if_vanished`) or a
+    checkpoint that does not fit the graph, named by TensorFlow's first line.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        prefix: the checkpoint prefix being restored.
+        fix: what the user should do, appended to the message (``; <fix>``), or None.
+
+    Raises:
+        SetupError: the checkpoint vanished, or it does not fit the run's graph.builder (exit 2).
+    """
+    try:
+        yield
+    except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
+        raise_if_vanished(prefix)
+        reason = str(err.message).strip().splitlines()[0]
+        message = f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})"
+        raise SetupError(message + (f"; {fix}" if fix else "")) from None
 
 
 def raise_if_vanished(prefix: str) -> None:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.runner.errors import SetupError, TrainingError
+from hookrun.runner.errors import TrainingError
 
 
 @dataclass
@@ -78,14 +78,9 @@ def evaluate(
     from hookrun.hooks.files import atomic_write_text
     from hookrun.runner.graph.build import build_evaluation_graph
     from hookrun.runner.graph.device import resolve_device, session_config
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
-    from hookrun.runner.trained.saved_run import (
-        check_checkpoint_fits,
-        evaluation_input,
-        open_run,
-        raise_if_vanished,
-        resolve_checkpoint,
-    )
+    from hookrun.runner.trained.saved_run import evaluation_input, open_run, resolve_checkpoint
 
     run = open_run(run_dir)
     validation = evaluation_input(run, data)  # reads and checks every row before TensorFlow loads
@@ -114,15 +109,8 @@ def evaluate(
     started = time.perf_counter()
     check_checkpoint_fits(tf, prefix, variables)  # Saver.restore would not check the shapes
     with v1.Session(graph=graph, config=session_config(tf, plan)) as session:
-        try:
+        with restore_errors(tf, prefix, fix="give a checkpoint of this run"):
             saver.restore(session, prefix)
-        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
-            raise_if_vanished(prefix)
-            reason = str(err.message).strip().splitlines()[0]
-            raise SetupError(
-                f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason}); "
-                "give a checkpoint of this run"
-            ) from None
         session.run([tables, init_hook_variables])
         try:  # as the evaluation hook: every row once, the evaluation hooks around the pass
             metrics = ev.run(session)

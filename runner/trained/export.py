@@ -92,15 +92,11 @@ def export(
             directory does not, a checkpoint that does not fit the builder, a builder that fails in ``infer``
             mode, an ``export_outputs`` signature named ``examples`` (exit 2); nothing is written.
     """
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
     from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
-    from hookrun.runner.trained.saved_run import (
-        check_checkpoint_fits,
-        open_run,
-        raise_if_vanished,
-        resolve_checkpoint,
-    )
+    from hookrun.runner.trained.saved_run import open_run, resolve_checkpoint
 
     started = time.perf_counter()
     run = open_run(run_dir)
@@ -127,12 +123,8 @@ def export(
         for key, outputs in built.export_outputs.items():
             signatures[key] = _signature(tf, built.inputs, outputs)
         with v1.Session(graph=built.graph) as session:
-            try:
+            with restore_errors(tf, prefix):
                 saver.restore(session, prefix)
-            except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
-                raise_if_vanished(prefix)
-                reason = str(err.message).strip().splitlines()[0]
-                raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
             with atomic_directory(target) as directory:
                 builder = v1.saved_model.Builder(str(directory))
                 builder.add_meta_graph_and_variables(

@@ -220,15 +220,11 @@ def predict(
             value the model cannot take, a builder that fails in ``infer`` mode (exit 2); nothing is written.
     """
     from hookrun.runner.data.reader import iter_chunks
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
     from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
-    from hookrun.runner.trained.saved_run import (
-        check_checkpoint_fits,
-        open_run,
-        raise_if_vanished,
-        resolve_checkpoint,
-    )
+    from hookrun.runner.trained.saved_run import open_run, resolve_checkpoint
 
     started = time.perf_counter()
     run = open_run(run_dir)
@@ -251,12 +247,8 @@ def predict(
             scaffold=v1.train.Scaffold(saver=saver), checkpoint_filename_with_path=prefix
         )
         numeric = {c.name for c in run.preprocessor.columns if c.kind == "numeric"}
-        try:
+        with restore_errors(tf, prefix):
             session = v1.train.MonitoredSession(session_creator=creator, hooks=list(built.prediction_hooks))
-        except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
-            raise_if_vanished(prefix)
-            reason = str(err.message).strip().splitlines()[0]
-            raise SetupError(f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})") from None
     rows = 0
     # Outside the graph's context: reading TFRecord chunks runs eager tf.data ops (the graph is finalized).
     with session, atomic_file(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
