@@ -37,6 +37,7 @@ from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_ch
 from hookrun.runner.run_dir.config_change import compare_configs
 from hookrun.runner.run_dir.directory import (
     RunDirLock,
+    check_event_dirs,
     clean_temporary_files,
     close_summary_writers,
     prepare_run_dir,
@@ -589,6 +590,12 @@ def _train_locked(
     prepare_run_dir(directory)
     if not locked:  # the directory was new: lock it now
         held.enter_context(RunDirLock(directory))
+    # TensorFlow's event writers follow symlinks and name their files predictably: refuse planted ones
+    check_event_dirs(directory, [
+        ("the run", "."),  # a model_fn's or custom hook's summaries, as TensorFlow's model_dir
+        *((f"hooks[{index}] ({hook.display_name()})", event_dir)
+          for index, hook in enumerate(loaded.config.hooks) if (event_dir := hook.event_dir()) is not None),
+    ])
     config_text = self_contained_yaml(loaded)  # paths absolute or relative to the run directory
     saved_config = directory / "config.yaml"
     if chief:  # holding the lock: nothing else writes here now
