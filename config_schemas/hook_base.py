@@ -99,6 +99,14 @@ class HookConfig(StrictModel):
         """True when the hook runs the graph's evaluation part (the runner builds it only then)."""
         return False
 
+    def event_dir(self) -> str | None:
+        """Where this hook's TensorFlow event files go, or None when it writes none.
+
+        Relative to the run directory (``"."``: the run directory itself). The runner refuses a symlink
+        on that path or among the event files there (:func:`hookrun.runner.run_dir.directory.check_event_dirs`).
+        """
+        return None
+
     def checkpoints_to_keep(self) -> int | None:
         """How many checkpoints the session's ``Saver`` must keep for this hook (``max_to_keep``), or None."""
         return None

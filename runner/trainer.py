@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_ch
 from hookrun.runner.run_dir.config_change import compare_configs
 from hookrun.runner.run_dir.directory import (
     RunDirLock,
+    check_event_dirs,
     clean_temporary_files,
     close_summary_writers,
     prepare_run_dir,
@@ -242,6 +244,7 @@ def prepare(
     total_rows = data.num_rows
     # (index in hooks:, config) of the hooks this task runs: chief_only ones run on the chief alone.
     running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
+    unpin = _nothing  # removes the warm start's pinned checkpoint, after the session (an on_close)
     try:
         built = build_graph(
             tf,
@@ -257,21 +260,25 @@ def prepare(
             carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
         )
         if config.graph.warm_start is not None:
-            _warm_start(tf, built.graph, loaded, resume, cluster, notes)
+            unpin = _warm_start(tf, built.graph, loaded, resume, cluster, notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
-    hooks = _build_hooks(
-        loaded,
-        running,
-        built,
-        tf=tf,
-        directory=directory,
-        console=console,
-        cluster=cluster,
-        initial_step=initial_step,
-        last_step=expected_last_step(loaded, total_rows, initial_step),
-        steps_per_epoch=total_rows / loaded.config.data.batch_size if cluster is None and total_rows else None,
-    )
+    try:
+        hooks = _build_hooks(
+            loaded,
+            running,
+            built,
+            tf=tf,
+            directory=directory,
+            console=console,
+            cluster=cluster,
+            initial_step=initial_step,
+            last_step=expected_last_step(loaded, total_rows, initial_step),
+            steps_per_epoch=total_rows / loaded.config.data.batch_size if cluster is None and total_rows else None,
+        )
+    except BaseException:
+        unpin()
+        raise
     # A model_fn's EstimatorSpec.training_hooks run after the config's hooks, in their order (as Estimator
     # appended them to its own), then its training_chief_hooks on the chief only (MonitoredTrainingSession's
     # chief_only_hooks come after its hooks); they have no config entry, so the trace and messages name them
@@ -285,7 +292,7 @@ def prepare(
         plan=plan,
         initial_step=initial_step,
         preprocessor=preprocessor,
-        on_close=hooks.on_close,
+        on_close=[*hooks.on_close, unpin],
         notes=notes,
         evaluations=hooks.evaluations,
         cluster=cluster,
@@ -298,10 +305,20 @@ def prepare(
     )
 
 
-def _warm_start(tf: Any, graph: Any, loaded: LoadedConfig, resume: Resume, cluster: Any, notes: list[str]) -> None:
+def _nothing() -> None:
+    """Nothing to undo (no checkpoint pinned)."""
+
+
+def _warm_start(
+    tf: Any, graph: Any, loaded: LoadedConfig, resume: Resume, cluster: Any, notes: list[str]
+) -> Callable[[], None]:
     """Apply ``graph.warm_start`` to a run directory without a checkpoint; a resume restores its own instead.
 
     On a cluster only the chief initialises the variables, so only it reads the warm-start checkpoint.
+
+    Returns:
+        What removes the pinned copy of the warm-start checkpoint: call it once the session is closed
+        (the initializers read that copy; see :func:`hookrun.runner.run_dir.checkpoints.pin_checkpoint`).
 
     Raises:
         PlacedError: the warm-start source does not fit (see :func:`hookrun.runner.graph.warm_start.warm_start`).
@@ -310,12 +327,14 @@ def _warm_start(tf: Any, graph: Any, loaded: LoadedConfig, resume: Resume, clust
         notes.append(
             f"graph.warm_start not applied: resuming from this run's own checkpoint (global step {resume.step})"
         )
-        return
+        return _nothing
     if cluster is not None and not cluster.plan.is_chief:
-        return
+        return _nothing
     from hookrun.runner.graph.warm_start import warm_start
 
-    notes.append(warm_start(tf, graph, loaded.config.graph.warm_start, loaded.base_dir).note())
+    report = warm_start(tf, graph, loaded.config.graph.warm_start, loaded.base_dir)
+    notes.append(report.note())
+    return report.close
 
 
 def spec_training_hooks(spec: Any, chief: bool) -> tuple[list[Any], list[str]]:
@@ -571,6 +590,12 @@ def _train_locked(
     prepare_run_dir(directory)
     if not locked:  # the directory was new: lock it now
         held.enter_context(RunDirLock(directory))
+    # TensorFlow's event writers follow symlinks and name their files predictably: refuse planted ones
+    check_event_dirs(directory, [
+        ("the run", "."),  # a model_fn's or custom hook's summaries, as TensorFlow's model_dir
+        *((f"hooks[{index}] ({hook.display_name()})", event_dir)
+          for index, hook in enumerate(loaded.config.hooks) if (event_dir := hook.event_dir()) is not None),
+    ])
     config_text = self_contained_yaml(loaded)  # paths absolute or relative to the run directory
     saved_config = directory / "config.yaml"
     if chief:  # holding the lock: nothing else writes here now

@@ -95,6 +95,64 @@ def test_a_symlinked_lock_file_or_trace_file_leaves_its_target_intact(tmp_path, 
     assert not (run_dir / "trace.jsonl").is_symlink()  # a file of hookrun's own replaced the link
 
 
+def _event_config(tmp_path: Path, hooks_: list[dict]) -> Path:
+    path = tmp_path / "events.yaml"
+    config = base_config(hooks=[{"type": "stop_at_step", "last_step": 8}, *hooks_])
+    config["data"].update({"epochs": None, "validation_split": 0.25})
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("hook", [
+    {"type": "evaluation", "every_n_steps": 4, "log": False},  # its default output_dir: eval
+    {"type": "summary_saver", "save_steps": 2, "output_dir": "tb/train"},
+])
+def test_a_symlinked_event_directory_is_refused_and_nothing_written_through_it(tmp_path, linear_csv, hook):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    planted = run_dir / ("eval" if hook["type"] == "evaluation" else "tb")
+    planted.symlink_to(elsewhere, target_is_directory=True)
+    result = train(_event_config(tmp_path, [hook]), run_dir)
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result)
+    assert f"{planted}: a symlink (to {elsewhere})" in line and f"hooks[1] ({hook['type']})" in line, line
+    assert list(elsewhere.iterdir()) == []  # no event file (nor train/) made through the link
+    assert not (run_dir / "config.yaml").exists()  # refused before anything was written
+
+
+def test_planted_event_file_names_are_refused_and_their_target_is_untouched(tmp_path, linear_csv):
+    """TensorFlow names its event files events.out.tfevents.<seconds>.<hostname>: a name that can be planted."""
+    import socket
+    import time
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    now = int(time.time())
+    for second in range(now, now + 120):  # the names the coming two minutes' writers would open
+        (run_dir / f"events.out.tfevents.{second}.{socket.gethostname()}").symlink_to(victim)
+    result = train(_event_config(tmp_path, [{"type": "summary_saver", "save_steps": 2}]), run_dir)
+    assert victim.read_bytes() == b"precious\n"  # not truncated, no event written into it
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result)
+    assert "named as a TensorFlow event file" in line and "remove it" in line and str(victim) in line, line
+    assert not (run_dir / "config.yaml").exists()
+
+
+def test_event_directories_are_made_real_directories_before_training(tmp_path, linear_csv):
+    run_dir = tmp_path / "run"
+    hook = {"type": "summary_saver", "save_steps": 2, "output_dir": "tb/train"}
+    result = train(_event_config(tmp_path, [hook, {"type": "evaluation", "every_n_steps": 4, "log": False}]), run_dir)
+    assert result.exit_code == 0, result.output
+    for sub in ("tb", "tb/train", "eval"):
+        assert (run_dir / sub).is_dir() and not (run_dir / sub).is_symlink()
+    assert list((run_dir / "tb" / "train").glob("events.out.tfevents.*")) and list(
+        (run_dir / "eval").glob("events.out.tfevents.*"))
+
+
 # --- 2. the lock outlives its file ---------------------------------------------------------------------
 
 

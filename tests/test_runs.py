@@ -262,3 +262,85 @@ def test_thousands_of_other_entries_are_one_counted_note(tmp_path):
     assert len(notes) == 21 and notes[-1] == "note: skipped 480 more (--json lists them all)", notes[-3:]
     listed = json.loads(cli.invoke(app, ["runs", str(root), "--json"]).output)
     assert len(listed["skipped"]) == 500
+
+
+def _wide_table(sort):
+    """Runs named as a sweep names them, with long values, five metrics and two overrides each."""
+    from hookrun.runner.trained.runs import MetricValues, RunRow, RunsTable
+
+    names = ["sweep/learning_rate=0.001,batch_size=64", "lr-0.05", "baseline-long-name-run", "x"]
+    statuses = ["finished", "interrupted", "failed", "unreadable"]
+    metrics = ["val_loss", "val_mae", "val_r2", "val_rmse", "val_accuracy"]
+    rows = []
+    for i, (name, status) in enumerate(zip(names, statuses, strict=True)):
+        values = {m: MetricValues(0.123456789 * (i + j + 1), -0.0987654e-5 * (i + 1), 12000 * (i + 1) + j, "min")
+                  for j, m in enumerate(metrics)}
+        overrides = [f"graph.optimizer.learning_rate=0.00{i + 1}", f"data.batch_size={2 ** (i + 4)}"]
+        rows.append(RunRow(
+            name=name, path=f"/r/{name}", status=status, started=f"2026-11-23T17:1{i}:05+00:00",
+            steps=123456 * (i + 1), wall_seconds=3456.7 * (i + 1), metrics=values, overrides=overrides,
+            distinguishing=overrides,
+        ))
+    return RunsTable(root="/work/a/long/path/to/the/runs", runs=rows, metrics=metrics, sort=sort)
+
+
+def _row_blocks(text, statuses):
+    """The table's body lines, one list per run: a run starts at the line holding its status."""
+    lines = text.splitlines()
+    body = lines[next(i for i, line in enumerate(lines) if line and set(line) == {"─"}) + 1:]
+    blocks = []
+    for line in body:
+        if "val_*:" in line or line.startswith("note:") or not line.strip():
+            break
+        if set(line.split()) & statuses:
+            blocks.append([])
+        blocks[-1].append(line)
+    return blocks
+
+
+@pytest.mark.parametrize("width", [60, 80, 120])
+@pytest.mark.parametrize("sort", ["val_rmse", None, "steps"])
+def test_the_table_fits_the_width_with_each_run_s_name_status_and_sort_metric_whole(width, sort):
+    from rich.console import Console
+
+    from hookrun.cli.commands.runs import render_runs
+
+    table = _wide_table(sort)
+    console = Console(width=width, record=True, color_system=None)
+    render_runs(console, table)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= width and "…" not in text
+    key = sort or "val_loss"  # without --sort (by start time) the first metric is the one to compare
+    header = next(line for line in text.splitlines() if line.startswith("run "))
+    assert f" {key}" in header and " status" in header, header
+    blocks = _row_blocks(text, {row.status for row in table.runs})
+    assert len(blocks) == len(table.runs), text
+    for row, block in zip(table.runs, blocks, strict=True):
+        # the name may fold within its column, never lose a character
+        assert "".join(line.split()[0] for line in block if not line.startswith(" ")) == row.name, block
+        assert row.status in block[0].split(), block
+        if key == "steps":
+            assert f"{row.steps:,}" in block[0].split(), block
+        else:  # `final /` and `best@step` each whole (the cell may wrap at its " / ")
+            value = row.metrics[key]
+            assert any(f" {value.final:.4g} /" in line for line in block), (value, block)
+            assert any(f"{value.best:.4g}@{value.best_step}" in line.split() for line in block), (value, block)
+    if width >= 120:  # that terminal shows more than the three columns that always are
+        assert len(header.split()) > 4, header
+    # every column either heads the table or is named as left out
+    note = " ".join(" ".join(text.split("note: not shown", 1)[1:]).split())
+    for name in ["started (UTC)", "steps", "wall", "--set that differs", *table.metrics]:
+        assert name in note or f" {name.split()[0]}" in header, (name, text)
+
+
+def test_the_cli_table_at_80_columns_shows_every_real_run_whole(runs):
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["runs", str(runs), "--sort", "val_rmse"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.split("\nnote: ")[0].splitlines()  # the table (notes are soft-wrapped lines)
+    assert max(len(line) for line in lines) <= 80, result.output
+    for row in list_runs(runs).runs:
+        line = next(line for line in lines if line.startswith(row.name + " "))
+        assert row.status in line
+        if "val_rmse" in row.metrics:
+            rmse = row.metrics["val_rmse"]
+            assert f"{rmse.final:.4g} / {rmse.best:.4g}@{rmse.best_step}" in line, line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import numpy as np
@@ -204,3 +205,103 @@ def test_a_source_whose_latest_checkpoint_is_damaged_is_exit_2_not_an_older_one(
         result.output)
     assert f"{source / 'model.ckpt-0'}, global step 0" in result.output and "Traceback" not in result.output
     assert not (tmp_path / "b").exists()
+
+
+def test_a_source_checkpoint_deleted_after_the_checks_still_warm_starts(tmp_path, monkeypatch, run_train):
+    """The source run's max_to_keep deletes the chosen checkpoint before the new session's init_op reads it.
+
+    Simulated deterministically: every checkpoint file of the source is deleted right before the
+    session is created (after the checks chose and read model.ckpt-40).
+    """
+    import tempfile
+
+    import hookrun.runner.trainer as trainer
+
+    source = _trained(tmp_path, run_train)
+    kernel_a, bias_a = _kernel_and_bias(source)
+    pins = tmp_path / "tmp"
+    pins.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(pins))  # where the pinned copy goes (TMPDIR)
+    original = trainer.run_monitored
+    seen = []
+
+    def deleted_first(*args, **kwargs):
+        for path in source.glob("model.ckpt-*"):
+            path.unlink()
+        seen.append(sorted(p.name for d in pins.iterdir() for p in d.iterdir()))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(trainer, "run_monitored", deleted_first)
+    config = _project(tmp_path, "b", hooks=ONE_STEP, graph={**TINY_STEP, "warm_start": {"from": str(source)}})
+    result = run_train(load_config(config), run_dir=tmp_path / "b")
+
+    assert not list(source.glob("model.ckpt-*"))
+    assert seen == [["model.ckpt-40.data-00000-of-00001", "model.ckpt-40.index"]], seen  # pinned: that one only
+    kernel_b, bias_b = _kernel_and_bias(tmp_path / "b")
+    np.testing.assert_allclose(kernel_b, kernel_a, rtol=1e-6)
+    np.testing.assert_allclose(bias_b, bias_a, rtol=1e-6)
+    note = next(n for n in result.notes if n.startswith("warm start"))
+    assert f"{source / 'model.ckpt-40'}:" in note, note  # the note names the source, not the pinned copy
+    assert not list(pins.iterdir())  # the pinned copy is removed after the session
+
+
+def test_a_selected_variable_missing_from_the_checkpoint_is_exit_2_naming_it_and_a_vars_that_works(
+    tmp_path, run_train
+):
+    """As WarmStartSettings (``Tensor ... is not found in ... checkpoint``): not a silently fresh variable."""
+    source = _trained(tmp_path, run_train, graph={"builder": "dnn_regressor", "params": {"hidden_units": [4]}})
+    deeper = {"builder": "dnn_regressor", "params": {"hidden_units": [4, 4]}}
+    config = _project(tmp_path, "b", hooks=ONE_STEP, graph={**deeper, "warm_start": {"from": str(source)}})
+    result = cli.invoke(app, ["train", str(config), "--run-dir", str(tmp_path / "b")])
+    assert result.exit_code == 2, result.output
+    output = " ".join(result.output.split())
+    assert f"{config}:" in output and "graph.warm_start.vars" in output, output
+    assert "hidden_1/kernel" in output and "hidden_1/bias" in output and "graph.warm_start.rename" in output, output
+    assert "Traceback" not in output and not (tmp_path / "b").exists()
+
+    suggested = re.search(r"leave them out with vars: '([^']+)'", output).group(1)
+    fixed = _project(
+        tmp_path, "c", hooks=ONE_STEP,
+        graph={**deeper, **TINY_STEP, "warm_start": {"from": str(source), "vars": suggested}},
+    )
+    run = run_train(load_config(fixed), run_dir=tmp_path / "c")
+    note = next(n for n in run.notes if n.startswith("warm start"))
+    assert "loaded 4 of 6" in note and "not matched by vars: 2 (hidden_1/kernel, hidden_1/bias)" in note, note
+    np.testing.assert_allclose(
+        tf.train.load_variable(str(tmp_path / "c"), "hidden_0/kernel"),
+        tf.train.load_variable(str(source), "hidden_0/kernel"), rtol=1e-6,
+    )
+
+
+def test_a_checkpoint_deleted_before_it_is_pinned_is_chosen_again_or_named(tmp_path, monkeypatch, run_train):
+    """A run directory: the next readable checkpoint is chosen; a checkpoint prefix: exit 2 saying what happened."""
+    import hookrun.runner.graph.warm_start as warm
+
+    source = _trained(tmp_path, run_train)
+    original = warm.pin_checkpoint
+    asked = []
+
+    def deleted_first(prefix, *args, **kwargs):
+        asked.append(prefix)
+        if len(asked) == 1:  # the source run's max_to_keep, between the choice and the pinning
+            for path in source.glob(f"{prefix.rsplit('/', 1)[1]}.*"):
+                path.unlink()
+        return original(prefix, *args, **kwargs)
+
+    monkeypatch.setattr(warm, "pin_checkpoint", deleted_first)
+    config = _project(tmp_path, "b", hooks=ONE_STEP, graph={"warm_start": {"from": str(source)}})
+    result = run_train(load_config(config), run_dir=tmp_path / "b")
+    assert asked == [str(source / "model.ckpt-40"), str(source / "model.ckpt-0")]
+    assert any(n.startswith(f"warm start from {source / 'model.ckpt-0'}:") for n in result.notes), result.notes
+
+    asked.clear()
+    _trained(tmp_path, run_train, name="c")
+    prefix = tmp_path / "project" / "runs" / "c" / "model.ckpt-40"
+    source = prefix.parent
+    config = _project(tmp_path, "d", hooks=ONE_STEP, graph={"warm_start": {"from": str(prefix)}})
+    failed = cli.invoke(app, ["train", str(config), "--run-dir", str(tmp_path / "d")])
+    assert failed.exit_code == 2, failed.output
+    output = " ".join(failed.output.split())
+    assert "graph.warm_start.from" in output and f"{prefix}: the checkpoint was deleted while it was being read" in (
+        output), output
+    assert not (tmp_path / "d").exists()

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from rich.markup import escape
 
 from hookrun.cli.options import DebugOption
 
@@ -60,43 +62,140 @@ def runs_command(
         render_runs(out, table)
 
 
+@dataclass
+class _Column:
+    """One column of the runs table: its header, ``add_column`` options, and one cell per run (rich markup)."""
+
+    key: str
+    header: str
+    cells: list[str]
+    options: dict[str, Any] = field(default_factory=dict)
+    stacked: list[str] | None = None  # the cells one item a line, tried when one line each does not fit
+
+
+def _columns(table: RunsTable) -> list[_Column]:
+    """Every column the table can show, in display order."""
+    styles = {"finished": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
+    short = _short_overrides([o for row in table.runs for o in row.distinguishing])
+    right = {"justify": "right", "no_wrap": True}
+    columns = [
+        _Column("name", "run", [escape(row.name) for row in table.runs], {"overflow": "fold"}),
+        _Column("started", "started (UTC)", [(row.started or "")[5:16].replace("T", " ") for row in table.runs],
+                {"no_wrap": True}),  # MM-DD HH:MM
+        _Column("status", "status", [f"[{styles.get(row.status, 'magenta')}]{escape(row.status)}[/]"
+                                     for row in table.runs], {"no_wrap": True}),
+        _Column("steps", "steps", ["" if row.steps is None else f"{row.steps:,}" for row in table.runs], right),
+        _Column("wall_seconds", "wall", ["" if row.wall_seconds is None else f"{row.wall_seconds:.1f} s"
+                                         for row in table.runs], right),
+    ]
+    for metric in table.metrics:
+        values = [row.metrics.get(metric) for row in table.runs]
+        columns.append(_Column(
+            metric, metric,
+            ["" if v is None else f"{v.final:.4g} / {v.best:.4g}@{v.best_step}" for v in values],
+            {"justify": "right", "overflow": "fold"},
+        ))
+    overrides = [[escape(short[o]) for o in row.distinguishing] for row in table.runs]
+    columns.append(_Column(
+        "overrides", "--set that differs", [" ".join(o) for o in overrides], {"overflow": "fold"},
+        stacked=["\n".join(o) for o in overrides],
+    ))
+    return columns
+
+
+def _priority(table: RunsTable) -> list[str]:
+    """Column keys, most wanted first: run, status, the --sort column (else the first metric), then the rest."""
+    first = [table.metrics[0]] if table.metrics else []
+    wanted = ["name", "status", *([table.sort] if table.sort else []), *first, "steps", "overrides",
+              *table.metrics[1:], "wall_seconds", "started"]
+    return list(dict.fromkeys(wanted))
+
+
+def _grid(table: RunsTable, columns: list[_Column]) -> Any:
+    from rich import box
+    from rich.table import Table
+
+    metrics = any(c.key in table.metrics for c in columns)
+    grid = Table(
+        title=escape(f"runs in {table.root}" + (f", by {table.sort}" if table.sort else "")),
+        caption="val_*: final / best@step" if metrics else None,
+        box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
+    )
+    for column in columns:
+        grid.add_column(column.header, **column.options)
+    for index in range(len(table.runs)):
+        grid.add_row(*(column.cells[index] for column in columns))
+    return grid
+
+
+def fit_columns(console: Any, table: RunsTable) -> tuple[list[_Column], list[str]]:
+    """The columns that fit ``console.width`` without wrapping, and the headers of those left out.
+
+    Run, status and the ``--sort`` column (without ``--sort``, or sorted by name or status: the
+    first ``val_*`` metric) are always shown; when even they do not fit, a metric wraps at its
+    ``" / "`` and a run name folds only beyond what the others leave. Then each of these whose widest
+    cell fits beside those already chosen (``rich.measure``): the first ``val_*`` metric, steps, the
+    overrides that differ (one a line if they do not fit on one), the other metrics, wall time and
+    start time.
+
+    Args:
+        console: the ``rich`` console printed to (its ``width``).
+        table: the runs.
+
+    Returns:
+        ``(columns shown, in display order; headers of the columns left out, most wanted first)``.
+    """
+    from rich.measure import Measurement
+    from rich.text import Text
+
+    columns = _columns(table)
+    wide = console.options.update(max_width=1 << 16)  # each column's natural width, not squeezed to the console's
+    by_key = {c.key: c for c in columns}
+    order = _priority(table)
+    chosen = set(order[:3])  # run, status, and the --sort column (by default the first val_* metric)
+    for key in order:
+        if key in chosen:
+            continue
+        column = by_key[key]
+        one_line = column.cells
+        for cells in [one_line] + ([column.stacked] if column.stacked is not None else []):
+            column.cells = cells
+            trial = [c for c in columns if c.key in chosen | {key}]
+            if Measurement.get(console, wide, _grid(table, trial)).maximum <= console.width:
+                chosen.add(key)
+                break
+        else:
+            column.cells = one_line
+    shown = [c for c in columns if c.key in chosen]
+    if Measurement.get(console, wide, _grid(table, shown)).maximum > console.width:
+        # Even the three do not fit on one line: the name keeps what the others leave at their narrowest
+        # (a metric wraps at its " / "), and folds only beyond that.
+        others = sum(max(len(word) for text in [c.header, *c.cells] for word in Text.from_markup(text).plain.split())
+                     for c in shown if c.key != "name")
+        name = by_key["name"]
+        longest = max(len(text) for text in [name.header, *name.cells])
+        name.options = {**name.options, "width": max(8, min(longest, console.width - others - 3 * (len(shown) - 1)))}
+    return shown, [by_key[k].header for k in order if k not in chosen]
+
+
 def render_runs(console: Any, table: RunsTable) -> None:
     """Print a :class:`~hookrun.runner.trained.runs.RunsTable` as a rich table, then its notes.
 
     One column per ``val_*`` metric, ``final / best@step`` (4 significant digits; ``--json`` has every
-    digit); the overrides that differ, each by its last key unless two share it.
+    digit); the overrides that differ, each by its last key unless two share it. Columns that do not
+    fit the console's width are left out (see :func:`fit_columns`), named in a note under the table.
     """
-    from rich.table import Table
-
     if not table.runs:
         console.print(f"no runs in {table.root}", highlight=False, soft_wrap=True)
     else:
-        grid = Table(title=f"runs in {table.root}" + (f", by {table.sort}" if table.sort else ""))
-        # the short columns never wrap; names, values and overrides wrap on a narrow terminal
-        grid.add_column("run", overflow="fold", min_width=8)
-        grid.add_column("started (UTC)", no_wrap=True, min_width=11)
-        grid.add_column("status", no_wrap=True, min_width=11)
-        grid.add_column("steps", justify="right", no_wrap=True, min_width=5)
-        grid.add_column("wall", justify="right", no_wrap=True, min_width=7)
-        for metric in table.metrics:
-            grid.add_column(f"{metric}\nfinal / best@step", justify="right", overflow="fold", min_width=8)
-        grid.add_column("--set that differs", overflow="fold", min_width=8)
-        styles = {"finished": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
-        short = _short_overrides([o for row in table.runs for o in row.distinguishing])
-        for row in table.runs:
-            cells = [
-                row.name,
-                (row.started or "")[5:16].replace("T", " "),  # MM-DD HH:MM
-                f"[{styles.get(row.status, 'magenta')}]{row.status}[/]",
-                "" if row.steps is None else f"{row.steps:,}",
-                "" if row.wall_seconds is None else f"{row.wall_seconds:.1f} s",
-            ]
-            for metric in table.metrics:
-                value = row.metrics.get(metric)
-                cells.append("" if value is None else f"{value.final:.4g} / {value.best:.4g}@{value.best_step}")
-            cells.append(" ".join(short[o] for o in row.distinguishing))
-            grid.add_row(*cells)
-        console.print(grid)
+        shown, left_out = fit_columns(console, table)
+        console.print(_grid(table, shown))
+        if left_out:
+            console.print(
+                f"note: not shown at {console.width} columns: {', '.join(left_out)} (a wider terminal shows "
+                "them; --json has everything)",
+                highlight=False, markup=False,
+            )
     for row in table.runs:
         for line in ([row.error] if row.error else []) + row.notes:
             console.print(f"note: {row.name}: {line}", highlight=False, soft_wrap=True, markup=False)

@@ -44,6 +44,10 @@ class EvaluationConfig(HookConfig):
     )
     log: bool = Field(default=True, description="Print one line with the values after each evaluation.")
 
+    def event_dir(self) -> str:
+        """The validation scalars' event files go to ``output_dir`` (default ``eval``)."""
+        return self.output_dir
+
     def needs_evaluation(self) -> bool:
         """The evaluation hook runs the graph's evaluation part."""
         return True

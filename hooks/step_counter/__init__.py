@@ -32,6 +32,10 @@ class StepCounterConfig(HookConfig):
         description="Event file directory, relative to the run directory; default: the run directory.",
     )
 
+    def event_dir(self) -> str:
+        """The event files go to ``output_dir`` (default: the run directory)."""
+        return self.output_dir or "."
+
     @model_validator(mode="before")
     @classmethod
     def _default_every_n_steps(cls, data: Any) -> Any:

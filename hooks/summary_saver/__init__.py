@@ -39,6 +39,10 @@ class SummarySaverConfig(HookConfig):
         description="Event file directory, relative to the run directory; default: the run directory.",
     )
 
+    def event_dir(self) -> str:
+        """The event files go to ``output_dir`` (default: the run directory)."""
+        return self.output_dir or "."
+
     @field_validator("tensors")
     @classmethod
     def _non_empty(cls, value: list[str]) -> list[str]:

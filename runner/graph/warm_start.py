@@ -8,6 +8,12 @@ restores its own checkpoint instead, and the trainer does not even call :func:`w
 ``global_step`` and the optimizer's slots are not trainable and never warm-started: the new run
 starts at global step 0 with fresh optimizer state.
 
+The chosen checkpoint is pinned first (:func:`hookrun.runner.run_dir.checkpoints.pin_checkpoint`:
+hard links, or copies, in a private temporary directory) and everything is read from the pinned
+files, so a source run still training, whose ``max_to_keep`` deletes that checkpoint before the new
+session's ``init_op`` reads it, cannot fail the new run. As ``WarmStartSettings``, every selected
+variable must be in the checkpoint.
+
 :func:`resolve_source_path` is TensorFlow-free (the preflight check uses it); :func:`warm_start`
 takes the ``tensorflow`` module as an argument.
 """
@@ -15,17 +21,21 @@ takes the ``tensorflow`` module as an argument.
 from __future__ import annotations
 
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hookrun.config_schemas.errors import PlacedError, SetupError
 from hookrun.config_schemas.suggest import did_you_mean
+from hookrun.runner.run_dir.checkpoints import PinnedCheckpoint, check_checkpoint_fits, pin_checkpoint
 
 #: The config key every warm-start error about the source is reported at.
 FROM_KEY = "graph.warm_start.from"
 #: Names shown per list in the note (the rest are counted).
 SHOWN_NAMES = 4
+#: How often a run directory's checkpoint is chosen again when its files vanish before they are pinned.
+PIN_ATTEMPTS = 3
 
 
 def source_path(text: str, base_dir: Path) -> Path:
@@ -76,29 +86,33 @@ class WarmStartReport:
     """What a warm start loaded.
 
     Attributes:
-        checkpoint: the checkpoint prefix read (absolute).
+        checkpoint: the checkpoint prefix chosen (absolute, in the source run).
         loaded: ``(graph variable, its name in the checkpoint)``, in the graph's order.
         not_selected: trainable variables that ``vars`` does not match (they keep their initializers).
-        not_in_checkpoint: selected variables the checkpoint does not hold (they keep their initializers).
+        pinned: the checkpoint's pinned files, which the graph's initializers read: keep them until the
+            session has run ``init_op`` (and may run it again), then :meth:`close`.
     """
 
     checkpoint: str
     loaded: list[tuple[str, str]] = field(default_factory=list)
     not_selected: list[str] = field(default_factory=list)
-    not_in_checkpoint: list[str] = field(default_factory=list)
+    pinned: PinnedCheckpoint | None = None
 
     def note(self) -> str:
         """One line for the user: counts and a few names of what was loaded and what was not."""
-        total = len(self.loaded) + len(self.not_selected) + len(self.not_in_checkpoint)
+        total = len(self.loaded) + len(self.not_selected)
         loaded = [new if new == old else f"{new} <- {old}" for new, old in self.loaded]
         parts = [f"warm start from {self.checkpoint}: loaded {len(self.loaded)} of {total} trainable variables "
                  f"({_short(loaded)})"]
         if self.not_selected:
             parts.append(f"not matched by vars: {len(self.not_selected)} ({_short(self.not_selected)})")
-        if self.not_in_checkpoint:
-            parts.append(f"not in the checkpoint: {len(self.not_in_checkpoint)} ({_short(self.not_in_checkpoint)})")
         parts.append("global_step and optimizer slots start afresh")
         return "; ".join(parts)
+
+    def close(self) -> None:
+        """Remove the pinned files (call after the session is closed; again: nothing)."""
+        if self.pinned is not None:
+            self.pinned.close()
 
 
 def _short(names: list[str]) -> str:
@@ -133,6 +147,50 @@ def _checkpoint_prefix(tf: Any, path: Path) -> str:
     return prefix
 
 
+def _pin(tf: Any, path: Path) -> PinnedCheckpoint:
+    """The checkpoint at ``path`` chosen (:func:`_checkpoint_prefix`) and pinned.
+
+    A run directory's choice is made again when its files vanish before they are linked (that run
+    deleted them: ``max_to_keep``), up to :data:`PIN_ATTEMPTS` times.
+
+    Raises:
+        PlacedError: at ``graph.warm_start.from``: as :func:`_checkpoint_prefix`; the checkpoint was
+            deleted before it could be pinned; its files could not be copied.
+    """
+    for attempt in range(PIN_ATTEMPTS):
+        prefix = _checkpoint_prefix(tf, path)
+        try:
+            return pin_checkpoint(prefix)
+        except FileNotFoundError:
+            if path.is_dir() and attempt + 1 < PIN_ATTEMPTS:
+                continue
+            raise PlacedError(
+                FROM_KEY,
+                f"{prefix}: the checkpoint was deleted while it was being read (a run still training keeps only "
+                "its newest checkpoints, checkpoint_saver's max_to_keep); train again, or give the prefix of one "
+                "that is kept",
+            ) from None
+        except OSError as err:
+            raise PlacedError(
+                FROM_KEY,
+                f"{prefix}: cannot copy the checkpoint into {tempfile.gettempdir()} ({err.strerror or err}); free "
+                "space there, or set TMPDIR to a directory on the checkpoint's file system (then it is hard-linked)",
+            ) from None
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _left_out(names: list[str], loaded: set[str], pattern: str) -> str:
+    """A ``vars`` that is ``pattern`` without ``names``: their top scopes where no loaded variable shares them."""
+    scopes = {name.split("/")[0] + "/" for name in loaded if "/" in name}
+    parts = []
+    for name in names:
+        scope = name.split("/")[0] + "/"
+        part = re.escape(scope) if "/" in name and scope not in scopes else re.escape(name) + "$"
+        if part not in parts:
+            parts.append(part)
+    return f"(?!{'|'.join(parts)}){pattern}"
+
+
 def warm_start(tf: Any, graph: Any, settings: Any, base_dir: Path) -> WarmStartReport:
     """Make the graph's selected trainable variables initialise from the warm-start checkpoint.
 
@@ -146,22 +204,38 @@ def warm_start(tf: Any, graph: Any, settings: Any, base_dir: Path) -> WarmStartR
         settings: ``graph.warm_start`` (:class:`hookrun.config_schemas.graph.WarmStartConfig`).
         base_dir: the config file's directory (what a relative ``from`` is relative to).
 
+    The checkpoint is pinned (:func:`hookrun.runner.run_dir.checkpoints.pin_checkpoint`) before it is
+    read, and the initializers read the pinned files: the caller keeps the report until the session
+    has started and then calls :meth:`WarmStartReport.close`. On an error nothing stays pinned.
+
     Returns:
-        What is loaded and what is not.
+        What is loaded and what is not, with the pinned checkpoint.
 
     Raises:
-        PlacedError: at ``graph.warm_start.from``: no such run or checkpoint, a damaged one, none of the
-            selected variables in it, or one of them with another shape there; at ``graph.warm_start.vars``:
-            the pattern selects no trainable variable; at ``graph.warm_start.rename.<name>``: no such
-            variable in the graph, one ``vars`` leaves out, or an old name the checkpoint lacks. All exit 2,
-            before training.
+        PlacedError: at ``graph.warm_start.from``: no such run or checkpoint, a damaged one, one deleted
+            before it could be pinned, none of the selected variables in it, or one of them with another
+            shape there; at ``graph.warm_start.vars``: the pattern selects no trainable variable, or it
+            selects variables the checkpoint lacks (``WarmStartSettings`` raises ``ValueError`` for them;
+            the message names them and a ``vars`` that leaves them out); at
+            ``graph.warm_start.rename.<name>``: no such variable in the graph, one ``vars`` leaves out,
+            or an old name the checkpoint lacks. All exit 2, before training.
     """
-    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits
-
     path, reason = resolve_source_path(settings.from_, base_dir)
     if reason is not None:
         raise PlacedError(FROM_KEY, reason)
-    prefix = _checkpoint_prefix(tf, path)
+    pinned = _pin(tf, path)
+    try:
+        report = _apply(tf, graph, settings, pinned)
+    except BaseException:
+        pinned.close()
+        raise
+    report.pinned = pinned
+    return report
+
+
+def _apply(tf: Any, graph: Any, settings: Any, pinned: PinnedCheckpoint) -> WarmStartReport:
+    """The checks and ``init_from_checkpoint`` of :func:`warm_start`, reading ``pinned``, naming its source."""
+    prefix, read = pinned.source, pinned.prefix
     with graph.as_default():
         trainable = list(tf.compat.v1.trainable_variables())
     names = [v.op.name for v in trainable]
@@ -173,7 +247,7 @@ def warm_start(tf: Any, graph: Any, settings: Any, base_dir: Path) -> WarmStartR
             f"{settings.vars!r} matches none of the graph's trainable variables ({_short(names)}); it is matched "
             "from the start of the name: write e.g. `.*kernel` (`hookrun inspect CONFIG` lists the names)",
         )
-    saved = dict(tf.train.list_variables(prefix))
+    saved = dict(tf.train.list_variables(read))
     rename = dict(settings.rename)
     for new, old in rename.items():
         where = f"graph.warm_start.rename.{new}"
@@ -197,20 +271,29 @@ def warm_start(tf: Any, graph: Any, settings: Any, base_dir: Path) -> WarmStartR
             f"checkpoint: {_short(sorted(saved))}); give a checkpoint of the same model, or map the names with "
             "graph.warm_start.rename",
         )
+    missing = [v.op.name for v in selected if rename.get(v.op.name, v.op.name) not in saved]
+    if missing:  # WarmStartSettings: "Tensor ... is not found in ... checkpoint"
+        loaded = {v.op.name for v in present}
+        raise PlacedError(
+            "graph.warm_start.vars",
+            f"{settings.vars!r} selects {len(missing)} variable(s) that {prefix} does not hold ({_short(missing)}"
+            f"{did_you_mean(missing[0], saved)}); leave them out with vars: "
+            f"{_left_out(missing, loaded, settings.vars)!r}, or map each to the checkpoint's name with "
+            "graph.warm_start.rename",
+        )
     try:
         check_checkpoint_fits(
-            tf, prefix, present, rename,
+            tf, read, present, rename,
             fix="leave those variables out with graph.warm_start.vars, or warm-start from a model of the same shape",
+            shown=prefix,
         )
     except SetupError as err:
         raise PlacedError(FROM_KEY, str(err)) from None
     with graph.as_default():
-        tf.compat.v1.train.init_from_checkpoint(prefix, {rename.get(v.op.name, v.op.name): v for v in present})
-    chosen = {v.op.name for v in present}
+        tf.compat.v1.train.init_from_checkpoint(read, {rename.get(v.op.name, v.op.name): v for v in present})
     matched = {v.op.name for v in selected}
     return WarmStartReport(
         checkpoint=prefix,
         loaded=[(v.op.name, rename.get(v.op.name, v.op.name)) for v in present],
         not_selected=[n for n in names if n not in matched],
-        not_in_checkpoint=[n for n in names if n in matched and n not in chosen],
     )

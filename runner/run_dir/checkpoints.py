@@ -15,8 +15,12 @@ choice comes first when it reads back whole; the files decide only when it does 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
+import shutil
+import tempfile
+import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -256,6 +260,7 @@ def check_checkpoint_fits(
     variables: list[Any],
     saved_names: dict[str, str] | None = None,
     fix: str = "give a checkpoint of this run",
+    shown: str | None = None,
 ) -> None:
     """Check that the checkpoint holds every variable, with the same shape, before restoring it.
 
@@ -269,6 +274,7 @@ def check_checkpoint_fits(
         saved_names: graph variable name -> its name in the checkpoint, where they differ
             (a warm start's ``rename``); default: the same names.
         fix: the end of the message: what the user should do.
+        shown: how the message names the checkpoint (default ``prefix``; a pinned copy names its source).
 
     Raises:
         SetupError: a variable is missing from the checkpoint or has another shape there (exit 2),
@@ -292,7 +298,7 @@ def check_checkpoint_fits(
             problems.append(f"{shown} is {list(saved[there])} there, {shape} in the run's graph")
     if problems:
         raise SetupError(
-            f"{prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
+            f"{shown or prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
             f"{'; ...' if len(problems) > 3 else ''}); {fix}"
         )
 
@@ -337,3 +343,96 @@ def raise_if_vanished(prefix: str) -> None:
             "newest checkpoints, checkpoint_saver's max_to_keep); run the command again, or give --checkpoint "
             "of one that is kept"
         )
+
+
+#: A checkpoint's data shard: ``<prefix>.data-00000-of-00002``.
+_SHARD = re.compile(r"\.data-(?P<index>\d+)-of-(?P<count>\d+)$")
+
+
+class PinnedCheckpoint:
+    """A private copy of one checkpoint's files, which another run's ``max_to_keep`` cannot delete.
+
+    Made by :func:`pin_checkpoint`. The directory is removed by :meth:`close`, or failing that when
+    the object is garbage-collected or the interpreter exits (``weakref.finalize``); a ``kill -9``
+    leaves it in the temporary directory.
+
+    Attributes:
+        source: the checkpoint prefix pinned (absolute).
+        prefix: the same checkpoint's prefix in the private directory: read this one.
+        directory: the private directory (mode 0700).
+        linked: the files were hard links (False: at least one was copied).
+    """
+
+    def __init__(self, source: str, directory: Path) -> None:
+        self.source = source
+        self.directory = directory
+        self.prefix = str(directory / os.path.basename(source))
+        self.linked = True
+        self._remove = weakref.finalize(self, shutil.rmtree, str(directory), ignore_errors=True)
+
+    def close(self) -> None:
+        """Remove the private directory (again: nothing)."""
+        self._remove()
+
+
+def _checkpoint_files(prefix: str) -> list[str]:
+    """The names of ``prefix``'s ``.index`` and every data shard its names promise.
+
+    Raises:
+        FileNotFoundError: the index or a shard is missing (deleted meanwhile).
+    """
+    directory, stem = os.path.split(prefix)
+    index = stem + ".index"
+    shards: list[str] = []
+    count = None
+    names = os.listdir(directory or ".")
+    for name in names:
+        found = _SHARD.search(name)
+        if found and name[: found.start()] == stem:
+            shards.append(name)
+            count = int(found.group("count"))
+    if index not in names or count is None or len(shards) != count:
+        raise FileNotFoundError(errno.ENOENT, "checkpoint files missing", prefix)
+    return [index, *sorted(shards)]
+
+
+def pin_checkpoint(prefix: str, parent: str | None = None) -> PinnedCheckpoint:
+    """Hard-link (or, across file systems or where links are refused, copy) a checkpoint into a private directory.
+
+    A run still training deletes its older checkpoints (``tf.compat.v1.train.Saver``'s
+    ``max_to_keep``): one chosen here may be gone by the time a session reads it. The ``.index`` and
+    every ``.data-*`` shard are linked into a fresh ``tempfile.mkdtemp`` directory, so the chosen
+    checkpoint stays readable, unchanged, until :meth:`PinnedCheckpoint.close`. A hard link costs
+    no space; a copy is opened before it is read, so a file deleted while it is copied is still
+    copied whole.
+
+    Args:
+        prefix: the checkpoint prefix (absolute), e.g. ``/runs/x/model.ckpt-100``.
+        parent: where the private directory is made (default: the OS temporary directory,
+            ``TMPDIR``); links need it on the checkpoint's file system, else the files are copied.
+
+    Returns:
+        The pinned checkpoint; read :attr:`PinnedCheckpoint.prefix`.
+
+    Raises:
+        FileNotFoundError: a file of the checkpoint is missing or was deleted before it was pinned
+            (nothing is left behind).
+        OSError: a file could not be copied (no space, unreadable; nothing is left behind).
+    """
+    names = _checkpoint_files(prefix)
+    pinned = PinnedCheckpoint(prefix, Path(tempfile.mkdtemp(prefix="hookrun-pinned-", dir=parent)))
+    source_dir = os.path.dirname(prefix)
+    try:
+        for name in names:
+            source, target = os.path.join(source_dir, name), str(pinned.directory / name)
+            try:
+                os.link(source, target)
+            except FileNotFoundError:
+                raise
+            except OSError:  # another file system (EXDEV), links refused (EPERM, protected_hardlinks)
+                shutil.copyfile(source, target)
+                pinned.linked = False
+    except BaseException:
+        pinned.close()
+        raise
+    return pinned

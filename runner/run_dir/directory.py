@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -15,9 +16,11 @@ from hookrun.hooks.files import RunDirWriteError, atomic_write_text, is_temporar
 from hookrun.runner.errors import SetupError
 
 __all__ = [
+    "EVENT_FILE_PREFIX",
     "LOCK_FILE",
     "RunDirLock",
     "atomic_write_text",
+    "check_event_dirs",
     "clean_temporary_files",
     "close_summary_writers",
     "prepare_run_dir",
@@ -84,6 +87,79 @@ def prepare_run_dir(path: Path) -> Path:
             f"{path}: run directory is not writable ({_reason(err)}); choose another `--run-dir`"
         ) from None
     return path
+
+
+#: TensorFlow's event file names: ``events.out.tfevents.<seconds>.<hostname>`` (``EventsWriter``), predictable.
+EVENT_FILE_PREFIX = "events.out.tfevents."
+
+
+def check_event_dirs(run_dir: Path, event_dirs: list[tuple[str, str]]) -> None:
+    """Refuse symlinks where TensorFlow's event writers will write; create the run directory's event directories.
+
+    ``tf.compat.v1.summary.FileWriter`` (``EventsWriter``) creates its directory with ``MakeDirs`` and
+    its file with ``fopen(name, "w")``, both following symlinks, and the file's name,
+    ``events.out.tfevents.<seconds>.<hostname>``, is predictable: a symlink planted in the run
+    directory (an ``eval`` directory, or event-file names for the coming seconds) would lead the
+    summaries, and the truncation, to a file elsewhere. So, for each directory: every part of its
+    path inside the run directory must be a real directory (missing ones are made here, so none is
+    planted between this check and the writer), and no ``events.out.tfevents.*`` entry in it may be
+    a symlink. A directory the config puts outside the run directory is the user's choice: only its
+    event files are checked. The run directory's own event files are always checked (a model_fn's or
+    custom hook's ``SummarySaverHook`` writes there).
+
+    Call it holding the run directory's lock, before anything is written.
+
+    Args:
+        run_dir: the run directory (absolute, existing).
+        event_dirs: ``(where, directory)`` per hook that writes event files: ``where`` names it in
+            messages (``hooks[2] (evaluation)``), ``directory`` is relative to ``run_dir`` (or absolute).
+
+    Raises:
+        SetupError: a symlink or a file on such a path, a symlinked event file, or a directory that
+            cannot be made or listed (exit 2, one line naming it and the fix).
+    """
+    for where, relative in event_dirs:
+        target = Path(os.path.normpath(run_dir / relative))
+        if target == run_dir or run_dir in target.parents:
+            current = run_dir
+            for part in target.relative_to(run_dir).parts:
+                current = current / part
+                _real_directory(current, where)
+        _no_linked_event_files(target, where)
+
+
+def _real_directory(path: Path, where: str) -> None:
+    """``path`` is a directory, not a symlink; made (not following a link) when missing."""
+    try:
+        os.mkdir(path, 0o755)
+        return
+    except FileExistsError:
+        pass
+    except OSError as err:
+        raise SetupError(f"{path}: cannot make the event directory of {where} ({_reason(err)})") from None
+    mode = os.lstat(path).st_mode
+    if stat.S_ISLNK(mode):
+        raise SetupError(
+            f"{path}: a symlink (to {os.readlink(path)}) where {where} writes TensorFlow event files, which would "
+            "be written through it; remove it (to write elsewhere, give that directory as the hook's output_dir)"
+        )
+    if not stat.S_ISDIR(mode):
+        raise SetupError(f"{path}: not a directory, where {where} writes TensorFlow event files; remove it")
+
+
+def _no_linked_event_files(directory: Path, where: str) -> None:
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return  # outside the run directory, not there yet: TensorFlow makes it
+    except OSError as err:
+        raise SetupError(f"{directory}: cannot list the event directory of {where} ({_reason(err)})") from None
+    for entry in entries:
+        if entry.name.startswith(EVENT_FILE_PREFIX) and entry.is_symlink():
+            raise SetupError(
+                f"{entry.path}: a symlink (to {os.readlink(entry.path)}) named as a TensorFlow event file, where "
+                f"{where} writes event files, which would be written through it; remove it"
+            )
 
 
 LOCK_FILE = ".hookrun.lock"
