@@ -153,7 +153,7 @@ class PreparedRun:
         plan: the device plan.
         initial_step: ``global_step`` restored from the run directory (0 if none).
         preprocessor: the fitted (or, when resuming, saved) preprocessing state.
-        on_close: callables to run after the session, on success and failure.
+        on_close: callables to run after the session, on success and failure; :meth:`close` runs them.
         notes: lines for the user.
         evaluations: the validation results shared by the hooks, or None without an evaluation.
         cluster: on a cluster, this task's :class:`hookrun.runner.cluster.session.ClusterRun`, else None.
@@ -183,6 +183,17 @@ class PreparedRun:
     spec_hook_names: list[str] = field(default_factory=list)
     resume: Resume = field(default_factory=Resume)
     clock: Any = None
+
+    def close(self) -> None:
+        """Run every ``on_close`` callable once, in order (later calls do nothing).
+
+        Called after the session, and by :func:`train` when it fails before the session (a refused
+        config change, an unwritable run directory), so a warm start's pinned checkpoint copy is
+        removed then too.
+        """
+        pending, self.on_close = self.on_close, []
+        for close in pending:
+            close()
 
 
 def prepare(
@@ -582,6 +593,25 @@ def _train_locked(
 
         cluster = ClusterRun(cluster_plan)
     prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
+    try:
+        return _train_prepared(loaded, directory, console, verbose, held, locked, allow_config_change, trace, prepared)
+    finally:
+        prepared.close()  # e.g. a refused config change: the warm start's pinned checkpoint is removed now
+
+
+def _train_prepared(
+    loaded: LoadedConfig,
+    directory: Path,
+    console: Console,
+    verbose: bool,
+    held: contextlib.ExitStack,
+    locked: bool,
+    allow_config_change: bool,
+    trace: bool,
+    prepared: PreparedRun,
+) -> TrainResult:
+    """The part of :func:`_train_locked` after :func:`prepare`: the run directory written, then the session."""
+    cluster = prepared.cluster
     chief = cluster is None or cluster.plan.is_chief
     if cluster is not None:
         prepared.notes.extend(cluster.plan.notes)
@@ -697,8 +727,7 @@ def _train_session(
     finally:
         if tracer is not None:
             tracer.close()
-        for close in prepared.on_close:
-            close()
+        prepared.close()
         closed = close_summary_writers(tf)
         if cluster is None and not completed:  # (on a cluster other workers may still be writing)
             clean_temporary_files(directory)  # what a failed write left; the last good checkpoint stays
@@ -777,8 +806,7 @@ def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool
     """
     directory = resolve_run_dir(run_dir_for(loaded, run_dir))
     prepared = prepare(loaded, directory, Console(quiet=True), verbose)
-    for close in prepared.on_close:
-        close()
+    prepared.close()
     with prepared.built.graph.as_default():
         variables = [(v.op.name, v.shape.as_list()) for v in prepared.tf.compat.v1.trainable_variables()]
     evaluation = prepared.built.evaluation
@@ -818,6 +846,5 @@ def inspect_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bo
 
     directory = run_dir_for(loaded, run_dir).resolve()
     prepared = prepare(loaded, directory, Console(quiet=True), verbose)
-    for close in prepared.on_close:
-        close()
+    prepared.close()
     return graph_inventory(prepared.tf, prepared.built.graph, prepared.built.named, prepared.plan.device)

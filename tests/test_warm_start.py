@@ -305,3 +305,32 @@ def test_a_checkpoint_deleted_before_it_is_pinned_is_chosen_again_or_named(tmp_p
     assert "graph.warm_start.from" in output and f"{prefix}: the checkpoint was deleted while it was being read" in (
         output), output
     assert not (tmp_path / "d").exists()
+
+
+def test_a_run_refused_after_the_warm_start_pinned_its_source_removes_the_pinned_copy(tmp_path, monkeypatch, run_train):
+    """A refusal between the graph build (which pins the source) and the session still removes the pinned copy.
+
+    A symlink planted at an event file name in the new run directory is refused (exit 2) after the
+    warm start has pinned the source checkpoint and before any session: the copy must go then too,
+    not only at interpreter exit.
+    """
+    import tempfile
+
+    from hookrun.runner.errors import SetupError
+
+    source = _trained(tmp_path, run_train)
+    pins = tmp_path / "tmp"
+    pins.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(pins))  # where the pinned copy goes (TMPDIR)
+    run_dir = tmp_path / "b"
+    run_dir.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me", encoding="utf-8")
+    (run_dir / "events.out.tfevents.1.planted").symlink_to(victim)
+    config = _project(tmp_path, "b", hooks=ONE_STEP, graph={**TINY_STEP, "warm_start": {"from": str(source)}})
+
+    with pytest.raises(SetupError, match="symlink") as caught:
+        run_train(load_config(config), run_dir=run_dir)
+    # `caught` keeps the failed call's frames alive, so only an explicit removal passes (not the GC fallback)
+    assert caught.traceback and victim.read_text(encoding="utf-8") == "keep me"
+    assert not list(pins.iterdir()), list(pins.iterdir())  # no hookrun-pinned-* left behind
