@@ -190,11 +190,11 @@ def test_newest_checkpoint_record_changes_with_each_save() -> None:
 
 
 
-@pytest.mark.parametrize("pad", [False, True])
-def test_meta_graph_path_is_the_file_saver_save_writes(pad: bool) -> None:
+@pytest.mark.parametrize(("pad", "sharded"), [(False, False), (True, False), (False, True)])
+def test_meta_graph_path_is_the_file_saver_save_writes(pad: bool, sharded: bool) -> None:
     graph, _, _, var = _graph()
     with graph.as_default():
-        saver = v1.train.Saver(pad_step_number=pad)
+        saver = v1.train.Saver(pad_step_number=pad, sharded=sharded)
     with v1.Session(graph=graph) as session, tempfile.TemporaryDirectory() as directory:
         session.run(var.initializer)
         before = set(os.listdir(directory))
