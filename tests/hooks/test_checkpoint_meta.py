@@ -298,3 +298,28 @@ def test_save_graph_def_false_writes_no_meta_and_an_unfinalized_graph_exports_ev
         else:
             assert names == [] and exports.files() == []
     v1.summary.FileWriterCache.clear()
+
+
+def test_a_listener_reads_each_checkpoints_meta_in_after_save(tmp_path, exports):
+    class Reader(v1.train.CheckpointSaverListener):
+        def __init__(self) -> None:
+            self.seen: dict[int, bytes] = {}
+
+        def after_save(self, session: Any, global_step_value: int) -> None:
+            self.seen[global_step_value] = (tmp_path / f"model.ckpt-{global_step_value}.meta").read_bytes()
+
+    reader = Reader()
+    graph, saver, train_op = _session_graph()
+    with graph.as_default(), v1.Session(graph=graph) as session:
+        hook = CheckpointSaverHook(StepClock(), str(tmp_path), save_steps=2, saver=saver, listeners=[reader])
+        hook.begin()
+        session.run(v1.global_variables_initializer())
+        graph.finalize()
+        hook.after_create_session(session, None)  # saves step 0, exporting
+        for step in range(1, 4):
+            session.run(train_op)
+            hook._save(session, step)  # copies
+    v1.summary.FileWriterCache.clear()
+    assert exports.files() == ["model.ckpt-0.meta"]
+    expected = exports.export_again(tmp_path / "again.meta")
+    assert sorted(reader.seen) == [0, 1, 2, 3] and all(data == expected for data in reader.seen.values())
