@@ -76,13 +76,15 @@ def metas(directory: Path) -> dict[str, bytes]:
 
 
 def assert_own_files(directory: Path) -> None:
-    """Every ``.meta`` is a regular file with one link and an inode of its own (a copy, not a link)."""
-    inodes = set()
+    """Every ``.meta`` is a regular file with one link, an inode of its own (a copy, not a link), the same mode."""
+    inodes, modes = set(), set()
     for path in directory.glob("*.meta"):
         info = path.lstat()
         assert path.is_file() and not path.is_symlink() and info.st_nlink == 1, path
         inodes.add(info.st_ino)
+        modes.add(info.st_mode)
     assert len(inodes) == len(list(directory.glob("*.meta")))
+    assert len(modes) == 1  # the copies have the permissions TensorFlow's export gives
 
 
 def assert_imports_and_restores(prefix: Path) -> None:
