@@ -325,3 +325,21 @@ def test_a_listener_reads_each_checkpoints_meta_in_after_save(tmp_path, exports)
     assert exports.files() == ["model.ckpt-0.meta"]
     expected = exports.export_again(tmp_path / "again.meta")
     assert sorted(reader.seen) == [0, 1, 2, 3] and all(data == expected for data in reader.seen.values())
+
+
+def test_a_meta_graph_over_the_copy_limit_is_exported_at_every_save(tmp_path, exports, monkeypatch):
+    graph, saver, train_op = _session_graph()
+    wrapper = MetaGraphOnceSaver(saver)
+    with v1.Session(graph=graph) as session:
+        session.run(v1.global_variables_initializer())
+        graph.finalize()
+        wrapper.save(session, str(tmp_path / "model.ckpt"), global_step=1)
+        size = (tmp_path / "model.ckpt-1.meta").stat().st_size
+        wrapper.forget()
+        monkeypatch.setattr(checkpoint_hook, "META_GRAPH_COPY_LIMIT", size - 1)
+        for step in (2, 3, 4):
+            session.run(train_op)
+            wrapper.save(session, str(tmp_path / "model.ckpt"), global_step=step)
+    assert exports.files() == [f"model.ckpt-{step}.meta" for step in (1, 2, 3, 4)]
+    expected = exports.export_again(tmp_path / "again.meta")
+    assert all((tmp_path / f"model.ckpt-{step}.meta").read_bytes() == expected for step in (1, 2, 3, 4))
