@@ -50,6 +50,8 @@ INHERITED: tuple[Inherited, ...] = (
               "the SecondOrStepTimer that decides when to save; the clocked after_run asks it"),
     Inherited("CheckpointSaverHook", "_save", "method", "hooks/checkpoint_saver/hook.py",
               "saves and runs the listeners, as TensorFlow's after_run does"),
+    Inherited("CheckpointSaverHook", "_get_saver", "method", "hooks/checkpoint_saver/hook.py",
+              "the Saver its _save and after_create_session use; wrapped to copy the session's first .meta"),
     Inherited("StepCounterHook", "_timer", "init", "hooks/step_counter/hook.py",
               "the timer that decides when to log steps/sec"),
     Inherited("StepCounterHook", "_log_and_record", "method", "hooks/step_counter/hook.py",
@@ -182,3 +184,25 @@ def newest_checkpoint_record(saver: Any) -> Any:
         return checkpoints[-1] if checkpoints else None
     return records[-1] if records else None
 
+
+
+def meta_graph_path(saver: Any, save_path: str, step: int, suffix: str = "meta") -> str:
+    """The ``.meta`` file ``Saver.save(sess, save_path, global_step=step)`` writes: ``<save_path>-<step>.meta``.
+
+    Why: the ``checkpoint_saver`` hook writes that file itself after the session's first save (a copy of
+    the first export, see ``hooks/checkpoint_saver/hook.py``), so it needs ``Saver.save``'s exact name:
+    the step zero-padded to 8 digits when the ``Saver`` was built with ``pad_step_number=True`` (its
+    private ``_pad_step_number``), then ``checkpoint_management.meta_graph_filename`` (which drops a
+    sharded V1 name's ``-?????-of-?????``).
+
+    Args:
+        saver: a ``tf.compat.v1.train.Saver``.
+        save_path: the prefix passed to ``Saver.save``.
+        step: the global step passed to it (an integer).
+        suffix: ``Saver.save``'s ``meta_graph_suffix``.
+    """
+    from tensorflow.python.checkpoint import checkpoint_management
+
+    padded = bool(getattr(saver, "_pad_step_number", False))
+    checkpoint_file = f"{save_path}-{step:08d}" if padded else f"{save_path}-{step}"
+    return checkpoint_management.meta_graph_filename(checkpoint_file, meta_graph_suffix=suffix)

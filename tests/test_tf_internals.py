@@ -7,6 +7,7 @@ fails here, naming it, instead of somewhere deep in a training run.
 from __future__ import annotations
 
 import logging
+import os
 import tempfile
 
 import numpy as np
@@ -187,3 +188,18 @@ def test_newest_checkpoint_record_changes_with_each_save() -> None:
         saver.save(session, f"{directory}/model.ckpt", global_step=2)
         assert tf_internals.newest_checkpoint_record(saver) is not first
 
+
+
+@pytest.mark.parametrize(("pad", "sharded"), [(False, False), (True, False), (False, True)])
+def test_meta_graph_path_is_the_file_saver_save_writes(pad: bool, sharded: bool) -> None:
+    graph, _, _, var = _graph()
+    with graph.as_default():
+        saver = v1.train.Saver(pad_step_number=pad, sharded=sharded)
+    with v1.Session(graph=graph) as session, tempfile.TemporaryDirectory() as directory:
+        session.run(var.initializer)
+        before = set(os.listdir(directory))
+        saver.save(session, f"{directory}/model.ckpt", global_step=7)
+        metas = [name for name in set(os.listdir(directory)) - before if name.endswith(".meta")]
+        assert [f"{directory}/{name}" for name in metas] == [
+            tf_internals.meta_graph_path(saver, f"{directory}/model.ckpt", 7)
+        ], "Saver.save's .meta name (or its private _pad_step_number) changed"
