@@ -41,8 +41,11 @@ class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
         """TensorFlow's ``begin``; the step count starts at 0."""
         super().begin()
         self._steps_done = 0
+        # Tuples, not dicts: a request of graph elements in tuples cannot change after the fact, so hookrun's
+        # engine reuses the window's plan without keying the requests again (runner/session/engine.py).
+        self._tags = tuple(self._current_tensors)
         self._tensors_request = tf.compat.v1.train.SessionRunArgs(
-            {"tensors": self._current_tensors, "steps": self._window.steps}
+            (tuple(self._current_tensors[tag] for tag in self._tags), self._window.steps)
         )
 
     def before_run(self, run_context: Any) -> Any:
@@ -63,14 +66,12 @@ class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Log on a due window (TensorFlow's ``_log_tensors``); count the window's steps."""
-        results = run_values.results
+        values, steps = run_values.results
         if self._log_at_end:
-            self._at_end_values, results = results["tensors"], results["steps"]
-        else:
-            if self._due:
-                self._log_tensors(results["tensors"])
-            results = results["steps"]
-        self._steps_done += int(results)
+            self._at_end_values = dict(zip(self._tags, values, strict=True))
+        elif self._due:
+            self._log_tensors(dict(zip(self._tags, values, strict=True)))
+        self._steps_done += int(steps)
         self._iter_count = self._steps_done
 
     def end(self, session: Any) -> None:

@@ -1,0 +1,154 @@
+"""The Python work hookrun does per session call under ``session.steps_per_run`` (issue 17), counted, not timed.
+
+Speed is measured by ``benchmarks/``; these tests count the work that made it slow, so they fail when it
+comes back: the engine keying the hooks' requests again every window, and the console lines changing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from hookrun.runner.session import engine
+
+from .test_steps_per_run import _config
+
+#: The bench's standard hook set (benchmarks/workloads.py ``standard_hooks``), with periods that fire in a short run.
+STANDARD = [
+    {"type": "stop_at_step", "last_step": 40},
+    {"type": "nan_tensor", "loss_tensor": "loss"},
+    {"type": "checkpoint_saver", "save_steps": 10},
+    {"type": "logging_tensor", "tensors": ["loss", "global_step"], "every_n_iter": 10},
+    {"type": "summary_saver", "save_steps": 10, "tensors": ["loss"]},
+    {"type": "step_counter", "every_n_steps": 10},
+    {"type": "history_saver", "every_n_step": 10},
+    {"type": "progress_bar"},
+]
+
+
+@pytest.fixture
+def plan_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """One entry per call of the engine's ``_plan_for`` (keying a step's requests, and building a plan on a miss)."""
+    calls: list[int] = []
+    original = engine.HookedMonitoredSession._plan_for
+
+    def counted(self: Any, *args: Any) -> Any:
+        calls.append(1)
+        return original(self, *args)
+
+    monkeypatch.setattr(engine.HookedMonitoredSession, "_plan_for", counted)
+    return calls
+
+
+def test_the_standard_set_keys_its_requests_once_per_session(tmp_path, linear_csv, run_train, plan_builds):
+    """N = 5, 40 steps: 8 windows, one session. Every built-in hook of the standard set returns the same frozen
+    request each window, so the engine keys the step once and reuses the plan for the 7 windows after."""
+    result = run_train(_config(tmp_path, "n5", 5, STANDARD), run_dir=tmp_path / "n5")
+    assert result.final_global_step == 40
+    assert len(plan_builds) == 1
+
+
+def test_the_standard_set_still_logs_and_writes_every_period(tmp_path, linear_csv, run_train, captured):
+    """The frozen requests change nothing the hooks produce: the lines, the summaries, the history rows."""
+    from .conftest import event_scalars
+
+    result = run_train(_config(tmp_path, "n5", 5, STANDARD), run_dir=tmp_path / "n5")
+    lines = captured.text.splitlines()
+    logged = [line for line in lines if line.startswith("global_step = ")]
+    # every_n_iter counts local steps from 0 (TensorFlow's): steps 1, 11, 21, 31, in the windows ending 5, 15, 25, 35.
+    assert [line.split(",")[0] for line in logged] == [f"global_step = {s}" for s in (5, 15, 25, 35)]
+    assert all(", loss = " in line for line in logged)
+    assert sum(line.startswith("global_step/sec: ") for line in lines) == 3  # 15, 25, 35 (step 5 starts the clock)
+    assert [s for s, _ in event_scalars(tmp_path / "n5", "loss")] == [5, 15, 25, 35]
+    assert [row["step"] for row in result.history] == [10, 20, 30, 40]
+
+
+# -- console lines above the live progress bar ------------------------------------------------------------------
+
+
+def _log_and_record(value: float) -> None:
+    """Log as ``StepCounterHook._log_and_record`` does (the handler passes its lines by function name)."""
+    from hookrun.hooks.tf_internals import tf_logging
+
+    tf_logging().info("%s: %g", "global_step/sec", value)
+
+
+def _draw_with(progress_class: Any, lines: int, table_draws: list[int] | None = None) -> str:
+    """A terminal console with a live ``progress_class`` (hookrun's columns, a fixed clock, refreshed by hand)
+    and ``lines`` TensorFlow log lines printed through hookrun's handler, three per refresh; the bytes written."""
+    import io
+
+    from rich.console import Console
+
+    from hookrun.hooks.progress_bar.hook import progress_columns
+    from hookrun.runner.tf_env import tf_logging_to
+
+    now = [0.0]
+    console = Console(file=io.StringIO(), force_terminal=True, width=100, height=30, color_system="standard")
+    progress = progress_class(
+        *progress_columns(True), console=console, auto_refresh=False, expand=True, get_time=lambda: now[0]
+    )
+    task = progress.add_task("train", total=1000, completed=0, loss=None, steps_per_epoch=8.0)
+    progress.start()
+    with tf_logging_to(console):
+        for line in range(lines):
+            if line % 3 == 0:
+                now[0] += 0.1
+                progress.update(task, completed=10 * line, loss=1.0 / (line + 1))
+                progress.refresh()
+            _log_and_record(1000.0 + line)
+    progress.stop()
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+def test_lines_above_the_live_bar_are_written_as_rich_writes_them():
+    """The replaying progress writes the same bytes as rich's Progress: each line, then the bar redrawn below it."""
+    from rich.progress import Progress
+
+    from hookrun.hooks.progress_bar.hook import ReplayingProgress
+
+    expected = _draw_with(Progress, 12)
+    got = _draw_with(ReplayingProgress, 12)
+    assert got == expected
+    assert "global_step/sec: 1011\n" in got and got.rindex("global_step/sec: 1011") < got.rindex("Training")
+
+
+def test_lines_above_the_live_bar_do_not_draw_the_table_again(monkeypatch):
+    """Between two refreshes the table is drawn once for the refresh and once for the first line, not per line."""
+    from rich.table import Table
+
+    from hookrun.hooks.progress_bar.hook import ReplayingProgress
+
+    draws: list[int] = []
+    original = Table.__rich_console__
+
+    def counted(self: Any, console: Any, options: Any) -> Any:
+        draws.append(1)
+        return original(self, console, options)
+
+    monkeypatch.setattr(Table, "__rich_console__", counted)
+    _draw_with(ReplayingProgress, 30)  # 10 refreshes, 30 lines
+    assert len(draws) <= 2 * 10 + 2  # the start's and the stop's draws besides
+
+
+def test_the_progress_bar_hook_draws_with_the_replaying_progress(tmp_path, linear_csv, monkeypatch):
+    """The hook's live display in a terminal is the replaying one (the two tests above cover it)."""
+    import io
+
+    from rich.console import Console
+
+    from hookrun.hooks.progress_bar import hook as progress_hook
+    from hookrun.runner.trainer import train
+
+    made: list[Any] = []
+    original = progress_hook.ReplayingProgress.get_renderable
+
+    def record(self: Any) -> Any:
+        made.append(type(self))
+        return original(self)
+
+    monkeypatch.setattr(progress_hook.ReplayingProgress, "get_renderable", record)
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    train(_config(tmp_path, "term", 5, STANDARD), run_dir=tmp_path / "term", console=console)
+    assert made and set(made) == {progress_hook.ReplayingProgress}
