@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hookrun.runner.session import engine
@@ -152,3 +153,82 @@ def test_the_progress_bar_hook_draws_with_the_replaying_progress(tmp_path, linea
     console = Console(file=io.StringIO(), force_terminal=True, width=100)
     train(_config(tmp_path, "term", 5, STANDARD), run_dir=tmp_path / "term", console=console)
     assert made and set(made) == {progress_hook.ReplayingProgress}
+
+
+def _logged_lines(hook: Any, values: list[dict[str, Any]]) -> list[str]:
+    """The messages ``hook._log_tensors`` logs for each of ``values`` (TensorFlow's logger, captured), the
+    timer's clock moving 0.25 s between lines."""
+    import logging
+    import time
+
+    now = [1000.0]
+
+    messages: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(f"{record.funcName}|{record.getMessage()}")
+
+    logger = logging.getLogger("tensorflow")
+    keep, level = Keep(), logger.level
+    logger.addHandler(keep)
+    logger.setLevel(logging.INFO)
+    real_time = time.time
+    time.time = lambda: now[0]  # the timer's "(0.250 sec)"
+    try:
+        for index, value in enumerate(values):
+            hook._iter_count = 10 * index
+            now[0] += 0.25
+            hook._log_tensors(value)
+    finally:
+        time.time = real_time
+        logger.removeHandler(keep)
+        logger.setLevel(level)
+    return messages
+
+
+def _logging_hooks(**kwargs: Any) -> tuple[Any, Any]:
+    """TensorFlow's ``LoggingTensorHook`` and hookrun's window one on the same tensors, after ``begin``."""
+    import tensorflow as tf
+
+    from hookrun.hooks.logging_tensor.hook import WindowLoggingTensorHook
+    from hookrun.hooks.window import RunWindow
+
+    graph = tf.Graph()
+    with graph.as_default():
+        tensors = {name: tf.constant(0.0, name=name) for name in ("loss", "b_tiny", "arr")}
+        steps = tf.constant(1, name="steps")
+        window = RunWindow(steps_per_run=5, steps=steps, global_step=steps, any_nonfinite=tf.constant(False))
+        theirs = tf.compat.v1.train.LoggingTensorHook(tensors, every_n_iter=10, **kwargs)
+        ours = WindowLoggingTensorHook(tensors, every_n_iter=10, window=window, **kwargs)
+        theirs.begin()
+        ours.begin()
+    return theirs, ours
+
+
+SCALAR_VALUES = [
+    {"loss": np.float32(0.1234567), "b_tiny": np.float32(1e-10), "arr": np.int64(12300)},
+    {"loss": np.float64(1e17), "b_tiny": np.float16(0.1), "arr": np.bool_(True)},
+    {"loss": np.float32("nan"), "b_tiny": b"text", "arr": np.uint8(7)},
+]
+
+
+def test_a_line_of_scalars_is_tensorflows_line_without_touching_print_options(monkeypatch):
+    theirs, ours = _logging_hooks()
+    expected = _logged_lines(theirs, SCALAR_VALUES)
+    calls: list[int] = []
+    original = np.set_printoptions
+    monkeypatch.setattr(np, "set_printoptions", lambda *a, **k: (calls.append(1), original(*a, **k))[1])
+    assert _logged_lines(ours, SCALAR_VALUES) == expected
+    assert expected[0].startswith("_log_tensors|arr = 12300, b_tiny = 1e-10, loss = 0.1234567")
+    assert calls == []  # TensorFlow's sets suppress=True and restores the options: 2 calls a line
+
+
+def test_a_line_with_an_array_or_a_formatter_is_tensorflows_own():
+    """suppress=True does change arrays: such lines (and formatted ones) take TensorFlow's _log_tensors."""
+    values = [{"loss": np.float32(1.0), "b_tiny": np.float32(2.0), "arr": np.array([1e-10, 1.0])}]
+    theirs, ours = _logging_hooks()
+    assert _logged_lines(ours, values) == _logged_lines(theirs, values)
+    assert "arr = [0. 1.]" in _logged_lines(ours, values)[0]
+    theirs, ours = _logging_hooks(formatter=lambda v: f"loss is {v['loss']}")
+    assert _logged_lines(ours, values) == _logged_lines(theirs, values) == ["_log_tensors|loss is 1.0"]
