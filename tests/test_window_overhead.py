@@ -232,3 +232,21 @@ def test_a_line_with_an_array_or_a_formatter_is_tensorflows_own():
     assert "arr = [0. 1.]" in _logged_lines(ours, values)[0]
     theirs, ours = _logging_hooks(formatter=lambda v: f"loss is {v['loss']}")
     assert _logged_lines(ours, values) == _logged_lines(theirs, values) == ["_log_tensors|loss is 1.0"]
+
+
+def _log_tensors(message: str) -> None:
+    """Log as ``LoggingTensorHook._log_tensors`` does (the handler passes its lines by function name)."""
+    from hookrun.hooks.tf_internals import tf_logging
+
+    tf_logging().info("%s", message)
+
+
+def test_a_line_is_printed_exactly_as_logged(captured):
+    """No markup, highlighting or emoji code touches a line (a tag may hold ``:name:`` or ``[x]``)."""
+    from hookrun.runner.tf_env import tf_logging_to
+
+    line = "a:thumbs_up: = 1.5, [bold]b[/bold] = 2, c:0 = -3 (0.001 sec)"
+    with tf_logging_to(captured.console):
+        _log_tensors(line)
+        _log_and_record(1234.5)
+    assert captured.text == f"{line}\nglobal_step/sec: 1234.5\n"
