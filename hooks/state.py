@@ -13,7 +13,8 @@ or custom, may define either or both:
   hook's ``after_create_session``, with what ``state_dict`` returned then.
 
 Where: ``hook_state-<step>.json`` beside ``model.ckpt-<step>`` (the checkpoint's directory and
-step), written atomically; a state file whose checkpoint the ``Saver`` has deleted
+step), written atomically (renamed into place; not fsync-ed, as TensorFlow does not fsync the
+checkpoint); a state file whose checkpoint the ``Saver`` has deleted
 (``max_to_keep``) is deleted with it. Hooks are keyed by their place in ``hooks:`` (``hooks[2]``)
 and class: a state is given back only to a hook of the same class at the same place.
 
@@ -134,7 +135,10 @@ class HookStates:
             text = json.dumps({"step": int(step), "checkpoint": Path(prefix).name, "hooks": states}, indent=1)
         except (TypeError, ValueError) as err:
             raise HookStateError(f"a hook's state_dict() is not JSON-serializable: {err}") from err
-        atomic_write_text(state_file(directory, int(step)), text + "\n")
+        # No fsync: TensorFlow's Saver writes the checkpoint this state belongs to (data, index, meta and the
+        # `checkpoint` file) without one, so an fsync here (2-6 ms a save, most of this method) made the state
+        # no safer than its weights. The rename still leaves the whole file or none after a crash of the run.
+        atomic_write_text(state_file(directory, int(step)), text + "\n", durable=False)
         basename = Path(head).name
         for path in directory.glob(f"{STATE_PREFIX}-*.json"):
             match = _STATE_FILE.match(path.name)

@@ -77,7 +77,11 @@ INHERITED: tuple[Inherited, ...] = (
     Inherited("LoggingTensorHook", "_iter_count", "begin", "hooks/logging_tensor/hook.py",
               "the local step _log_tensors records its trigger at; set to the window's last step"),
     Inherited("LoggingTensorHook", "_log_tensors", "method", "hooks/logging_tensor/hook.py",
-              "logs the line exactly as TensorFlow's after_run does"),
+              "logs the line exactly as TensorFlow's after_run does (called for lines with arrays or a formatter)"),
+    Inherited("LoggingTensorHook", "_tag_order", "init", "hooks/logging_tensor/hook.py",
+              "the order of the tags in a line of scalars, logged without TensorFlow's print-option calls"),
+    Inherited("LoggingTensorHook", "_formatter", "init", "hooks/logging_tensor/hook.py",
+              "a user formatter: such lines take TensorFlow's own _log_tensors"),
 )
 
 

@@ -19,6 +19,8 @@ from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
 
+from rich.text import Text
+
 from hookrun.hooks import tf_internals
 
 #: TensorFlow's hooks module: its warnings explain why a run stopped, so they always get through; as do
@@ -67,9 +69,14 @@ class _ConsoleHandler(logging.Handler):
         return record.levelno >= logging.ERROR
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Print the record's message as is, one line (prefixed with its level unless INFO), soft-wrapped.
+
+        A ``rich.text.Text`` is printed, so no markup, highlighting or emoji code (``:name:``) touches the
+        message, and rich skips parsing it.
+        """
         try:
             prefix = "" if record.levelno == logging.INFO else f"{record.levelname}: "
-            self._console.print(prefix + record.getMessage(), markup=False, highlight=False, soft_wrap=True)
+            self._console.print(Text(prefix + record.getMessage()), soft_wrap=True)
         except Exception:  # pragma: no cover - logging must never break training
             self.handleError(record)
 

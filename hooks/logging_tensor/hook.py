@@ -7,10 +7,17 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import tensorflow as tf
 
+from hookrun.hooks import tf_internals
 from hookrun.hooks.context import HookContext
 from hookrun.hooks.logging_tensor import LoggingTensorConfig
+
+logging = tf_internals.tf_logging()
+
+#: Values whose text does not depend on numpy's print options (``suppress`` changes arrays only).
+_SCALARS = (np.generic, int, float, bytes, str)
 
 
 class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
@@ -41,8 +48,11 @@ class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
         """TensorFlow's ``begin``; the step count starts at 0."""
         super().begin()
         self._steps_done = 0
+        # Tuples, not dicts: a request of graph elements in tuples cannot change after the fact, so hookrun's
+        # engine reuses the window's plan without keying the requests again (runner/session/engine.py).
+        self._tags = tuple(self._current_tensors)
         self._tensors_request = tf.compat.v1.train.SessionRunArgs(
-            {"tensors": self._current_tensors, "steps": self._window.steps}
+            (tuple(self._current_tensors[tag] for tag in self._tags), self._window.steps)
         )
 
     def before_run(self, run_context: Any) -> Any:
@@ -63,15 +73,35 @@ class WindowLoggingTensorHook(tf.compat.v1.train.LoggingTensorHook):
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Log on a due window (TensorFlow's ``_log_tensors``); count the window's steps."""
-        results = run_values.results
+        values, steps = run_values.results
         if self._log_at_end:
-            self._at_end_values, results = results["tensors"], results["steps"]
-        else:
-            if self._due:
-                self._log_tensors(results["tensors"])
-            results = results["steps"]
-        self._steps_done += int(results)
+            self._at_end_values = dict(zip(self._tags, values, strict=True))
+        elif self._due:
+            self._log_tensors(dict(zip(self._tags, values, strict=True)))
+        self._steps_done += int(steps)
         self._iter_count = self._steps_done
+
+    def _log_tensors(self, tensor_values: dict[str, Any]) -> None:
+        """TensorFlow's ``_log_tensors``: the same line, logged the same way; its print options skipped for scalars.
+
+        TensorFlow's sets ``np.set_printoptions(suppress=True)`` around the formatting and restores the
+        old options after (three calls, most of the line's formatting cost). ``suppress`` changes how
+        arrays print, never numpy or Python scalars (``str(np.float32(1e-10))`` is ``1e-10`` either way),
+        so when every value is a scalar and there is no ``formatter`` the options are left alone; any
+        other line takes TensorFlow's own method.
+
+        Args:
+            tensor_values: tag -> the fetched value.
+        """
+        if self._formatter or not all(isinstance(value, _SCALARS) for value in tensor_values.values()):
+            super()._log_tensors(tensor_values)
+            return
+        elapsed_secs, _ = self._timer.update_last_triggered_step(self._iter_count)
+        stats = ", ".join(["%s = %s" % (tag, tensor_values[tag]) for tag in self._tag_order])  # noqa: UP031 - TF's
+        if elapsed_secs is not None:
+            logging.info("%s (%.3f sec)", stats, elapsed_secs)
+        else:
+            logging.info("%s", stats)
 
     def end(self, session: Any) -> None:
         """With ``at_end``, log the values of the last window's last step."""

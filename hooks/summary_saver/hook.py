@@ -47,6 +47,7 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
         super().__init__(clock, **kwargs)
         self._request_summary = False
         self._window_request: Any = None
+        self._asked: Any = None  # the window's request when before_run returned it, else None
 
     def before_run(self, run_context: Any) -> Any:
         """Ask for the summaries on the first step and when due, else nothing (TensorFlow's decision)."""
@@ -56,11 +57,14 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
             # Under session.steps_per_run the summaries come with every window (a few scalars of the
             # window's last step) and are written when due: a request that never changes keeps the session
             # on one executor (each new set of fetches makes TensorFlow prune and optimize the loop again).
+            # A tuple, not a dict: hookrun's engine then reuses the window's plan without keying it again.
             if self._window_request is None:
                 self._window_request = tf.compat.v1.train.SessionRunArgs(
-                    {"summary": self._get_summary_op(), "global_step": clock.request_tensor}
+                    (tuple(self._get_summary_op()), clock.request_tensor)
                 )
+            self._asked = self._window_request
             return self._window_request
+        self._asked = None
         if not self._request_summary or self._get_summary_op() is None:
             return clock.request()
         requests = {"summary": self._get_summary_op()}
@@ -73,7 +77,12 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
         if not self._summary_writer:
             return
         results = run_values.results
-        read = results.get("global_step") if type(results) is dict else results
+        if self._asked is not None:  # the window's request: (summaries, global_step after the window)
+            summaries, read = results
+        elif type(results) is dict:
+            summaries, read = results.get("summary"), results.get("global_step")
+        else:  # nothing, or the clock's read alone
+            summaries, read = None, results
         global_step = self._clock.advance(run_context, read)
         if self._next_step is None or self._request_summary:
             global_step = self._clock.confirm(run_context)
@@ -81,8 +90,8 @@ class SummarySaverHook(ClockedHook, tf.compat.v1.train.SummarySaverHook):
             self._summary_writer.add_session_log(SessionLog(status=SessionLog.START), global_step)
         if self._request_summary:
             self._timer.update_last_triggered_step(global_step)
-            if type(results) is dict and "summary" in results:
-                for summary in results["summary"]:
+            if summaries is not None:
+                for summary in summaries:
                     self._summary_writer.add_summary(summary, global_step)
         self._next_step = global_step + 1
 
