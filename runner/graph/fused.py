@@ -67,6 +67,38 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
     return tf.nest.map_structure(one, element_spec)
 
 
+def endless_input(tf: Any, dataset: Any) -> bool:
+    """Whether ``dataset`` never ends: its cardinality is ``tf.data.INFINITE_CARDINALITY`` (``repeat()``).
+
+    An empty input repeated forever counts as endless too (``repeat`` of an input of unknown size is
+    infinite to tf.data), and ends at its first pull with ``OutOfRangeError``.
+    The cardinality is computed in a scratch graph, on a copy of the dataset's ops: the caller's graph
+    gets no op (the op-level seeds TensorFlow derives from the graph's op count stay as they were).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        dataset: a ``tf.data.Dataset`` built in the caller's (graph-mode) default graph.
+
+    Returns:
+        True for an infinite dataset; False for a finite one, an unknown cardinality (a ``filter`` or
+        ``take_while`` after the ``repeat``), or when it cannot be computed (then the body that handles
+        the data's end is the safe one).
+    """
+    v1 = tf.compat.v1
+    try:
+        variant = tf.data.experimental.to_variant(dataset)
+        scratch = tf.Graph()
+        with scratch.as_default():
+            (copy,) = tf.graph_util.import_graph_def(
+                variant.graph.as_graph_def(), return_elements=[variant.name], name="copy"
+            )
+            cardinality = tf.data.experimental.from_variant(copy, dataset.element_spec).cardinality()
+            with v1.Session(graph=scratch) as session:
+                return bool(session.run(cardinality) == tf.data.INFINITE_CARDINALITY)
+    except (tf.errors.OpError, ValueError, TypeError):
+        return False
+
+
 #: Marks the error :func:`_refuse` raises, through the builder call's own wrapping.
 _CREATES = "creates a variable inside the loop"
 
@@ -99,6 +131,7 @@ def build_fused_train(
     global_step: Any,
     builder_name: str,
     carry: Collection[str] | None = None,
+    endless: bool = False,
 ) -> tuple[Any, RunWindow]:
     """Build the while-loop of up to ``steps_per_run`` training steps; see the module docstring.
 
@@ -115,6 +148,9 @@ def build_fused_train(
         builder_name: ``graph.builder``, for messages.
         carry: the names the hooks read (``loss`` is always carried); None carries every named tensor.
             Every op of the loop body runs on every step, so each carried value costs a little per step.
+        endless: the input never ends (its cardinality is ``tf.data.INFINITE_CARDINALITY``, see
+            :func:`endless_input`): the body pulls with a plain ``get_next`` (no optional, no cond). False
+            (any finite or unknown input) keeps the body that ends a window where the data ends.
 
     Returns:
         ``(train, window)``: ``train`` is the ``int32`` steps run by one call (the tensor the
@@ -147,53 +183,80 @@ def build_fused_train(
             initial_last.append(made[0])
             invariants_last.append(made[1])
 
-    def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
-        return tf.logical_and(count < limit, tf.logical_not(done))
-
-    def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
-        # Every op of this step runs after the previous step's update, its variable reads included:
-        # the count of this iteration is made under a control dependency on that update.
+    def train_step(count: Any, batch: Any, sums: list[Any]) -> tuple[Any, list[Any], list[Any], Any]:
+        """One step on ``batch``, made after ``count``: the next count, the sums, the last values, the update."""
         with tf.control_dependencies([count]):
-            optional = iterator.get_next_as_optional()
-            has_value = optional.has_value()
+            features, labels = batch
+            try:
+                with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
+                    train_op, tensors = step(features, labels)
+            except PlacedError as err:
+                if "does not exist" in str(err) or _CREATES in str(err):
+                    raise PlacedError(
+                        "graph.builder",
+                        f"{builder_name} creates a variable when called again inside the session.steps_per_run "
+                        f"loop ({err.reason}); create weights with tf.compat.v1.get_variable (reused by name), "
+                        "or set session.steps_per_run: 1",
+                    ) from err
+                raise
+        with tf.control_dependencies([train_op]):
+            new_sums = [s + tf.cast(tensors[name], tf.float64) for s, name in zip(sums, summed, strict=True)]
+            new_last = [tf.identity(tensors[name]) for name in carried]
+            return count + 1, new_sums, new_last, train_op
 
-        def run_step() -> Any:
+    # Every op of a step runs after the previous step's update, its variable reads included: the count
+    # of an iteration is made under a control dependency on the previous update, and the batch's pull
+    # and the step are made under one on that count.
+    if endless:
+        # Data that never ends (tf.data.INFINITE_CARDINALITY): a plain get_next, no optional, no cond. An
+        # empty input repeated forever ends at the first pull: the iterator's OutOfRangeError ends the call.
+        def condition(count: Any, sums: list[Any], last: list[Any]) -> Any:
+            return count < limit
+
+        def body(count: Any, sums: list[Any], last: list[Any]) -> Any:
             with tf.control_dependencies([count]):
-                features, labels = optional.get_value()
-                try:
-                    with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
-                        train_op, tensors = step(features, labels)
-                except PlacedError as err:
-                    if "does not exist" in str(err) or _CREATES in str(err):
-                        raise PlacedError(
-                            "graph.builder",
-                            f"{builder_name} creates a variable when called again inside the session.steps_per_run "
-                            f"loop ({err.reason}); create weights with tf.compat.v1.get_variable (reused by name), "
-                            "or set session.steps_per_run: 1",
-                        ) from err
-                    raise
-            with tf.control_dependencies([train_op]):
-                new_sums = [s + tf.cast(tensors[name], tf.float64) for s, name in zip(sums, summed, strict=True)]
-                new_last = [tf.identity(tensors[name]) for name in carried]
-                return count + 1, tf.constant(False), new_sums, new_last
+                batch = iterator.get_next()
+            return train_step(count, batch, sums)[:3]
 
-        def end_of_data() -> Any:
-            return count, tf.constant(True), list(sums), list(last)
+        initial = (tf.constant(0), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
+        invariants = (tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
+    else:
+        def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:  # type: ignore[misc]
+            return tf.logical_and(count < limit, tf.logical_not(done))
 
-        return tf.cond(has_value, run_step, end_of_data)
+        def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:  # type: ignore[misc]
+            with tf.control_dependencies([count]):
+                optional = iterator.get_next_as_optional()
+                has_value = optional.has_value()
 
-    initial = (tf.constant(0), tf.constant(False), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
-    invariants = (tf.TensorShape([]), tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
+            def run_step() -> Any:
+                with tf.control_dependencies([count]):
+                    batch = optional.get_value()
+                new_count, new_sums, new_last, train_op = train_step(count, batch, sums)
+                with tf.control_dependencies([train_op]):
+                    return new_count, tf.constant(False), new_sums, new_last
+
+            def end_of_data() -> Any:
+                return count, tf.constant(True), list(sums), list(last)
+
+            return tf.cond(has_value, run_step, end_of_data)
+
+        initial = (tf.constant(0), tf.constant(False), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
+        invariants = (tf.TensorShape([]), tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
     with tf.name_scope("hookrun_steps_per_run"):
-        count, _, sums, last = v1.while_loop(
+        looped = v1.while_loop(
             condition, body, initial, shape_invariants=invariants, parallel_iterations=1, name="loop"
         )
+        count, sums, last = looped[0], looped[-2], looped[-1]
+        if endless:  # a call runs at least one step (the bound is >= 1), or the iterator raised
+            steps = tf.identity(count, name="steps")
+        else:
 
-        def no_step() -> Any:  # the data ended before this call's first step: the iterator's own error
-            with tf.control_dependencies(tf.nest.flatten(iterator.get_next())):
-                return tf.identity(count)
+            def no_step() -> Any:  # the data ended before this call's first step: the iterator's own error
+                with tf.control_dependencies(tf.nest.flatten(iterator.get_next())):
+                    return tf.identity(count)
 
-        steps = tf.cond(count > 0, lambda: tf.identity(count), no_step, name="steps")
+            steps = tf.cond(count > 0, lambda: tf.identity(count), no_step, name="steps")
         with tf.control_dependencies([steps]):
             global_step_after = tf.identity(global_step.read_value(), name="global_step")
             # A float64 sum of float32 losses overflows never: it is non-finite exactly when a loss was.
