@@ -12,10 +12,17 @@ How it is built (:func:`build_fused_train`):
    call creates every variable (the model's, the optimizer's slots, ``global_step``). Its tensors are
    never run (the placeholders are never fed), only its variables are used.
 2. The loop body calls the builder again under ``tf.compat.v1.variable_scope(scope, reuse=True)``
-   on the iterator's next batch (``get_next_as_optional``), and applies the *same* optimizer object
-   to that loss (its slots are found, not created), after the ``UPDATE_OPS`` that call added; each
-   step adds one to ``global_step``. A builder whose second call creates a variable is refused
-   (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``).
+   on the iterator's next batch, and applies the *same* optimizer object to that loss (its slots
+   are found, not created), after the ``UPDATE_OPS`` that call added; each step adds one to
+   ``global_step``. A builder whose second call creates a variable is refused
+   (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``). The batch comes from one of
+   two bodies, chosen by the input's cardinality (:func:`endless_input`):
+
+   - the input never ends (``tf.data.INFINITE_CARDINALITY``: ``data.epochs: null``, the default of
+     a run bounded by ``stop_at_step``): a plain ``iterator.get_next()``, nothing else per step;
+   - otherwise (finite, or unknown): ``get_next_as_optional`` and a ``tf.cond`` on its
+     ``has_value``, so a window can end where the data ends (about 20 more kernels a step once
+     TensorFlow lowers the cond: the optional, the cond's switches and merges, a loop variable).
 3. Every op of a step runs after the previous step's update (the body runs under a control
    dependency on the step count, itself made after the previous update; ``parallel_iterations=1``),
    so N fused steps compute exactly what N separate steps compute.
@@ -28,7 +35,9 @@ How it is built (:func:`build_fused_train`):
    that ``stop_at_step`` lowers, through the step clock, so the last window ends at exactly
    ``last_step``. When the data ends inside a window, the window ends early and reports the steps
    it ran; a call that runs no step at all raises ``tf.errors.OutOfRangeError`` (the iterator's own
-   error), so the run ends exactly as with one step per call.
+   error), so the run ends exactly as with one step per call. An endless input ends only when it is
+   empty (a ``repeat()`` of nothing ends at its first pull): that first pull raises the iterator's
+   ``OutOfRangeError`` inside the loop, so that call, too, runs no step and raises it.
 """
 
 from __future__ import annotations
