@@ -242,10 +242,10 @@ def build_fused_train(
         initial = (tf.constant(0), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
         invariants = (tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
     else:
-        def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:  # type: ignore[misc]
+        def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
             return tf.logical_and(count < limit, tf.logical_not(done))
 
-        def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:  # type: ignore[misc]
+        def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
             with tf.control_dependencies([count]):
                 optional = iterator.get_next_as_optional()
                 has_value = optional.has_value()
