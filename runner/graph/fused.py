@@ -38,6 +38,14 @@ How it is built (:func:`build_fused_train`):
    error), so the run ends exactly as with one step per call. An endless input ends only when it is
    empty (a ``repeat()`` of nothing ends at its first pull): that first pull raises the iterator's
    ``OutOfRangeError`` inside the loop, so that call, too, runs no step and raises it.
+
+Per step, on the linear bench model (N = 50, the window's tensors fetched as the standard hooks do;
+kernels counted in a ``FULL_TRACE`` of one call): the endless body runs 58 kernels, the other 79.
+Tried and not kept, none measured faster in interleaved rounds: dropping the ``tf.identity`` of the
+last-value carries (Grappler removes them already) or the control dependencies on the update (a
+control edge is no kernel); reading ``bound`` in the loop's condition instead of passing its value
+through the loop (56 kernels); ``parallel_iterations`` > 1. The float64 sums stay: a float32 sum
+rounds differently and can overflow.
 """
 
 from __future__ import annotations
