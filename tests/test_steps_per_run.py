@@ -91,10 +91,11 @@ STANDARD = [
 ]
 
 
+@pytest.mark.parametrize("epochs", [10, None])  # None: data that never ends, the loop's plain get_next body
 @pytest.mark.parametrize("engine", ["hookrun", "tf"])
-def test_every_hook_matches_one_step_per_call(tmp_path, linear_csv, run_train, captured, engine):
+def test_every_hook_matches_one_step_per_call(tmp_path, linear_csv, run_train, captured, engine, epochs):
     """N = 5 divides every hook's period: same checkpoints, stop, history, evaluations, weights as N = 1."""
-    data = {"validation_split": 0.25}
+    data = {"validation_split": 0.25, "epochs": epochs}
     session = {"engine": engine}
     one = run_train(_config(tmp_path, "one", 1, STANDARD, data=data, session={**session, "steps_per_run": 1}),
                     run_dir=tmp_path / "one")
