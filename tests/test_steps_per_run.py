@@ -91,10 +91,11 @@ STANDARD = [
 ]
 
 
+@pytest.mark.parametrize("epochs", [10, None])  # None: data that never ends, the loop's plain get_next body
 @pytest.mark.parametrize("engine", ["hookrun", "tf"])
-def test_every_hook_matches_one_step_per_call(tmp_path, linear_csv, run_train, captured, engine):
+def test_every_hook_matches_one_step_per_call(tmp_path, linear_csv, run_train, captured, engine, epochs):
     """N = 5 divides every hook's period: same checkpoints, stop, history, evaluations, weights as N = 1."""
-    data = {"validation_split": 0.25}
+    data = {"validation_split": 0.25, "epochs": epochs}
     session = {"engine": engine}
     one = run_train(_config(tmp_path, "one", 1, STANDARD, data=data, session={**session, "steps_per_run": 1}),
                     run_dir=tmp_path / "one")
@@ -125,17 +126,18 @@ def test_every_hook_matches_one_step_per_call(tmp_path, linear_csv, run_train, c
     assert "Training 20/20" in one_log and "Training 20/20" in five_log
 
 
-def test_windows_that_do_not_divide_the_periods(tmp_path, linear_csv, run_train):
+@pytest.mark.parametrize("epochs", [10, None])  # finite data, and data that never ends (the plain get_next body)
+def test_windows_that_do_not_divide_the_periods(tmp_path, linear_csv, run_train, epochs):
     """N = 7: hooks fire at the first window boundary at or after their step; the last window is shortened so
     the run stops at exactly last_step; history sums cover exactly each row's steps; weights equal N = 1's."""
-    losses = _per_step_losses(tmp_path, run_train, 20)
+    losses = _per_step_losses(tmp_path, run_train, 20, data={"epochs": epochs})
     hooks = [
         {"type": "checkpoint_saver", "save_steps": 5},
         {"type": "history_saver", "every_n_step": 5},
         {"type": "summary_saver", "save_steps": 5, "tensors": ["loss"]},
         {"type": "stop_at_step", "last_step": 20},
     ]
-    seven = run_train(_config(tmp_path, "seven", 7, hooks), run_dir=tmp_path / "seven")
+    seven = run_train(_config(tmp_path, "seven", 7, hooks, data={"epochs": epochs}), run_dir=tmp_path / "seven")
     assert seven.final_global_step == 20 and seven.steps == 20
     assert _checkpoint_steps(tmp_path / "seven") == [0, 7, 14, 20]  # windows end at 7, 14, then 20 (shortened)
     rows = [(r["step"], r["total_loss"], r["mean_loss"]) for r in seven.history]
@@ -348,6 +350,125 @@ def test_default_graph_has_no_loop(tmp_path, linear_csv):
     for close in prepared.on_close:
         close()
     assert prepared.built.window is not None and prepared.built.window.steps_per_run == 2
+
+
+def _loop_op_types(graph: Any) -> set[str]:
+    """The op types of the training loop's body and cond, and of the functions they call (a cond's branches)."""
+    library = {function.signature.name: function for function in graph.as_graph_def().library.function}
+    (loop,) = [op for op in graph.get_operations() if op.type in ("While", "StatelessWhile")]
+    names = [loop.get_attr("body").name, loop.get_attr("cond").name]
+    types: set[str] = set()
+    while names:
+        for node in library[names.pop()].node_def:
+            types.add(node.op)
+            names += [attr.func.name for attr in node.attr.values() if attr.HasField("func")]
+    return types
+
+
+@pytest.mark.parametrize(
+    ("data", "endless"),
+    [
+        ({"epochs": None}, True),  # repeats forever: a plain get_next, no optional, no cond
+        ({"epochs": None, "shuffle": True}, True),
+        ({"epochs": 10}, False),  # ends: the body that ends the window where the data ends
+        ({"epochs": 1}, False),
+    ],
+)
+def test_the_loop_body_follows_the_input_cardinality(tmp_path, linear_csv, data, endless):
+    from rich.console import Console
+
+    from hookrun.runner.trainer import prepare
+
+    loaded = _config(tmp_path, "c", 4, [{"type": "stop_at_step", "last_step": 3}], data=data)
+    prepared = prepare(loaded, tmp_path / "run", Console(quiet=True))
+    for close in prepared.on_close:
+        close()
+    types = _loop_op_types(prepared.built.graph)
+    assert ("IteratorGetNext" in types) is endless
+    assert ("IteratorGetNextAsOptional" in types) is not endless
+    assert ("If" in types or "StatelessIf" in types) is not endless
+
+
+def _fused_on(tf: Any, dataset: Any, steps_per_run: int) -> tuple[Any, Any, Any]:
+    """The fused loop of a one-weight model ``w * x`` (loss ``mean((w x - y)^2)``, SGD) on ``dataset``, in a new graph.
+
+    Returns ``(graph, window, endless)``.
+    """
+    from hookrun.runner.graph.fused import build_fused_train, endless_input
+
+    v1 = tf.compat.v1
+    global_step = v1.train.get_or_create_global_step()
+    optimizer = v1.train.GradientDescentOptimizer(0.1)
+
+    def model(features: Any, labels: Any) -> Any:
+        w = v1.get_variable("w", [], initializer=v1.ones_initializer())
+        return tf.reduce_mean(tf.square(w * features - labels))
+
+    loss = model(v1.placeholder(tf.float32, [None]), v1.placeholder(tf.float32, [None]))
+    optimizer.minimize(loss, global_step=global_step)
+
+    def step(features: Any, labels: Any) -> Any:
+        step_loss = model(features, labels)
+        return optimizer.minimize(step_loss, global_step=global_step), {"loss": step_loss}
+
+    endless = endless_input(tf, dataset)
+    _, window = build_fused_train(
+        tf, steps_per_run=steps_per_run, iterator=v1.data.make_one_shot_iterator(dataset), step=step,
+        named={"loss": loss, "global_step": global_step}, global_step=global_step, builder_name="m",
+        endless=endless,
+    )
+    return v1.get_default_graph(), window, endless
+
+
+def _run_windows(tf: Any, graph: Any, window: Any, calls: int) -> list[Any]:
+    """``(steps, global_step, loss sum)`` of each of ``calls`` calls; the error a call raised ends the list."""
+    out: list[Any] = []
+    with graph.as_default(), tf.compat.v1.Session(graph=graph) as session:
+        session.run([tf.compat.v1.global_variables_initializer(), tf.compat.v1.local_variables_initializer()])
+        for _ in range(calls):
+            try:
+                out.append(session.run([window.steps, window.global_step, window.sums["loss"]]))
+            except tf.errors.OutOfRangeError as err:
+                out.append(type(err))
+                break
+    return out
+
+
+@pytest.mark.parametrize("empty", ["filter", "slices"])
+def test_an_empty_input_repeated_forever_raises_at_the_first_call(empty):
+    """Repeated forever, an empty input (infinite to tf.data when its size is unknown) ends at its first pull:
+    the call runs no step and raises the iterator's OutOfRangeError, as one step per call does."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        rows = tf.data.Dataset.from_tensor_slices((tf.zeros([0]), tf.zeros([0])))
+        if empty == "filter":  # unknown size: repeat() makes it infinite
+            rows = rows.filter(lambda x, y: True)
+        graph, window, endless = _fused_on(tf, rows.repeat().batch(2), 5)
+        assert endless is (empty == "filter")  # a known empty input repeats to 0 elements: finite
+        assert _run_windows(tf, graph, window, 3) == [tf.errors.OutOfRangeError]
+
+
+def test_an_endless_input_runs_full_windows_and_the_bound():
+    """Data that never ends: every call runs the bound's steps, each on its own batch, sums exact."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        x = np.arange(1, 7, dtype=np.float32)
+        rows = tf.data.Dataset.from_tensor_slices((x, 2 * x)).filter(lambda x, y: True)
+        graph, window, endless = _fused_on(tf, rows.repeat().batch(2), 4)
+        assert endless
+        # Expected: the same SGD steps in numpy, batch after batch (3 batches an epoch).
+        w, losses = 1.0, []
+        batches = [(x[i:i + 2], 2 * x[i:i + 2]) for i in range(0, 6, 2)]
+        for i in range(12):
+            bx, by = batches[i % 3]
+            losses.append(float(np.mean((w * bx - by) ** 2)))
+            w -= 0.1 * float(np.mean(2 * (w * bx - by) * bx))
+        windows = _run_windows(tf, graph, window, 3)
+        assert [(int(s), int(g)) for s, g, _ in windows] == [(4, 4), (4, 8), (4, 12)]
+        for k, (_, _, total) in enumerate(windows):
+            assert total == pytest.approx(sum(losses[4 * k:4 * k + 4]), rel=1e-5)
 
 
 def test_early_stopping_stops_at_the_same_window_boundary(tmp_path, linear_csv, run_train):

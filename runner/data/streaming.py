@@ -16,7 +16,7 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
     -> (chunks of transformed rows: never unbatched, no per-row dataset op)
     -> [cache, when the transformed rows take at most CACHE_BYTES]
     -> shuffle_chunks(data.shuffle_buffer rows; shuffle_epoch when a cached epoch fits in it)
-    -> repeat(epochs) -> rebatch(batch_size) -> skip(resumed steps)
+    -> repeat(epochs) -> rebatch(batch_size) [-> repeat(), with epochs: null] -> skip(resumed steps)
     -> prefetch
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
@@ -727,6 +727,9 @@ class StreamInput:
     def train_dataset(self, tf: Any, skip_steps: int = 0, named: bool = False) -> Any:
         """The training pipeline: chunks -> [cache] -> shuffle(buffer) -> repeat(epochs) -> rebatch -> skip -> prefetch.
 
+        With ``data.epochs: null`` a ``repeat()`` after the ``rebatch`` keeps the pipeline's cardinality
+        ``tf.data.INFINITE_CARDINALITY`` (``rebatch`` reports it unknown); it changes no batch.
+
         With a seed the order is the same in every run (seeded shuffles, deterministic interleave
         and map), so skipping the batches a resumed run already trained on continues the data where
         the checkpoint left it.
@@ -752,6 +755,12 @@ class StreamInput:
         elif config.shuffle:
             ds = shuffle_chunks(tf, ds, config.shuffle_buffer, config.seed)
         ds = ds.repeat(config.epochs).rebatch(config.batch_size)  # batches across epochs, as batch() after repeat
+        if config.epochs is None:
+            # rebatch hides that the stream never ends (its cardinality is unknown to tf.data even then); a
+            # repeat of an endless stream changes no element but says so (INFINITE_CARDINALITY), and the
+            # session.steps_per_run loop then pulls with a plain get_next (runner/graph/fused.py). An
+            # empty input still ends at its first pull (repeat stops on an empty pass).
+            ds = ds.repeat()
         if skip_steps:
             ds = ds.skip(skip_steps)
         return ds.prefetch(tf.data.AUTOTUNE)

@@ -16,7 +16,7 @@ from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
-from hookrun.runner.graph.fused import build_fused_train, input_placeholders
+from hookrun.runner.graph.fused import build_fused_train, endless_input, input_placeholders
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import make_optimizer, make_train_op
@@ -316,6 +316,7 @@ def build_graph(
                     global_step=global_step,
                     builder_name=builder_name,
                     carry=carry,
+                    endless=endless_input(tf, dataset),
                 )
             named = {**window.last, "global_step": window.global_step}
         evaluation = None

@@ -12,10 +12,17 @@ How it is built (:func:`build_fused_train`):
    call creates every variable (the model's, the optimizer's slots, ``global_step``). Its tensors are
    never run (the placeholders are never fed), only its variables are used.
 2. The loop body calls the builder again under ``tf.compat.v1.variable_scope(scope, reuse=True)``
-   on the iterator's next batch (``get_next_as_optional``), and applies the *same* optimizer object
-   to that loss (its slots are found, not created), after the ``UPDATE_OPS`` that call added; each
-   step adds one to ``global_step``. A builder whose second call creates a variable is refused
-   (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``).
+   on the iterator's next batch, and applies the *same* optimizer object to that loss (its slots
+   are found, not created), after the ``UPDATE_OPS`` that call added; each step adds one to
+   ``global_step``. A builder whose second call creates a variable is refused
+   (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``). The batch comes from one of
+   two bodies, chosen by the input's cardinality (:func:`endless_input`):
+
+   - the input never ends (``tf.data.INFINITE_CARDINALITY``: ``data.epochs: null``, the default of
+     a run bounded by ``stop_at_step``): a plain ``iterator.get_next()``, nothing else per step;
+   - otherwise (finite, or unknown): ``get_next_as_optional`` and a ``tf.cond`` on its
+     ``has_value``, so a window can end where the data ends (about 20 more kernels a step once
+     TensorFlow lowers the cond: the optional, the cond's switches and merges, a loop variable).
 3. Every op of a step runs after the previous step's update (the body runs under a control
    dependency on the step count, itself made after the previous update; ``parallel_iterations=1``),
    so N fused steps compute exactly what N separate steps compute.
@@ -28,7 +35,17 @@ How it is built (:func:`build_fused_train`):
    that ``stop_at_step`` lowers, through the step clock, so the last window ends at exactly
    ``last_step``. When the data ends inside a window, the window ends early and reports the steps
    it ran; a call that runs no step at all raises ``tf.errors.OutOfRangeError`` (the iterator's own
-   error), so the run ends exactly as with one step per call.
+   error), so the run ends exactly as with one step per call. An endless input ends only when it is
+   empty (a ``repeat()`` of nothing ends at its first pull): that first pull raises the iterator's
+   ``OutOfRangeError`` inside the loop, so that call, too, runs no step and raises it.
+
+Per step, on the linear bench model (N = 50, the window's tensors fetched as the standard hooks do;
+kernels counted in a ``FULL_TRACE`` of one call): the endless body runs 58 kernels, the other 79.
+Tried and not kept, none measured faster in interleaved rounds: dropping the ``tf.identity`` of the
+last-value carries (Grappler removes them already) or the control dependencies on the update (a
+control edge is no kernel); reading ``bound`` in the loop's condition instead of passing its value
+through the loop (56 kernels); ``parallel_iterations`` > 1. The float64 sums stay: a float32 sum
+rounds differently and can overflow.
 """
 
 from __future__ import annotations
@@ -67,6 +84,50 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
     return tf.nest.map_structure(one, element_spec)
 
 
+def endless_input(tf: Any, dataset: Any) -> bool:
+    """Whether ``dataset`` never ends: its cardinality is ``tf.data.INFINITE_CARDINALITY`` (``repeat()``).
+
+    An empty input repeated forever counts as endless too (``repeat`` of an input of unknown size is
+    infinite to tf.data), and ends at its first pull with ``OutOfRangeError``.
+    The cardinality is computed in a scratch graph and session, on a copy of the dataset's ops only
+    (about 10-25 ms): the caller's graph gets no op (the op-level seeds TensorFlow derives from the
+    graph's op count stay as they were).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        dataset: a ``tf.data.Dataset`` built in the caller's (graph-mode) default graph.
+
+    Returns:
+        True for an infinite dataset; False for a finite one, an unknown cardinality (a ``filter`` or
+        ``take_while`` after the ``repeat``), or when it cannot be computed (then the body that handles
+        the data's end is the safe one).
+    """
+    v1 = tf.compat.v1
+    try:
+        variant = tf.data.experimental.to_variant(dataset)
+        whole = variant.graph.as_graph_def()
+        nodes = {node.name: node for node in whole.node}
+        needed: set[str] = set()
+        pending = [variant.op.name]
+        while pending:  # the dataset's ops only (a few dozen): the model's are neither copied nor run
+            name = pending.pop()
+            if name not in needed:
+                needed.add(name)
+                pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
+        part = v1.GraphDef(versions=whole.versions, library=whole.library)
+        part.node.extend(node for node in whole.node if node.name in needed)
+        scratch = tf.Graph()
+        with scratch.as_default():
+            (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
+            cardinality = tf.data.experimental.from_variant(copy, dataset.element_spec).cardinality()
+            config = v1.ConfigProto()
+            config.graph_options.rewrite_options.disable_meta_optimizer = True  # one small run: no Grappler
+            with v1.Session(graph=scratch, config=config) as session:
+                return bool(session.run(cardinality) == tf.data.INFINITE_CARDINALITY)
+    except (tf.errors.OpError, ValueError, TypeError, KeyError):
+        return False
+
+
 #: Marks the error :func:`_refuse` raises, through the builder call's own wrapping.
 _CREATES = "creates a variable inside the loop"
 
@@ -99,6 +160,7 @@ def build_fused_train(
     global_step: Any,
     builder_name: str,
     carry: Collection[str] | None = None,
+    endless: bool = False,
 ) -> tuple[Any, RunWindow]:
     """Build the while-loop of up to ``steps_per_run`` training steps; see the module docstring.
 
@@ -115,6 +177,9 @@ def build_fused_train(
         builder_name: ``graph.builder``, for messages.
         carry: the names the hooks read (``loss`` is always carried); None carries every named tensor.
             Every op of the loop body runs on every step, so each carried value costs a little per step.
+        endless: the input never ends (its cardinality is ``tf.data.INFINITE_CARDINALITY``, see
+            :func:`endless_input`): the body pulls with a plain ``get_next`` (no optional, no cond). False
+            (any finite or unknown input) keeps the body that ends a window where the data ends.
 
     Returns:
         ``(train, window)``: ``train`` is the ``int32`` steps run by one call (the tensor the
@@ -147,53 +212,80 @@ def build_fused_train(
             initial_last.append(made[0])
             invariants_last.append(made[1])
 
-    def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
-        return tf.logical_and(count < limit, tf.logical_not(done))
-
-    def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
-        # Every op of this step runs after the previous step's update, its variable reads included:
-        # the count of this iteration is made under a control dependency on that update.
+    def train_step(count: Any, batch: Any, sums: list[Any]) -> tuple[Any, list[Any], list[Any], Any]:
+        """One step on ``batch``, made after ``count``: the next count, the sums, the last values, the update."""
         with tf.control_dependencies([count]):
-            optional = iterator.get_next_as_optional()
-            has_value = optional.has_value()
+            features, labels = batch
+            try:
+                with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
+                    train_op, tensors = step(features, labels)
+            except PlacedError as err:
+                if "does not exist" in str(err) or _CREATES in str(err):
+                    raise PlacedError(
+                        "graph.builder",
+                        f"{builder_name} creates a variable when called again inside the session.steps_per_run "
+                        f"loop ({err.reason}); create weights with tf.compat.v1.get_variable (reused by name), "
+                        "or set session.steps_per_run: 1",
+                    ) from err
+                raise
+        with tf.control_dependencies([train_op]):
+            new_sums = [s + tf.cast(tensors[name], tf.float64) for s, name in zip(sums, summed, strict=True)]
+            new_last = [tf.identity(tensors[name]) for name in carried]
+            return count + 1, new_sums, new_last, train_op
 
-        def run_step() -> Any:
+    # Every op of a step runs after the previous step's update, its variable reads included: the count
+    # of an iteration is made under a control dependency on the previous update, and the batch's pull
+    # and the step are made under one on that count.
+    if endless:
+        # Data that never ends (tf.data.INFINITE_CARDINALITY): a plain get_next, no optional, no cond. An
+        # empty input repeated forever ends at the first pull: the iterator's OutOfRangeError ends the call.
+        def condition(count: Any, sums: list[Any], last: list[Any]) -> Any:
+            return count < limit
+
+        def body(count: Any, sums: list[Any], last: list[Any]) -> Any:
             with tf.control_dependencies([count]):
-                features, labels = optional.get_value()
-                try:
-                    with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
-                        train_op, tensors = step(features, labels)
-                except PlacedError as err:
-                    if "does not exist" in str(err) or _CREATES in str(err):
-                        raise PlacedError(
-                            "graph.builder",
-                            f"{builder_name} creates a variable when called again inside the session.steps_per_run "
-                            f"loop ({err.reason}); create weights with tf.compat.v1.get_variable (reused by name), "
-                            "or set session.steps_per_run: 1",
-                        ) from err
-                    raise
-            with tf.control_dependencies([train_op]):
-                new_sums = [s + tf.cast(tensors[name], tf.float64) for s, name in zip(sums, summed, strict=True)]
-                new_last = [tf.identity(tensors[name]) for name in carried]
-                return count + 1, tf.constant(False), new_sums, new_last
+                batch = iterator.get_next()
+            return train_step(count, batch, sums)[:3]
 
-        def end_of_data() -> Any:
-            return count, tf.constant(True), list(sums), list(last)
+        initial = (tf.constant(0), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
+        invariants = (tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
+    else:
+        def condition(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
+            return tf.logical_and(count < limit, tf.logical_not(done))
 
-        return tf.cond(has_value, run_step, end_of_data)
+        def body(count: Any, done: Any, sums: list[Any], last: list[Any]) -> Any:
+            with tf.control_dependencies([count]):
+                optional = iterator.get_next_as_optional()
+                has_value = optional.has_value()
 
-    initial = (tf.constant(0), tf.constant(False), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
-    invariants = (tf.TensorShape([]), tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
+            def run_step() -> Any:
+                with tf.control_dependencies([count]):
+                    batch = optional.get_value()
+                new_count, new_sums, new_last, train_op = train_step(count, batch, sums)
+                with tf.control_dependencies([train_op]):
+                    return new_count, tf.constant(False), new_sums, new_last
+
+            def end_of_data() -> Any:
+                return count, tf.constant(True), list(sums), list(last)
+
+            return tf.cond(has_value, run_step, end_of_data)
+
+        initial = (tf.constant(0), tf.constant(False), [tf.constant(0.0, tf.float64) for _ in summed], initial_last)
+        invariants = (tf.TensorShape([]), tf.TensorShape([]), [tf.TensorShape([]) for _ in summed], invariants_last)
     with tf.name_scope("hookrun_steps_per_run"):
-        count, _, sums, last = v1.while_loop(
+        looped = v1.while_loop(
             condition, body, initial, shape_invariants=invariants, parallel_iterations=1, name="loop"
         )
+        count, sums, last = looped[0], looped[-2], looped[-1]
+        if endless:  # a call runs at least one step (the bound is >= 1), or the iterator raised
+            steps = tf.identity(count, name="steps")
+        else:
 
-        def no_step() -> Any:  # the data ended before this call's first step: the iterator's own error
-            with tf.control_dependencies(tf.nest.flatten(iterator.get_next())):
-                return tf.identity(count)
+            def no_step() -> Any:  # the data ended before this call's first step: the iterator's own error
+                with tf.control_dependencies(tf.nest.flatten(iterator.get_next())):
+                    return tf.identity(count)
 
-        steps = tf.cond(count > 0, lambda: tf.identity(count), no_step, name="steps")
+            steps = tf.cond(count > 0, lambda: tf.identity(count), no_step, name="steps")
         with tf.control_dependencies([steps]):
             global_step_after = tf.identity(global_step.read_value(), name="global_step")
             # A float64 sum of float32 losses overflows never: it is non-finite exactly when a loss was.
