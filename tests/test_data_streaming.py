@@ -623,3 +623,41 @@ def test_a_resumed_small_epoch_continues_the_same_sequence(shuffle, skip_rows, m
     assert _repeated(CHUNKS, 6, 3, shuffle=shuffle, skip_rows=skip_rows) == full[skip_rows:]
     endless = _repeated(CHUNKS, None, 3, shuffle=shuffle, take_rows=skip_rows + 100)
     assert _repeated(CHUNKS, None, 3, shuffle=shuffle, skip_rows=skip_rows, take_rows=100) == endless[skip_rows:]
+
+
+@pytest.mark.parametrize(
+    ("data", "group_rows", "repeated"),
+    [
+        ({"epochs": 3, "shuffle_buffer": 90}, 4096, True),  # the epoch fits the buffer
+        ({"epochs": 3, "shuffle_buffer": 89}, 4096, False),  # it does not: the chunked shuffle
+        ({"epochs": 1, "shuffle_buffer": 90}, 4096, False),  # one epoch: nothing cached, nothing repeated
+        ({"epochs": 3, "shuffle": False}, 90, True),  # no shuffle: an epoch of at most GROUP_ROWS rows
+        ({"epochs": 3, "shuffle": False}, 89, False),  # a larger one streams from the cache
+    ],
+    ids=["fits", "over-buffer", "one-epoch", "no-shuffle-small", "no-shuffle-large"],
+)
+def test_train_dataset_repeats_a_small_cached_epoch_by_groups(tmp_path, data, group_rows, repeated, monkeypatch):
+    from hookrun.runner.data import streaming
+
+    monkeypatch.setattr(streaming, "GROUP_ROWS", group_rows)
+    calls = []
+    real = streaming.repeat_epoch
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(streaming, "repeat_epoch", spy)
+    _write_shards(tmp_path / "shards", shards=3, rows=30)
+    stream = _stream(tmp_path, train="shards", **data)
+    labels = _all(lambda: stream.train_dataset(tf))[1].astype(int).tolist()
+    assert bool(calls) == repeated
+    epochs = data["epochs"]
+    assert len(labels) == epochs * 90  # exactly epochs x rows
+    for i in range(epochs):
+        assert sorted(labels[i * 90:(i + 1) * 90]) == list(range(90))  # each epoch every row once
+    if data.get("shuffle", True) and epochs > 1:
+        assert labels[:90] != labels[90:180]  # a new order each epoch
+    if not data.get("shuffle", True):
+        assert labels[:90] == labels[90:180] == labels[180:]  # the first epoch's order, every epoch
+

@@ -817,8 +817,9 @@ class StreamInput:
         config = self.config
         holdout = "train" if self.scan.fraction is not None else None
         ds = self._chunks(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
-        if self.cached and self.scan.train_rows <= config.shuffle_buffer:
-            # read once, then many epochs per element (no cache: the epoch is held by the pipeline function)
+        if self.cached and self.scan.train_rows <= (config.shuffle_buffer if config.shuffle else GROUP_ROWS):
+            # read once, then many epochs per element (no cache: the epoch is held by the pipeline function); without
+            # shuffle only an epoch of a few thousand rows, which makes the first batch wait for a whole epoch
             ds = repeat_epoch(
                 tf, ds, self.scan.train_rows, config.epochs, config.shuffle, config.seed, skip_steps * config.batch_size
             )
