@@ -14,10 +14,13 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
          -> map(line numbers, drop the header and blank lines, [shard by row], [validation-split hash],
                 decode, transform; parallel)
     -> (chunks of transformed rows: never unbatched, no per-row dataset op)
-    -> [cache, when the transformed rows take at most CACHE_BYTES]
-    -> shuffle_chunks(data.shuffle_buffer rows; shuffle_epoch when a cached epoch fits in it)
-    -> repeat(epochs) -> rebatch(batch_size) -> skip(resumed steps)
-    -> prefetch
+    -> when cached (the transformed rows take at most CACHE_BYTES) and the epoch fits in data.shuffle_buffer
+       (without shuffle: in GROUP_ROWS): repeat_epoch, the epoch read once, then GROUP_ROWS rows of whole epochs
+       per element, each epoch in its own random order (resume: skip epochs and rows, not batches)
+       -> rebatch(batch_size) -> prefetch
+    -> else [cache, when the transformed rows take at most CACHE_BYTES]
+       -> shuffle_chunks(data.shuffle_buffer rows) -> repeat(epochs) -> rebatch(batch_size) -> skip(resumed steps)
+       -> prefetch
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
 vocabularies for one-hot and class ids) exactly as :meth:`Preprocessor.transform` does in numpy.
@@ -638,8 +641,8 @@ def repeat_epoch(
     ``repeat(epochs)`` gives, at a cost per element instead of per epoch: the epoch is read once (one element of
     ``rebatch(max_rows)``), then ``Dataset.range`` of the epoch indices is batched by :func:`epochs_per_group` and
     each group of epochs is gathered in one ``tf.gather`` (:func:`epoch_permutations` draws the orders). On the
-    overhead-bound bench (an epoch of 4 batches) the per-epoch work of :func:`shuffle_epoch`, a ``cache`` read, a
-    ``rebatch``, a permutation and a gather, ran every 4 steps (issue 17).
+    overhead-bound bench (an epoch of 4 batches of 8) the per-epoch work of the former ``shuffle_epoch``, a
+    ``cache`` read, a ``rebatch``, a permutation and a gather, ran every 4 steps; here it runs every 512 (issue 17).
 
     Epoch ``k``'s order depends on the run's key and ``k`` only: with a seed, the same in every run, and the
     same however many epochs an element holds; without one, the key is new at each iterator initialization, as
@@ -799,6 +802,9 @@ class StreamInput:
     def train_dataset(self, tf: Any, skip_steps: int = 0, named: bool = False) -> Any:
         """The training pipeline: chunks -> [cache] -> shuffle(buffer) -> repeat(epochs) -> rebatch -> skip -> prefetch.
 
+        A small cached epoch (one that fits in ``data.shuffle_buffer``; without shuffle, in :data:`GROUP_ROWS`)
+        takes :func:`repeat_epoch` instead of cache, shuffle and repeat: the same rows in the same kind of order,
+        at a cost per few thousand rows instead of per epoch, and a resume that skips whole epochs.
         With a seed the order is the same in every run (seeded shuffles, deterministic interleave
         and map), so skipping the batches a resumed run already trained on continues the data where
         the checkpoint left it.
