@@ -661,3 +661,28 @@ def test_train_dataset_repeats_a_small_cached_epoch_by_groups(tmp_path, data, gr
     if not data.get("shuffle", True):
         assert labels[:90] == labels[90:180] == labels[180:]  # the first epoch's order, every epoch
 
+
+
+@pytest.mark.parametrize("shuffle", [True, False], ids=["shuffle", "no-shuffle"])
+@pytest.mark.parametrize("steps_per_run", [1, 4])
+def test_a_resumed_run_trains_on_the_batches_of_an_uninterrupted_one(make_config, run_train, tmp_path, shuffle,
+                                                                      steps_per_run):
+    """A small cached epoch (64 rows, batch 8), stopped at step 12 and resumed: every history row (the loss over
+    each window of steps, up to step 30) is that of the run that went straight to 30."""
+    def history(name: str, last_step: int) -> dict[int, float]:
+        loaded = make_config(
+            hooks=[{"type": "stop_at_step", "last_step": last_step}, {"type": "history_saver", "every_n_step": 1},
+                   {"type": "checkpoint_saver", "save_steps": 1000}],
+            data={"epochs": None, "shuffle": shuffle}, session={"steps_per_run": steps_per_run},
+            filename=f"{name}.yaml",
+        )
+        result = run_train(loaded, run_dir=tmp_path / name)
+        return {int(row["step"]): float(row["total_loss"]) for row in result.history}
+
+    straight = history("straight", 30)
+    assert max(straight) == 30 and len(straight) == (30 if steps_per_run == 1 else 8)  # windows 4, 8, ... 28, 30
+    history("resumed", 12)
+    resumed = history("resumed", 30)
+    assert sorted(resumed) == sorted(straight)
+    for step, loss in resumed.items():
+        assert loss == pytest.approx(straight[step], rel=1e-6), step
