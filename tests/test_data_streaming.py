@@ -257,6 +257,25 @@ def test_workers_read_disjoint_shards_that_cover_the_data(tmp_path, shards, work
     assert sum(len(s) for s in seen) == len(set().union(*seen)) == shards * 30
 
 
+@pytest.mark.parametrize(("shards", "workers"), [(4, 2), (1, 3)], ids=["by-file", "by-row"])
+def test_workers_repeat_their_own_small_epoch(tmp_path, shards, workers, monkeypatch):
+    from hookrun.runner.data import streaming
+
+    calls = []
+    real = streaming.repeat_epoch
+    monkeypatch.setattr(streaming, "repeat_epoch", lambda *args: calls.append(args[2]) or real(*args))
+    _write_shards(tmp_path / "shards", shards=shards, rows=30)
+    config = data_config(train="shards", epochs=3, batch_size=7, seed=0)
+    scan = scan_data(config, tmp_path, shards=workers)
+    for index in range(workers):
+        stream = StreamInput(scan, scan.state, config, shard=(workers, index))
+        labels = _all(lambda s=stream: s.train_dataset(tf))[1].astype(int).tolist()
+        rows = scan.shard_rows[index]
+        assert calls[-1] == rows and len(labels) == 3 * rows  # the path of a small epoch, this task's rows
+        epochs = [labels[i * rows:(i + 1) * rows] for i in range(3)]
+        assert sorted(epochs[0]) == sorted(epochs[1]) == sorted(epochs[2]) and epochs[0] != epochs[1]
+
+
 # --------------------------------------------------------------------------- errors
 
 

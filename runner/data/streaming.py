@@ -628,7 +628,7 @@ def epoch_permutations(tf: Any, key: Any, epochs: Any, rows: Any) -> Any:
 def repeat_epoch(
     tf: Any,
     chunks: Any,
-    max_rows: int,
+    rows: int,
     epochs: int | None,
     shuffle: bool,
     seed: int | None,
@@ -639,21 +639,20 @@ def repeat_epoch(
     Gives what ``shuffle(rows, reshuffle_each_iteration=True).repeat(epochs)`` gives on an epoch held whole (every
     epoch a uniformly random permutation of its rows, a new one each epoch), or without ``shuffle`` what
     ``repeat(epochs)`` gives, at a cost per element instead of per epoch: the epoch is read once (one element of
-    ``rebatch(max_rows)``), then ``Dataset.range`` of the epoch indices is batched by :func:`epochs_per_group` and
-    each group of epochs is gathered in one ``tf.gather`` (:func:`epoch_permutations` draws the orders). On the
+    ``rebatch``, kept by ``cache``), ``Dataset.range`` of the epoch indices is batched by :func:`epochs_per_group`,
+    and each group of epochs is gathered in one ``tf.gather`` (:func:`epoch_permutations` draws the orders). On the
     overhead-bound bench (an epoch of 4 batches of 8) the per-epoch work of the former ``shuffle_epoch``, a
     ``cache`` read, a ``rebatch``, a permutation and a gather, ran every 4 steps; here it runs every 512 (issue 17).
 
     Epoch ``k``'s order depends on the run's key and ``k`` only: with a seed, the same in every run, and the
     same however many epochs an element holds; without one, the key is new at each iterator initialization, as
-    ``Dataset.random(seed=None)``'s. Resuming skips whole epochs in the index range and the remaining rows of the
-    first element: what ``skip`` of the same rows gives, without producing them.
+    ``Dataset.random(seed=None)``'s. Resuming starts the index range at the first epoch not finished and cuts the
+    rows already trained on from the first element: what ``skip`` of the same rows gives, without producing them.
 
     Args:
         tf: the ``tensorflow`` module.
-        chunks: elements ``(features [n, ...] or a dict of such, labels [n, 1])``, at most ``max_rows`` rows in all.
-        max_rows: rows of the epoch or more (``Scan.train_rows``); more rows than that would make more than one
-            element and wrong epochs.
+        chunks: elements ``(features [n, ...] or a dict of such, labels [n, 1])``, ``rows`` rows in all.
+        rows: the epoch's rows (the scan's count for this task: ``Scan.train_rows`` or ``Scan.shard_rows[i]``).
         epochs: ``data.epochs``, or None (forever).
         shuffle: ``data.shuffle``: a new random order each epoch; else every epoch in the chunks' order.
         seed: ``data.seed``, or None (a different order every run).
@@ -661,31 +660,32 @@ def repeat_epoch(
 
     Returns:
         Chunks of the same structure: ``epochs x rows`` rows in all (endless with ``epochs`` None), up to
-        ``epochs_per_group(max_rows) x rows`` rows each; ``rebatch`` them to batches (across epochs, as ``batch``
-        after ``repeat`` gives).
+        ``epochs_per_group(rows) x rows`` rows each; ``rebatch`` them to batches (across epochs, as ``batch``
+        after ``repeat`` gives). Reading an epoch of another size than ``rows`` fails with
+        ``InvalidArgumentError`` (the scan and ``tf.data`` disagree: a bug).
     """
-    group = epochs_per_group(max_rows)
-    whole = chunks.rebatch(max(1, max_rows))  # the epoch as one element
-    keys = tf.data.Dataset.random(seed=seed).take(1)
-    stop = tf.constant(epochs if epochs is not None else np.iinfo(np.int64).max, tf.int64)
-    skip = tf.constant(skip_rows, tf.int64)
+    group = epochs_per_group(rows)
+    start, cut = divmod(skip_rows, max(1, rows))  # epochs finished, then rows of the next one
+    # the epoch as one element (one more row would show a disagreement), read once, with the run's random key
+    whole = tf.data.Dataset.zip((chunks.rebatch(rows + 1), tf.data.Dataset.random(seed=seed).take(1)))
+    indices = tf.data.Dataset.range(start, epochs if epochs is not None else np.iinfo(np.int64).max)
+    groups = indices.batch(group).enumerate()
 
-    def elements(epoch: Any, key: Any) -> Any:
-        rows = tf.shape(epoch[1], out_type=tf.int64)[0]
-        per = tf.maximum(rows, 1)
-        start, cut = skip // per, skip % per  # whole epochs to skip, then rows of the first element
+    def gather(epoch_and_key: Any, positioned: Any) -> Any:
+        (epoch, key), (position, epoch_indices) = epoch_and_key, positioned
+        count = tf.size(epoch_indices, out_type=tf.int64)
+        read = tf.shape(epoch[1], out_type=tf.int64)[0]
+        check = tf.debugging.assert_equal(read, tf.constant(rows, tf.int64), message="repeat_epoch: rows read")
+        with tf.control_dependencies([check]):
+            size = tf.identity(read)
+        if shuffle:
+            order = epoch_permutations(tf, key, epoch_indices, size)
+        else:
+            order = tf.tile(tf.range(size)[tf.newaxis], tf.stack([count, 1]))
+        order = tf.reshape(order, [-1])[tf.where(tf.equal(position, 0), tf.constant(cut, tf.int64), 0):]
+        return tf.nest.map_structure(lambda tensor: tf.gather(tensor, order), epoch)
 
-        def gather(position: Any, indices: Any) -> Any:
-            if shuffle:
-                order = epoch_permutations(tf, key, indices, rows)
-            else:
-                order = tf.tile(tf.range(rows)[tf.newaxis], tf.stack([tf.size(indices, out_type=tf.int64), 1]))
-            order = tf.reshape(order, [-1])[tf.where(tf.equal(position, 0), cut, 0):]
-            return tf.nest.map_structure(lambda tensor: tf.gather(tensor, order), epoch)
-
-        return tf.data.Dataset.range(start, stop).batch(group).enumerate().map(gather)
-
-    return tf.data.Dataset.zip((whole, keys)).flat_map(elements)
+    return tf.data.Dataset.zip((whole.cache().repeat(), groups)).map(gather)
 
 
 @dataclass
@@ -823,12 +823,13 @@ class StreamInput:
         config = self.config
         holdout = "train" if self.scan.fraction is not None else None
         ds = self._chunks(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
-        if self.cached and self.scan.train_rows <= (config.shuffle_buffer if config.shuffle else GROUP_ROWS):
-            # read once, then many epochs per element (no cache: the epoch is held by the pipeline function); without
-            # shuffle only an epoch of a few thousand rows, which makes the first batch wait for a whole epoch
-            ds = repeat_epoch(
-                tf, ds, self.scan.train_rows, config.epochs, config.shuffle, config.seed, skip_steps * config.batch_size
-            )
+        rows: int | None = self.scan.train_rows  # this task's rows: the scan counts each task's on a cluster
+        if self.shard is not None:
+            rows = self.scan.shard_rows[self.shard[1]] if self.scan.shard_rows else None
+        if rows is not None and self.cached and rows <= (config.shuffle_buffer if config.shuffle else GROUP_ROWS):
+            # read once, then many epochs per element; without shuffle only an epoch of a few thousand rows (a larger
+            # one would make the first batch wait for a whole epoch)
+            ds = repeat_epoch(tf, ds, rows, config.epochs, config.shuffle, config.seed, skip_steps * config.batch_size)
             return ds.rebatch(config.batch_size).prefetch(tf.data.AUTOTUNE)  # batches across epochs
         if self.cached:
             ds = ds.cache()  # epochs after the first read the transformed rows from memory
