@@ -213,12 +213,13 @@ def test_the_validation_split_is_the_same_rows_every_run_and_never_in_both(tmp_p
     assert 130 < len(held[0]) < 230
 
 
-@pytest.mark.parametrize("cache_bytes", [0, 1 << 20], ids=["streamed", "cached"])
+@pytest.mark.parametrize(("cache_bytes", "buffer"), [(0, 16), (1 << 20, 16), (1 << 20, 90)],
+                         ids=["streamed", "cached", "cached-epoch-in-buffer"])
 @pytest.mark.parametrize("skip", [1, 6, 13])
-def test_resume_skips_the_batches_already_trained_on(tmp_path, skip, cache_bytes, monkeypatch):
+def test_resume_skips_the_batches_already_trained_on(tmp_path, skip, cache_bytes, buffer, monkeypatch):
     monkeypatch.setattr("hookrun.runner.data.streaming.CACHE_BYTES", cache_bytes)
     _write_shards(tmp_path / "shards", shards=3, rows=30)
-    stream = _stream(tmp_path, train="shards", epochs=2, shuffle_buffer=16)
+    stream = _stream(tmp_path, train="shards", epochs=2, shuffle_buffer=buffer)
     assert stream.cached == (cache_bytes > 0)
 
     def batches(skip_steps):
@@ -254,6 +255,25 @@ def test_workers_read_disjoint_shards_that_cover_the_data(tmp_path, shards, work
         assert len(labels) == scan.shard_rows[index] > 0  # the pass counts each task's rows as tf.data reads them
         seen.append(set(labels.tolist()))
     assert sum(len(s) for s in seen) == len(set().union(*seen)) == shards * 30
+
+
+@pytest.mark.parametrize(("shards", "workers"), [(4, 2), (1, 3)], ids=["by-file", "by-row"])
+def test_workers_repeat_their_own_small_epoch(tmp_path, shards, workers, monkeypatch):
+    from hookrun.runner.data import streaming
+
+    calls = []
+    real = streaming.repeat_epoch
+    monkeypatch.setattr(streaming, "repeat_epoch", lambda *args: calls.append(args[2]) or real(*args))
+    _write_shards(tmp_path / "shards", shards=shards, rows=30)
+    config = data_config(train="shards", epochs=3, batch_size=7, seed=0)
+    scan = scan_data(config, tmp_path, shards=workers)
+    for index in range(workers):
+        stream = StreamInput(scan, scan.state, config, shard=(workers, index))
+        labels = _all(lambda s=stream: s.train_dataset(tf))[1].astype(int).tolist()
+        rows = scan.shard_rows[index]
+        assert calls[-1] == rows and len(labels) == 3 * rows  # the path of a small epoch, this task's rows
+        epochs = [labels[i * rows:(i + 1) * rows] for i in range(3)]
+        assert sorted(epochs[0]) == sorted(epochs[1]) == sorted(epochs[2]) and epochs[0] != epochs[1]
 
 
 # --------------------------------------------------------------------------- errors
@@ -546,12 +566,142 @@ def test_the_chunked_shuffle_hands_out_every_row_once_reshuffled_each_epoch():
     assert sorted(_shuffled(chunks, buffer_rows=1000, seed=None)[0]) == list(range(100))  # more buffer than rows
 
 
-def test_an_epoch_that_fits_the_buffer_is_one_permutation_per_epoch():
-    """``shuffle_epoch``, the path of cached data no larger than the buffer: every row once, all rows mixed."""
-    chunks = [7, 0, 13, 40, 1, 25, 14]  # 100 rows; an empty chunk too
-    first, second = _shuffled(chunks, buffer_rows=100, seed=3, epochs=2, shuffle="shuffle_epoch")
-    assert sorted(first) == sorted(second) == list(range(100))  # each epoch: every row once
-    assert first != list(range(100)) and first != second  # shuffled, and differently each epoch
-    assert _shuffled(chunks, 100, 3, epochs=2, shuffle="shuffle_epoch") == [first, second]  # the same every run
-    assert _shuffled(chunks, 100, 4, shuffle="shuffle_epoch")[0] != first
-    assert any(row >= 86 for row in first[:20])  # the last chunk's rows mix into the start: one permutation
+def _repeated(
+    chunks: list[int], epochs: int | None, seed: int | None, shuffle: bool = True, skip_rows: int = 0,
+    group_rows: int | None = None, take_rows: int | None = None, monkeypatch=None,
+) -> list[int]:
+    """Row ids out of ``repeat_epoch`` over chunks of the given sizes (ids 0..), rebatched by 5; all of them or
+    the first ``take_rows``; ``group_rows`` sets :data:`GROUP_ROWS` (the epochs per element)."""
+    from hookrun.runner.data import streaming
+
+    if group_rows is not None:
+        monkeypatch.setattr(streaming, "GROUP_ROWS", group_rows)
+    ids = np.arange(sum(chunks), dtype=np.float32)
+    parts = np.split(ids, np.cumsum(chunks)[:-1])
+    graph = tf.Graph()
+    with graph.as_default():
+        ds = tf.data.Dataset.from_generator(
+            lambda: ((p[:, None] * 0 + p[:, None], p[:, None]) for p in parts),
+            output_signature=(tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, 1], tf.float32)),
+        )
+        ds = streaming.repeat_epoch(tf, ds, sum(chunks), epochs, shuffle, seed, skip_rows).rebatch(5)
+        features, labels = make_iterator(tf, ds).get_next()
+        out: list[int] = []
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.tables_initializer())
+            while take_rows is None or len(out) < take_rows:
+                try:
+                    f, lab = session.run([features, labels])
+                except tf.errors.OutOfRangeError:
+                    break
+                assert (f == lab).all()  # features and labels stay paired
+                out.extend(int(v) for v in lab[:, 0])
+    return out if take_rows is None else out[:take_rows]
+
+
+CHUNKS = [7, 0, 13, 40, 1, 25, 14]  # 100 rows; an empty chunk too
+
+
+@pytest.mark.parametrize("group_rows", [100, 250, 4096], ids=["1-epoch", "2-epochs", "40-epochs"])
+def test_a_small_epoch_repeated_by_groups_is_a_new_permutation_each_epoch(group_rows, monkeypatch):
+    """``repeat_epoch``, cached data no larger than the buffer: every epoch every row once, all rows mixed."""
+    out = _repeated(CHUNKS, epochs=5, seed=3, group_rows=group_rows, monkeypatch=monkeypatch)
+    assert len(out) == 500  # exactly epochs x rows
+    epochs = [out[i * 100:(i + 1) * 100] for i in range(5)]
+    assert all(sorted(epoch) == list(range(100)) for epoch in epochs)  # each epoch: every row once
+    assert len({tuple(epoch) for epoch in epochs}) == 5 and epochs[0] != list(range(100))  # a new order each epoch
+    assert any(row >= 86 for row in epochs[0][:20])  # the last chunk's rows mix into the start: one permutation
+    assert _repeated(CHUNKS, 5, 3, group_rows=group_rows, monkeypatch=monkeypatch) == out  # the same every run
+    assert _repeated(CHUNKS, 1, 4)[:100] != epochs[0]  # another seed, another order
+    assert _repeated(CHUNKS, 1, None) != _repeated(CHUNKS, 1, None)  # no seed: a new order every run
+
+
+def test_the_order_of_an_epoch_does_not_depend_on_the_epochs_per_element(monkeypatch):
+    one = _repeated(CHUNKS, epochs=7, seed=3, group_rows=1, monkeypatch=monkeypatch)
+    assert _repeated(CHUNKS, epochs=7, seed=3, group_rows=300, monkeypatch=monkeypatch) == one  # 3 epochs each
+    assert _repeated(CHUNKS, epochs=7, seed=3, group_rows=4096, monkeypatch=monkeypatch) == one  # all in one
+    assert _repeated(CHUNKS, epochs=None, seed=3, take_rows=700) == one  # forever: the same first 7 epochs
+
+
+def test_every_order_of_a_small_epoch_is_equally_likely():
+    out = _repeated([3], epochs=6000, seed=0)
+    counts: dict[tuple[int, ...], int] = {}
+    for i in range(0, len(out), 3):
+        counts[tuple(out[i:i + 3])] = counts.get(tuple(out[i:i + 3]), 0) + 1
+    assert len(counts) == 6 and sum(counts.values()) == 6000
+    assert all(870 < n < 1130 for n in counts.values()), counts  # 1000 each, 4 standard deviations
+
+
+@pytest.mark.parametrize("shuffle", [True, False], ids=["shuffle", "no-shuffle"])
+@pytest.mark.parametrize("skip_rows", [5, 95, 100, 235, 600, 2000])
+def test_a_resumed_small_epoch_continues_the_same_sequence(shuffle, skip_rows, monkeypatch):
+    full = _repeated(CHUNKS, epochs=6, seed=3, shuffle=shuffle)  # all 6 epochs in one element
+    monkeypatch.setattr("hookrun.runner.data.streaming.GROUP_ROWS", 200)  # 2 epochs an element from here on
+    if not shuffle:
+        assert full == list(range(100)) * 6
+    assert _repeated(CHUNKS, 6, 3, shuffle=shuffle, skip_rows=skip_rows) == full[skip_rows:]
+    endless = _repeated(CHUNKS, None, 3, shuffle=shuffle, take_rows=skip_rows + 100)
+    assert _repeated(CHUNKS, None, 3, shuffle=shuffle, skip_rows=skip_rows, take_rows=100) == endless[skip_rows:]
+
+
+@pytest.mark.parametrize(
+    ("data", "group_rows", "repeated"),
+    [
+        ({"epochs": 3, "shuffle_buffer": 90}, 4096, True),  # the epoch fits the buffer
+        ({"epochs": 3, "shuffle_buffer": 89}, 4096, False),  # it does not: the chunked shuffle
+        ({"epochs": 1, "shuffle_buffer": 90}, 4096, False),  # one epoch: nothing cached, nothing repeated
+        ({"epochs": 3, "shuffle": False}, 90, True),  # no shuffle: an epoch of at most GROUP_ROWS rows
+        ({"epochs": 3, "shuffle": False}, 89, False),  # a larger one streams from the cache
+    ],
+    ids=["fits", "over-buffer", "one-epoch", "no-shuffle-small", "no-shuffle-large"],
+)
+def test_train_dataset_repeats_a_small_cached_epoch_by_groups(tmp_path, data, group_rows, repeated, monkeypatch):
+    from hookrun.runner.data import streaming
+
+    monkeypatch.setattr(streaming, "GROUP_ROWS", group_rows)
+    calls = []
+    real = streaming.repeat_epoch
+
+    def spy(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(streaming, "repeat_epoch", spy)
+    _write_shards(tmp_path / "shards", shards=3, rows=30)
+    stream = _stream(tmp_path, train="shards", **data)
+    labels = _all(lambda: stream.train_dataset(tf))[1].astype(int).tolist()
+    assert bool(calls) == repeated
+    epochs = data["epochs"]
+    assert len(labels) == epochs * 90  # exactly epochs x rows
+    for i in range(epochs):
+        assert sorted(labels[i * 90:(i + 1) * 90]) == list(range(90))  # each epoch every row once
+    if data.get("shuffle", True) and epochs > 1:
+        assert labels[:90] != labels[90:180]  # a new order each epoch
+    if not data.get("shuffle", True):
+        assert labels[:90] == labels[90:180] == labels[180:]  # the first epoch's order, every epoch
+
+
+
+@pytest.mark.parametrize("shuffle", [True, False], ids=["shuffle", "no-shuffle"])
+@pytest.mark.parametrize("steps_per_run", [1, 4])
+def test_a_resumed_run_trains_on_the_batches_of_an_uninterrupted_one(make_config, run_train, tmp_path, shuffle,
+                                                                      steps_per_run):
+    """A small cached epoch (64 rows, batch 8), stopped at step 12 and resumed: every history row (the loss over
+    each window of steps, up to step 30) is that of the run that went straight to 30."""
+    def history(name: str, last_step: int) -> dict[int, float]:
+        loaded = make_config(
+            hooks=[{"type": "stop_at_step", "last_step": last_step}, {"type": "history_saver", "every_n_step": 1},
+                   {"type": "checkpoint_saver", "save_steps": 1000}],
+            data={"epochs": None, "shuffle": shuffle}, session={"steps_per_run": steps_per_run},
+            filename=f"{name}.yaml",
+        )
+        result = run_train(loaded, run_dir=tmp_path / name)
+        return {int(row["step"]): float(row["total_loss"]) for row in result.history}
+
+    straight = history("straight", 30)
+    assert max(straight) == 30 and len(straight) == (30 if steps_per_run == 1 else 8)  # windows 4, 8, ... 28, 30
+    history("resumed", 12)
+    resumed = history("resumed", 30)
+    assert sorted(resumed) == sorted(straight)
+    for step, loss in resumed.items():
+        assert loss == pytest.approx(straight[step], rel=1e-6), step

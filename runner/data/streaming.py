@@ -14,10 +14,14 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
          -> map(line numbers, drop the header and blank lines, [shard by row], [validation-split hash],
                 decode, transform; parallel)
     -> (chunks of transformed rows: never unbatched, no per-row dataset op)
-    -> [cache, when the transformed rows take at most CACHE_BYTES]
-    -> shuffle_chunks(data.shuffle_buffer rows; shuffle_epoch when a cached epoch fits in it)
-    -> repeat(epochs) -> rebatch(batch_size) [-> repeat(), with epochs: null] -> skip(resumed steps)
-    -> prefetch
+    -> when cached (the transformed rows take at most CACHE_BYTES) and the epoch fits in data.shuffle_buffer
+       (without shuffle: in GROUP_ROWS): repeat_epoch, the epoch read once, then GROUP_ROWS rows of whole epochs
+       per element, each epoch in its own random order (resume: skip epochs and rows, not batches)
+       -> rebatch(batch_size) [-> repeat(), with epochs: null] -> prefetch
+    -> else [cache, when the transformed rows take at most CACHE_BYTES]
+       -> shuffle_chunks(data.shuffle_buffer rows) -> repeat(epochs) -> rebatch(batch_size) [-> repeat(), with epochs: null]
+       -> skip(resumed steps)
+       -> prefetch
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
 vocabularies for one-hot and class ids) exactly as :meth:`Preprocessor.transform` does in numpy.
@@ -579,38 +583,110 @@ def shuffle_chunks(tf: Any, chunks: Any, buffer_rows: int, seed: int | None) -> 
     return tf.data.Dataset.zip((marked, seeds)).scan(empty, step)
 
 
-def shuffle_epoch(tf: Any, chunks: Any, buffer_rows: int, seed: int | None) -> Any:
-    """Shuffle an epoch that fits in the shuffle buffer: one permutation of all its rows per epoch.
+#: Rows one element of :func:`repeat_epoch` holds at least (when an epoch has fewer): a small cached epoch is
+#: repeated, permuted and gathered this many rows at a time, so its per-element work runs once every few hundred
+#: batches instead of once every few (issue 17). Memory: ``GROUP_ROWS x (features + 1) x 4`` bytes (4096 x 14 x 4:
+#: 0.2 MB), twice while the next element is built.
+GROUP_ROWS = 4096
 
-    What ``Dataset.shuffle(buffer_rows)`` gives when the buffer holds the whole epoch (a uniformly
-    random order of every row), and what :func:`shuffle_chunks` gives then, at the cost of one
-    ``rebatch``, one permutation and one gather per epoch: on small cached data (an epoch of a few
-    batches) the scan of :func:`shuffle_chunks` ran once every few steps and bounded the steps/s
-    (issue 17). The seeds come from ``Dataset.random(seed, rerandomize_each_iteration=True)``, as in
-    :func:`shuffle_chunks`: the same order in every run with a seed, a new one each epoch.
+
+def epochs_per_group(rows: int) -> int:
+    """Epochs of ``rows`` rows that :func:`repeat_epoch` hands out per element: enough for :data:`GROUP_ROWS` rows."""
+    return max(1, GROUP_ROWS // max(1, rows))
+
+
+def epoch_permutations(tf: Any, key: Any, epochs: Any, rows: Any) -> Any:
+    """Row orders of consecutive epochs, each a uniformly random permutation drawn from ``(key, epoch index)`` alone.
+
+    Epoch ``k``'s order sorts ``rows`` random 64-bit integers: Philox (the generator of
+    ``tf.random.stateless_uniform``) under ``key`` from the counter ``k x ceil(rows / 2)`` on (two integers per
+    counter), so an epoch's order is the same whichever group of epochs it is drawn with. Sorting i.i.d. keys gives
+    every order the same chance (ties, at most ``rows^2 / 2^65``, keep the row order).
 
     Args:
         tf: the ``tensorflow`` module.
-        chunks: elements ``(features [n, ...] or a dict of such, labels [n, 1])``, at most ``buffer_rows``
-            rows in all.
-        buffer_rows: ``data.shuffle_buffer`` (rows); an epoch of more rows is still shuffled, in pieces of
-            this many rows.
-        seed: ``data.seed``, or None (a different order every run).
+        key: ``int64`` scalar, the run's random key.
+        epochs: ``int64 [e]``, consecutive epoch indices (``e >= 1``).
+        rows: ``int64`` scalar, rows per epoch.
 
     Returns:
-        The epoch's rows as one chunk (of at most ``buffer_rows`` rows each), in a random order.
+        ``int64 [e, rows]``: row ``i`` is epoch ``epochs[i]``'s order (row indices ``0 .. rows - 1``).
     """
-    whole = chunks.rebatch(buffer_rows)  # the epoch's rows as one element
-    seeds = tf.data.Dataset.random(seed=seed, rerandomize_each_iteration=True)
+    count = tf.size(epochs, out_type=tf.int64)
+    half = (rows + 1) // 2  # Philox counters per epoch
+    counter = tf.bitcast(tf.stack([epochs[0] * half, tf.constant(0, tf.int64)]), tf.uint64)
+    bits = tf.raw_ops.StatelessRandomUniformFullIntV2(
+        shape=tf.stack([count * 2 * half]),
+        key=tf.bitcast(tf.reshape(key, [1]), tf.uint64),
+        counter=counter,
+        alg=tf.constant(1, tf.int32),  # Philox
+        dtype=tf.int64,
+    )
+    bits = tf.reshape(bits, tf.stack([count, 2 * half]))[:, :rows]
+    return tf.argsort(bits, axis=1, stable=True, direction="DESCENDING")
 
-    def permute(element: Any, random: Any) -> Any:
-        size = tf.shape(element[1], out_type=tf.int64)[0]
-        order = tf.random.experimental.stateless_shuffle(
-            tf.range(size), seed=tf.stack([random, tf.constant(0, tf.int64)])
-        )
-        return tf.nest.map_structure(lambda tensor: tf.gather(tensor, order), element)
 
-    return tf.data.Dataset.zip((whole, seeds)).map(permute)
+def repeat_epoch(
+    tf: Any,
+    chunks: Any,
+    rows: int,
+    epochs: int | None,
+    shuffle: bool,
+    seed: int | None,
+    skip_rows: int = 0,
+) -> Any:
+    """``repeat(epochs)`` of an epoch that fits in memory, several epochs per element, each in its own random order.
+
+    Gives what ``shuffle(rows, reshuffle_each_iteration=True).repeat(epochs)`` gives on an epoch held whole (every
+    epoch a uniformly random permutation of its rows, a new one each epoch), or without ``shuffle`` what
+    ``repeat(epochs)`` gives, at a cost per element instead of per epoch: the epoch is read once (one element of
+    ``rebatch``, kept by ``cache``), ``Dataset.range`` of the epoch indices is batched by :func:`epochs_per_group`,
+    and each group of epochs is gathered in one ``tf.gather`` (:func:`epoch_permutations` draws the orders). On the
+    overhead-bound bench (an epoch of 4 batches of 8) the per-epoch work of the former ``shuffle_epoch``, a
+    ``cache`` read, a ``rebatch``, a permutation and a gather, ran every 4 steps; here it runs every 512 (issue 17).
+
+    Epoch ``k``'s order depends on the run's key and ``k`` only: with a seed, the same in every run, and the
+    same however many epochs an element holds; without one, the key is new at each iterator initialization, as
+    ``Dataset.random(seed=None)``'s. Resuming starts the index range at the first epoch not finished and cuts the
+    rows already trained on from the first element: what ``skip`` of the same rows gives, without producing them.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        chunks: elements ``(features [n, ...] or a dict of such, labels [n, 1])``, ``rows`` rows in all.
+        rows: the epoch's rows (the scan's count for this task: ``Scan.train_rows`` or ``Scan.shard_rows[i]``).
+        epochs: ``data.epochs``, or None (forever).
+        shuffle: ``data.shuffle``: a new random order each epoch; else every epoch in the chunks' order.
+        seed: ``data.seed``, or None (a different order every run).
+        skip_rows: rows to leave out at the start (the resumed steps times ``batch_size``).
+
+    Returns:
+        Chunks of the same structure: ``epochs x rows`` rows in all (endless with ``epochs`` None), up to
+        ``epochs_per_group(rows) x rows`` rows each; ``rebatch`` them to batches (across epochs, as ``batch``
+        after ``repeat`` gives). Reading an epoch of another size than ``rows`` fails with
+        ``InvalidArgumentError`` (the scan and ``tf.data`` disagree: a bug).
+    """
+    group = epochs_per_group(rows)
+    start, cut = divmod(skip_rows, max(1, rows))  # epochs finished, then rows of the next one
+    # the epoch as one element (one more row would show a disagreement), read once, with the run's random key
+    whole = tf.data.Dataset.zip((chunks.rebatch(rows + 1), tf.data.Dataset.random(seed=seed).take(1)))
+    indices = tf.data.Dataset.range(start, epochs if epochs is not None else np.iinfo(np.int64).max)
+    groups = indices.batch(group).enumerate()
+
+    def gather(epoch_and_key: Any, positioned: Any) -> Any:
+        (epoch, key), (position, epoch_indices) = epoch_and_key, positioned
+        count = tf.size(epoch_indices, out_type=tf.int64)
+        read = tf.shape(epoch[1], out_type=tf.int64)[0]
+        check = tf.debugging.assert_equal(read, tf.constant(rows, tf.int64), message="repeat_epoch: rows read")
+        with tf.control_dependencies([check]):
+            size = tf.identity(read)
+        if shuffle:
+            order = epoch_permutations(tf, key, epoch_indices, size)
+        else:
+            order = tf.tile(tf.range(size)[tf.newaxis], tf.stack([count, 1]))
+        order = tf.reshape(order, [-1])[tf.where(tf.equal(position, 0), tf.constant(cut, tf.int64), 0):]
+        return tf.nest.map_structure(lambda tensor: tf.gather(tensor, order), epoch)
+
+    return tf.data.Dataset.zip((whole.cache().repeat(), groups)).map(gather)
 
 
 @dataclass
@@ -727,6 +803,9 @@ class StreamInput:
     def train_dataset(self, tf: Any, skip_steps: int = 0, named: bool = False) -> Any:
         """The training pipeline: chunks -> [cache] -> shuffle(buffer) -> repeat(epochs) -> rebatch -> skip -> prefetch.
 
+        A small cached epoch (one that fits in ``data.shuffle_buffer``; without shuffle, in :data:`GROUP_ROWS`)
+        takes :func:`repeat_epoch` instead of cache, shuffle and repeat: the same rows in the same kind of order,
+        at a cost per few thousand rows instead of per epoch, and a resume that skips whole epochs.
         With ``data.epochs: null`` a ``repeat()`` after the ``rebatch`` keeps the pipeline's cardinality
         ``tf.data.INFINITE_CARDINALITY`` (``rebatch`` reports it unknown); it changes no batch.
 
@@ -748,11 +827,20 @@ class StreamInput:
         config = self.config
         holdout = "train" if self.scan.fraction is not None else None
         ds = self._chunks(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
+        rows: int | None = self.scan.train_rows  # this task's rows: the scan counts each task's on a cluster
+        if self.shard is not None:
+            rows = self.scan.shard_rows[self.shard[1]] if self.scan.shard_rows else None
+        if rows is not None and self.cached and rows <= (config.shuffle_buffer if config.shuffle else GROUP_ROWS):
+            # read once, then many epochs per element; without shuffle only an epoch of a few thousand rows (a larger
+            # one would make the first batch wait for a whole epoch)
+            ds = repeat_epoch(tf, ds, rows, config.epochs, config.shuffle, config.seed, skip_steps * config.batch_size)
+            ds = ds.rebatch(config.batch_size)  # batches across epochs
+            if config.epochs is None:
+                ds = ds.repeat()  # endless, and says so (see below)
+            return ds.prefetch(tf.data.AUTOTUNE)
         if self.cached:
             ds = ds.cache()  # epochs after the first read the transformed rows from memory
-        if config.shuffle and self.cached and self.scan.train_rows <= config.shuffle_buffer:
-            ds = shuffle_epoch(tf, ds, config.shuffle_buffer, config.seed)
-        elif config.shuffle:
+        if config.shuffle:
             ds = shuffle_chunks(tf, ds, config.shuffle_buffer, config.seed)
         ds = ds.repeat(config.epochs).rebatch(config.batch_size)  # batches across epochs, as batch() after repeat
         if config.epochs is None:
