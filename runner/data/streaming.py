@@ -19,9 +19,8 @@ graph, every ``.meta`` and event file have a size independent of the rows. Train
        per element, each epoch in its own random order (resume: skip epochs and rows, not batches)
        -> rebatch(batch_size) [-> repeat(), with epochs: null] -> prefetch
     -> else [cache, when the transformed rows take at most CACHE_BYTES]
-       -> shuffle_chunks(data.shuffle_buffer rows) -> repeat(epochs) -> rebatch(batch_size) [-> repeat(), with epochs: null]
-       -> skip(resumed steps)
-       -> prefetch
+       -> shuffle_chunks(data.shuffle_buffer rows) -> repeat(epochs) -> rebatch(batch_size)
+       [-> repeat(), with epochs: null] -> skip(resumed steps) -> prefetch
 
 The transformation in the ``map`` applies the saved state (fill values, z-scores, ``tf.lookup``
 vocabularies for one-hot and class ids) exactly as :meth:`Preprocessor.transform` does in numpy.
