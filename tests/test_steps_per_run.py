@@ -153,19 +153,23 @@ def test_windows_that_do_not_divide_the_periods(tmp_path, linear_csv, run_train,
     _assert_same_weights(tmp_path / "per_step", tmp_path / "seven")
 
 
-def test_resume_under_n_loses_no_step_and_repeats_none(tmp_path, linear_csv, run_train):
+@pytest.mark.parametrize("epochs", [10, None])  # None: the window's batches pulled at once; the unused ones dropped
+def test_resume_under_n_loses_no_step_and_repeats_none(tmp_path, linear_csv, run_train, epochs):
     straight = run_train(
-        _config(tmp_path, "straight", 1, [{"type": "stop_at_step", "last_step": 23}, CHECKPOINT_AT_END]),
+        _config(tmp_path, "straight", 1, [{"type": "stop_at_step", "last_step": 23}, CHECKPOINT_AT_END],
+                data={"epochs": epochs}),
         run_dir=tmp_path / "straight",
     )
     assert straight.final_global_step == 23
     hooks = [{"type": "checkpoint_saver", "save_steps": 1000}, {"type": "history_saver", "every_n_step": 4}]
     first = run_train(
-        _config(tmp_path, "resume", 4, [*hooks, {"type": "stop_at_step", "last_step": 10}]), run_dir=tmp_path / "r"
+        _config(tmp_path, "resume", 4, [*hooks, {"type": "stop_at_step", "last_step": 10}], data={"epochs": epochs}),
+        run_dir=tmp_path / "r",
     )
     assert first.final_global_step == 10  # windows 4, 4, 2
     second = run_train(
-        _config(tmp_path, "resume", 4, [*hooks, {"type": "stop_at_step", "last_step": 23}]), run_dir=tmp_path / "r"
+        _config(tmp_path, "resume", 4, [*hooks, {"type": "stop_at_step", "last_step": 23}], data={"epochs": epochs}),
+        run_dir=tmp_path / "r",
     )
     assert second.initial_step == 10 and second.steps == 13 and second.final_global_step == 23
     _assert_same_weights(tmp_path / "straight", tmp_path / "r")
@@ -366,32 +370,43 @@ def _loop_op_types(graph: Any) -> set[str]:
 
 
 @pytest.mark.parametrize(
-    ("data", "endless"),
+    ("data", "endless", "stacked"),
     [
-        ({"epochs": None}, True),  # repeats forever: a plain get_next, no optional, no cond
-        ({"epochs": None, "shuffle": True}, True),
-        ({"epochs": 10}, False),  # ends: the body that ends the window where the data ends
-        ({"epochs": 1}, False),
+        ({"epochs": None}, True, True),  # repeats forever: the window pulled once per call, no optional, no cond
+        ({"epochs": None, "shuffle": True}, True, True),
+        ({"epochs": None}, True, False),  # batches too large to stack: a plain get_next per step
+        ({"epochs": 10}, False, False),  # ends: the body that ends the window where the data ends
+        ({"epochs": 1}, False, False),
     ],
 )
-def test_the_loop_body_follows_the_input_cardinality(tmp_path, linear_csv, data, endless):
+def test_the_loop_body_follows_the_input_cardinality(tmp_path, linear_csv, monkeypatch, data, endless, stacked):
     from rich.console import Console
 
+    import hookrun.runner.graph.build as build
     from hookrun.runner.trainer import prepare
 
+    if endless and not stacked:
+        monkeypatch.setattr(build, "WINDOW_BYTES", 0)
     loaded = _config(tmp_path, "c", 4, [{"type": "stop_at_step", "last_step": 3}], data=data)
     prepared = prepare(loaded, tmp_path / "run", Console(quiet=True))
-    for close in prepared.on_close:
-        close()
-    types = _loop_op_types(prepared.built.graph)
-    assert ("IteratorGetNext" in types) is endless
+    prepared.close()
+    graph = prepared.built.graph
+    types = _loop_op_types(graph)
+    assert ("IteratorGetNext" in types) is (endless and not stacked)
     assert ("IteratorGetNextAsOptional" in types) is not endless
     assert ("If" in types or "StatelessIf" in types) is not endless
+    # stacked: one pull of the window's batches per call, outside the loop, from an initialized iterator
+    pulls = [op for op in graph.get_operations() if op.type == "IteratorGetNext" and op.name.endswith("window")]
+    assert len(pulls) == (1 if stacked else 0)
+    if stacked:
+        assert pulls[0].outputs[0].shape.as_list()[0] == 4  # N batches per element
 
 
-def _fused_on(tf: Any, dataset: Any, steps_per_run: int) -> tuple[Any, Any, Any]:
+def _fused_on(tf: Any, dataset: Any, steps_per_run: int, stacked: bool = False) -> tuple[Any, Any, Any]:
     """The fused loop of a one-weight model ``w * x`` (loss ``mean((w x - y)^2)``, SGD) on ``dataset``, in a new graph.
 
+    With ``stacked`` the loop gets the window's batches stacked (``batch(N, drop_remainder=True)``), as
+    ``hookrun train`` gives it for an endless input of same-shaped batches.
     Returns ``(graph, window, endless)``.
     """
     from hookrun.runner.graph.fused import build_fused_train, endless_input
@@ -416,6 +431,7 @@ def _fused_on(tf: Any, dataset: Any, steps_per_run: int) -> tuple[Any, Any, Any]
         tf, steps_per_run=steps_per_run, iterator=v1.data.make_one_shot_iterator(dataset), step=step,
         named={"loss": loss, "global_step": global_step}, global_step=global_step, builder_name="m",
         endless=endless,
+        windows=(lambda n: v1.data.make_one_shot_iterator(dataset.batch(n, drop_remainder=True))) if stacked else None,
     )
     return v1.get_default_graph(), window, endless
 
@@ -434,8 +450,9 @@ def _run_windows(tf: Any, graph: Any, window: Any, calls: int) -> list[Any]:
     return out
 
 
+@pytest.mark.parametrize("stacked", [False, True])
 @pytest.mark.parametrize("empty", ["filter", "slices"])
-def test_an_empty_input_repeated_forever_raises_at_the_first_call(empty):
+def test_an_empty_input_repeated_forever_raises_at_the_first_call(empty, stacked):
     """Repeated forever, an empty input (infinite to tf.data when its size is unknown) ends at its first pull:
     the call runs no step and raises the iterator's OutOfRangeError, as one step per call does."""
     import tensorflow as tf
@@ -444,19 +461,20 @@ def test_an_empty_input_repeated_forever_raises_at_the_first_call(empty):
         rows = tf.data.Dataset.from_tensor_slices((tf.zeros([0]), tf.zeros([0])))
         if empty == "filter":  # unknown size: repeat() makes it infinite
             rows = rows.filter(lambda x, y: True)
-        graph, window, endless = _fused_on(tf, rows.repeat().batch(2), 5)
+        graph, window, endless = _fused_on(tf, rows.repeat().batch(2), 5, stacked=stacked)
         assert endless is (empty == "filter")  # a known empty input repeats to 0 elements: finite
         assert _run_windows(tf, graph, window, 3) == [tf.errors.OutOfRangeError]
 
 
-def test_an_endless_input_runs_full_windows_and_the_bound():
+@pytest.mark.parametrize("stacked", [False, True])  # one get_next per step, or the window's batches in one
+def test_an_endless_input_runs_full_windows_and_the_bound(stacked):
     """Data that never ends: every call runs the bound's steps, each on its own batch, sums exact."""
     import tensorflow as tf
 
     with tf.Graph().as_default():
         x = np.arange(1, 7, dtype=np.float32)
         rows = tf.data.Dataset.from_tensor_slices((x, 2 * x)).filter(lambda x, y: True)
-        graph, window, endless = _fused_on(tf, rows.repeat().batch(2), 4)
+        graph, window, endless = _fused_on(tf, rows.repeat().batch(2), 4, stacked=stacked)
         assert endless
         # Expected: the same SGD steps in numpy, batch after batch (3 batches an epoch).
         w, losses = 1.0, []

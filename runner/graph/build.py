@@ -16,7 +16,7 @@ from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
-from hookrun.runner.graph.fused import build_fused_train, endless_input, input_placeholders
+from hookrun.runner.graph.fused import WINDOW_BYTES, build_fused_train, endless_input, input_placeholders, window_bytes
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import make_optimizer, make_train_op
@@ -317,6 +317,7 @@ def build_graph(
                     builder_name=builder_name,
                     carry=carry,
                     endless=endless_input(tf, dataset),
+                    windows=lambda n: _window_iterator(tf, dataset, iterator, config.data.batch_size, n),
                 )
             named = {**window.last, "global_step": window.global_step}
         evaluation = None
@@ -336,6 +337,43 @@ def build_graph(
         graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation,
         window=window,
     )
+
+
+def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int, steps_per_run: int) -> Any:
+    """An iterator over ``dataset`` with ``steps_per_run`` batches stacked per element, replacing ``iterator``.
+
+    For the ``session.steps_per_run`` loop over an endless input (:func:`hookrun.runner.graph.fused.build_fused_train`):
+    ``dataset.batch(N, drop_remainder=True).prefetch(1)``, made like ``iterator`` (initializable, with its
+    initializer in ``TABLE_INITIALIZERS``, for the streamed input; one-shot for arrays). ``iterator``'s
+    initializer leaves that collection, so the per-step iterator, which nothing pulls, is never started.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        dataset: the training dataset of single batches (endless: every batch has ``batch_size`` rows).
+        iterator: the per-step iterator made over ``dataset``.
+        batch_size: ``data.batch_size`` (rows).
+        steps_per_run: N.
+
+    Returns:
+        The window iterator, or None when the batches cannot stack (a sparse or variable-shaped component)
+        or N of them would take more than :data:`hookrun.runner.graph.fused.WINDOW_BYTES` (then the loop
+        pulls one batch per step).
+    """
+    size = window_bytes(tf, dataset.element_spec, batch_size, steps_per_run)
+    if size is None or size > WINDOW_BYTES:
+        return None
+    v1 = tf.compat.v1
+    with tf.device("/device:CPU:0"):
+        windows = dataset.batch(steps_per_run, drop_remainder=True).prefetch(1)
+        initializers = v1.get_collection_ref(v1.GraphKeys.TABLE_INITIALIZERS)
+        try:
+            initializer = iterator.initializer
+        except ValueError:  # a one-shot iterator (arrays) has none
+            initializer = None
+        if initializer is not None and initializer in initializers:
+            initializers.remove(initializer)
+            return make_iterator(tf, windows)
+        return v1.data.make_one_shot_iterator(windows)
 
 
 def _named_tensors(spec: GraphSpec, global_step: Any, learning_rate: Any) -> dict[str, Any]:
