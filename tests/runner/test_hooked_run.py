@@ -1,0 +1,201 @@
+"""``run_merged`` (the engine's uncached steps, the evaluation hooks' runs) does what ``_HookedSession.run`` does.
+
+Every case runs the same hooks through TensorFlow's own ``_HookedSession`` (what
+``tf.compat.v1.train.MonitoredSession`` wraps its session in) and through hookrun's callers of
+:func:`hookrun.runner.session.hooked_run.run_merged` on a real session, and compares what each hook
+receives, the caller's result, the calls made and the errors raised.
+"""
+
+from __future__ import annotations
+
+import pytest
+import tensorflow as tf
+from tensorflow.python.training import monitored_session
+
+from hookrun.runner.session import eval_hooks
+from hookrun.runner.session.engine import HookedMonitoredSession
+from hookrun.runner.session.hooked_run import run_merged
+
+v1 = tf.compat.v1
+
+
+class Asker(v1.train.SessionRunHook):
+    """Return ``request`` from ``before_run``; record the calls and what ``after_run`` gets."""
+
+    def __init__(self, name, calls, request=None):
+        self.name, self.calls, self.request = name, calls, request
+
+    def before_run(self, run_context):
+        self.calls.append((self.name, "before_run"))
+        return self.request
+
+    def after_run(self, run_context, run_values):
+        options = run_values.options
+        self.calls.append(
+            (
+                self.name,
+                "after_run",
+                repr(run_values.results),
+                options.trace_level,
+                options.timeout_in_ms,
+                options.inter_op_thread_pool,
+                options.output_partition_graphs,
+                [w.node_name for w in options.debug_options.debug_tensor_watch_opts],
+                options.debug_options.reset_disk_byte_usage,
+                options.report_tensor_allocations_upon_oom,
+            )
+        )
+
+
+def _graph():
+    graph = tf.Graph()
+    with graph.as_default():
+        a = v1.placeholder_with_default(1.0, shape=[], name="a")
+        b = v1.placeholder_with_default(2.0, shape=[], name="b")
+        tf.identity(a + b, name="total")
+        tf.identity(a * 10.0, name="a10")
+    return graph
+
+
+def _requests(graph):
+    t = graph.get_tensor_by_name
+    watch = v1.RunOptions()
+    watch.debug_options.debug_tensor_watch_opts.add(node_name="total")
+    watch.debug_options.reset_disk_byte_usage = True
+    return [
+        v1.train.SessionRunArgs(t("a10:0"), options=v1.RunOptions(trace_level=2, timeout_in_ms=500)),
+        None,
+        v1.train.SessionRunArgs({"x": t("total:0"), "y": [t("a:0")]}, feed_dict={t("a:0"): 3.0}, options=watch),
+        v1.train.SessionRunArgs(
+            None,
+            feed_dict={t("b:0"): 4.0},
+            options=v1.RunOptions(
+                trace_level=1,
+                timeout_in_ms=9000,
+                output_partition_graphs=True,
+                report_tensor_allocations_upon_oom=True,
+            ),
+        ),
+        v1.train.SessionRunArgs([]),
+    ]
+
+
+def _tf(requests, fetches, feed_dict=None, options=None):
+    calls = []
+    hooks = [Asker(i, calls, r) for i, r in enumerate(requests)]
+    with v1.Session() as sess:
+        hooked = monitored_session._HookedSession(sess, hooks)
+        try:
+            result = repr(hooked.run(fetches, feed_dict=feed_dict, options=options))
+        except RuntimeError as err:
+            result = f"RuntimeError: {err}"
+    return result, calls
+
+
+def _run_merged(requests, fetches, feed_dict=None, options=None):
+    calls = []
+    hooks = [Asker(i, calls, r) for i, r in enumerate(requests)]
+    with v1.Session() as sess:
+        context = v1.train.SessionRunContext(original_args=v1.train.SessionRunArgs(fetches, feed_dict), session=sess)
+        lazy = (hook.before_run(context) for hook in hooks)
+        try:
+            result = repr(run_merged(sess, hooks, context, lazy, fetches, feed_dict, options))
+        except RuntimeError as err:
+            result = f"RuntimeError: {err}"
+    return result, calls
+
+
+def _eval_hooks(requests, fetches):
+    calls = []
+    hooks = [Asker(i, calls, r) for i, r in enumerate(requests)]
+    with v1.Session() as sess:
+        try:
+            result = repr(eval_hooks._hooked_run(sess, hooks, fetches)[0])
+        except RuntimeError as err:
+            result = f"RuntimeError: {err}"
+    return result, calls
+
+
+def _engine(requests, fetches, feed_dict=None, options=None):
+    calls = []
+    hooks = [Asker(i, calls, r) for i, r in enumerate(requests)]
+    session = HookedMonitoredSession(v1.train.ChiefSessionCreator(), hooks)
+    try:
+        result = repr(session.run(fetches, feed_dict=feed_dict, options=options))
+        session.close()
+    except RuntimeError as err:
+        result = f"RuntimeError: {err}"
+        session._close_internal(RuntimeError)
+    return result, calls
+
+
+@pytest.mark.parametrize("caller", [None, "feed", "options", "both"])
+def test_merged_fetches_feeds_and_options_are_tensorflows(caller):
+    graph = _graph()
+    with graph.as_default():
+        requests = _requests(graph)
+        fetches = [graph.get_tensor_by_name("total:0")]
+        feed_dict = {"total:0": 100.0} if caller in ("feed", "both") else None
+
+        def options():
+            return v1.RunOptions(trace_level=3, timeout_in_ms=1) if caller in ("options", "both") else None
+
+        expected = _tf(requests, fetches, feed_dict, options())
+        assert "RuntimeError" not in expected[0]
+        assert _run_merged(requests, fetches, feed_dict, options()) == expected
+        assert _engine(requests, fetches, feed_dict, options()) == expected
+        if caller is None:
+            assert _eval_hooks(requests, fetches) == expected
+
+
+def test_the_callers_run_options_are_merged_into_in_place_as_tensorflow_does():
+    graph = _graph()
+    with graph.as_default():
+        requests = _requests(graph)
+        fetches = graph.get_tensor_by_name("total:0")
+        theirs, ours = v1.RunOptions(trace_level=1), v1.RunOptions(trace_level=1)
+        _tf(requests, fetches, options=theirs)
+        _run_merged(requests, fetches, options=ours)
+        assert theirs.trace_level == 2 and theirs.timeout_in_ms == 9000
+        assert ours == theirs
+
+
+def test_a_tensor_fed_by_a_hook_and_the_caller_raises_tensorflows_error():
+    graph = _graph()
+    with graph.as_default():
+        a = graph.get_tensor_by_name("a:0")
+        requests = [None, v1.train.SessionRunArgs(None, feed_dict={a: 5.0}), v1.train.SessionRunArgs(a)]
+        expected = _tf(requests, a, {a: 1.0})
+        assert expected[0].startswith("RuntimeError: Same tensor is fed by a SessionRunHook and user. Conflict(s): [")
+        assert _run_merged(requests, a, {a: 1.0}) == expected
+        assert _engine(requests, a, {a: 1.0}) == expected
+
+
+def test_a_tensor_fed_by_two_hooks_raises_tensorflows_error_before_the_later_hooks_before_run():
+    graph = _graph()
+    with graph.as_default():
+        a = graph.get_tensor_by_name("a:0")
+        feed = v1.train.SessionRunArgs(None, feed_dict={a: 5.0})
+        requests = [feed, None, feed, v1.train.SessionRunArgs(a)]
+        expected = _tf(requests, a)
+        assert expected[0].startswith("RuntimeError: Same tensor is fed by two hooks. Conflict(s): [")
+        assert (3, "before_run") not in expected[1]  # TensorFlow stops at the conflicting hook
+        assert _run_merged(requests, a) == expected
+        assert _eval_hooks(requests, a) == expected
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the engine calls every before_run before it merges (its cached path needs all requests), "
+    "so on a two-hook feed conflict the hooks after the second one get before_run too; TensorFlow's do not",
+)
+def test_the_engine_stops_calling_before_run_at_a_two_hook_feed_conflict():
+    graph = _graph()
+    with graph.as_default():
+        a = graph.get_tensor_by_name("a:0")
+        feed = v1.train.SessionRunArgs(None, feed_dict={a: 5.0})
+        requests = [feed, None, feed, v1.train.SessionRunArgs(a)]
+        expected = _tf(requests, a)
+        got = _engine(requests, a)
+        assert got[0] == expected[0]  # the same error
+        assert got == expected
