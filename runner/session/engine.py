@@ -9,7 +9,9 @@ creation, restore and recovery pieces (a ``SessionCreator`` such as
 ``Coordinator``), and owns only the per-step dispatch:
 
 - the hooks' ``SessionRunArgs`` are merged as ``_HookedSession`` merges them
-  (same feed-conflict errors, same ``RunOptions`` merging);
+  (same feed-conflict errors, same ``RunOptions`` merging:
+  :func:`hookrun.runner.session.hooked_run.run_merged`, which the evaluation
+  hooks' runs use too);
 - the step's *shape* (the caller's fetches and each hook's request) keys a
   cache of :class:`_StepPlan`: the unique tensors and ops of the step,
   flattened once, and run with the single call ``Session.make_callable``
@@ -46,6 +48,7 @@ from typing import Any
 import tensorflow as tf
 
 from hookrun.hooks import tf_internals
+from hookrun.runner.session.hooked_run import run_merged
 
 _PREEMPTION_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 
@@ -431,7 +434,7 @@ class HookedMonitoredSession:
             caller = plan.caller
             result = None if caller is None else values[caller] if type(caller) is int else caller(values)
         else:
-            result = self._run_merged(sess, run_context, requests, fetches, feed_dict, options, run_metadata)
+            result = run_merged(sess, hooks, run_context, requests, fetches, feed_dict, options, run_metadata)
         self._should_stop = self._should_stop or run_context.stop_requested
         return result
 
@@ -462,52 +465,6 @@ class HookedMonitoredSession:
         # none of them can change (graph elements, names, tuples of them): see _frozen.
         self._last = (fetches, requests, plan) if _frozen(fetches) and all(map(_frozen_request, requests)) else None
         return plan
-
-    def _run_merged(
-        self,
-        sess: Any,
-        run_context: Any,
-        requests: list[Any],
-        fetches: Any,
-        feed_dict: Any,
-        options: Any,
-        run_metadata: Any,
-    ) -> Any:
-        """Merge the hooks' requests as ``_HookedSession`` does, call ``Session.run``, call every ``after_run``."""
-        fetch_dict: dict[Any, Any] = {"caller": fetches}
-        hook_feeds: dict[Any, Any] = {}
-        merged_options = options
-        for index, request in enumerate(requests):
-            if request is None:
-                continue
-            if request.fetches is not None:
-                fetch_dict[index] = request.fetches
-            if request.feed_dict:
-                _raise_if_feeds_intersect(hook_feeds, request.feed_dict, "Same tensor is fed by two hooks.")
-                hook_feeds.update(request.feed_dict)
-            if request.options:
-                if merged_options is None:
-                    merged_options = tf.compat.v1.RunOptions()
-                _merge_run_options(merged_options, request.options)
-        if hook_feeds and feed_dict:
-            _raise_if_feeds_intersect(feed_dict, hook_feeds, "Same tensor is fed by a SessionRunHook and user.")
-            hook_feeds.update(feed_dict)
-            feeds = hook_feeds
-        else:
-            feeds = hook_feeds or feed_dict
-        values_options = merged_options if merged_options is not None else tf.compat.v1.RunOptions()
-        values_metadata = run_metadata if run_metadata is not None else tf.compat.v1.RunMetadata()
-        outputs = sess.run(fetch_dict, feed_dict=feeds, options=values_options, run_metadata=values_metadata)
-        for index, hook in enumerate(self._hooks):
-            hook.after_run(
-                run_context,
-                _SessionRunValues(
-                    results=outputs[index] if index in outputs else None,
-                    options=values_options,
-                    run_metadata=values_metadata,
-                ),
-            )
-        return outputs["caller"]
 
     # -- closing (_MonitoredSession._close_internal) -------------------------------------------------
 
@@ -540,24 +497,3 @@ class HookedMonitoredSession:
             exception_type = None
         self._close_internal(exception_type)
         return exception_type is None
-
-
-def _raise_if_feeds_intersect(feeds1: Any, feeds2: Any, message: str) -> None:
-    intersection = set(feeds1.keys()) & set(feeds2.keys())
-    if intersection:
-        raise RuntimeError(message + " Conflict(s): " + str(list(intersection)))
-
-
-def _merge_run_options(options: Any, incoming: Any) -> None:
-    """Merge ``incoming`` into ``options`` as ``_HookedSession._merge_run_options`` does."""
-    options.trace_level = max(options.trace_level, incoming.trace_level)
-    options.timeout_in_ms = max(options.timeout_in_ms, incoming.timeout_in_ms)
-    options.inter_op_thread_pool = max(options.inter_op_thread_pool, incoming.inter_op_thread_pool)
-    options.output_partition_graphs = max(options.output_partition_graphs, incoming.output_partition_graphs)
-    options.debug_options.debug_tensor_watch_opts.extend(incoming.debug_options.debug_tensor_watch_opts)
-    options.debug_options.reset_disk_byte_usage = (
-        options.debug_options.reset_disk_byte_usage or incoming.debug_options.reset_disk_byte_usage
-    )
-    options.report_tensor_allocations_upon_oom = (
-        options.report_tensor_allocations_upon_oom or incoming.report_tensor_allocations_upon_oom
-    )

@@ -28,7 +28,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from hookrun.runner.session.engine import _merge_run_options, _raise_if_feeds_intersect
+from hookrun.runner.session.hooked_run import run_merged
 
 
 def begin_hooks(evaluation: Any) -> None:
@@ -47,6 +47,9 @@ def begin_hooks(evaluation: Any) -> None:
 def _hooked_run(session: Any, hooks: list[Any], fetches: Any) -> tuple[Any, bool]:
     """Run ``fetches`` with ``hooks``' ``before_run``/``after_run`` around it; mirrors ``_HookedSession.run``.
 
+    The hooks' requests are merged by :func:`hookrun.runner.session.hooked_run.run_merged`, each
+    ``before_run`` called as its request is merged (as ``_HookedSession`` calls them).
+
     Returns:
         ``(the caller's results, whether a hook requested a stop)``.
 
@@ -56,32 +59,9 @@ def _hooked_run(session: Any, hooks: list[Any], fetches: Any) -> tuple[Any, bool
     run_context = tf.compat.v1.train.SessionRunContext(
         original_args=tf.compat.v1.train.SessionRunArgs(fetches), session=session
     )
-    options = tf.compat.v1.RunOptions()
-    feed_dict: dict[Any, Any] = {}
-    hook_fetches: dict[int, Any] = {}
-    for index, hook in enumerate(hooks):
-        request = hook.before_run(run_context)
-        if request is None:
-            continue
-        if request.fetches is not None:
-            hook_fetches[index] = request.fetches
-        if request.feed_dict:
-            _raise_if_feeds_intersect(feed_dict, request.feed_dict, "Same tensor is fed by two hooks.")
-            feed_dict.update(request.feed_dict)
-        if request.options:
-            _merge_run_options(options, request.options)
-    run_metadata = tf.compat.v1.RunMetadata()
-    outputs = session.run(
-        {"caller": fetches, "hooks": hook_fetches}, feed_dict=feed_dict, options=options, run_metadata=run_metadata
-    )
-    for index, hook in enumerate(hooks):
-        hook.after_run(
-            run_context,
-            tf.compat.v1.train.SessionRunValues(
-                results=outputs["hooks"].get(index), options=options, run_metadata=run_metadata
-            ),
-        )
-    return outputs["caller"], run_context.stop_requested
+    requests = (hook.before_run(run_context) for hook in hooks)
+    result = run_merged(session, hooks, run_context, requests, fetches)
+    return result, run_context.stop_requested
 
 
 def evaluation_pass(session: Any, evaluation: Any) -> dict[str, float]:
