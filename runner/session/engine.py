@@ -48,7 +48,7 @@ from typing import Any
 import tensorflow as tf
 
 from hookrun.hooks import tf_internals
-from hookrun.runner.session.hooked_run import run_merged
+from hookrun.runner.session.hooked_run import raise_if_feeds_intersect, run_merged
 
 _PREEMPTION_ERRORS = (tf.errors.AbortedError, tf.errors.UnavailableError)
 
@@ -413,7 +413,17 @@ class HookedMonitoredSession:
             self._original_args = original_args if feed_dict is None else None
         run_context = _SessionRunContext(original_args=original_args, session=sess)
         hooks = self._hooks
-        requests = [hook.before_run(run_context) for hook in hooks]
+        requests = []
+        fed = None
+        for hook in hooks:
+            request = hook.before_run(run_context)
+            if request is not None and request.feed_dict:
+                # as _HookedSession: a second hook feeding a tensor raises at once, before the later before_run
+                if fed is None:
+                    fed = {}
+                raise_if_feeds_intersect(fed, request.feed_dict, "Same tensor is fed by two hooks.")
+                fed.update(request.feed_dict)
+            requests.append(request)
         plan = None
         if feed_dict is None and options is None and run_metadata is None:
             last = self._last

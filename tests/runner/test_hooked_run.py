@@ -172,19 +172,12 @@ def test_a_tensor_fed_by_a_hook_and_the_caller_raises_tensorflows_error():
         assert _engine(requests, a, {a: 1.0}) == expected
 
 
-_ENGINE_CALLS_EVERY_BEFORE_RUN = pytest.mark.xfail(
-    strict=True,
-    reason="the engine calls every before_run before it merges (its cached path needs all requests), "
-    "so on a two-hook feed conflict the hooks after the second one get before_run too; TensorFlow's do not",
-)
-
-
 @pytest.mark.parametrize(
     "ours",
     [
         pytest.param(_run_merged, id="run_merged"),
         pytest.param(_eval_hooks, id="eval_hooks"),
-        pytest.param(_engine, id="engine", marks=_ENGINE_CALLS_EVERY_BEFORE_RUN),
+        pytest.param(_engine, id="engine"),
     ],
 )
 def test_a_tensor_fed_by_two_hooks_raises_tensorflows_error_before_the_later_hooks_before_run(ours):
