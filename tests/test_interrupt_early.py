@@ -30,7 +30,9 @@ def before_hookrun_code(err: str) -> bool:
     if err.startswith("Fatal Python error: init_import_site"):
         return True
     frames = re.findall(r'File "([^"]+)", line \d+', err)
-    return err.startswith("Traceback") and bool(frames) and not any(
+    # "Exception ignored in: <function _get_module_lock.<locals>.cb ...>": the KeyboardInterrupt hit a callback
+    # of CPython's import machinery, which swallows it (the process then goes on as if never signalled)
+    return err.startswith(("Traceback", "Exception ignored in")) and bool(frames) and not any(
         re.search(r"/(cli|runner|config_schemas|hooks)/[^/]+\.py$", frame) for frame in frames
     )
 
