@@ -524,20 +524,25 @@ def test_prepare_on_a_cluster_with_more_tasks_than_lines_refuses_before_tensorfl
 # --------------------------------------------------------------------------- the chunked shuffle buffer
 
 
+def _row_id_chunks(chunks: list[int]) -> tf.data.Dataset:
+    """Chunks of the given sizes of ``(features, labels)``, both ``[rows, 1]`` row ids 0.., in the default graph."""
+    ids = np.arange(sum(chunks), dtype=np.float32)
+    parts = np.split(ids, np.cumsum(chunks)[:-1])
+    return tf.data.Dataset.from_generator(
+        lambda: ((p[:, None] * 0 + p[:, None], p[:, None]) for p in parts),
+        output_signature=(tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, 1], tf.float32)),
+    )
+
+
 def _shuffled(
     chunks: list[int], buffer_rows: int, seed: int | None, epochs: int = 1, shuffle: str = "shuffle_chunks"
 ) -> list[list[int]]:
     """Row ids out of ``shuffle`` (a function of streaming.py) over chunks of the given sizes (ids 0..), per epoch."""
     from hookrun.runner.data import streaming
 
-    ids = np.arange(sum(chunks), dtype=np.float32)
-    parts = np.split(ids, np.cumsum(chunks)[:-1])
     graph = tf.Graph()
     with graph.as_default():
-        ds = tf.data.Dataset.from_generator(
-            lambda: ((p[:, None] * 0 + p[:, None], p[:, None]) for p in parts),
-            output_signature=(tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, 1], tf.float32)),
-        )
+        ds = _row_id_chunks(chunks)
         ds = getattr(streaming, shuffle)(tf, ds, buffer_rows, seed).repeat(epochs).rebatch(5)
         features, labels = make_iterator(tf, ds).get_next()
         out = []
@@ -576,14 +581,9 @@ def _repeated(
 
     if group_rows is not None:
         monkeypatch.setattr(streaming, "GROUP_ROWS", group_rows)
-    ids = np.arange(sum(chunks), dtype=np.float32)
-    parts = np.split(ids, np.cumsum(chunks)[:-1])
     graph = tf.Graph()
     with graph.as_default():
-        ds = tf.data.Dataset.from_generator(
-            lambda: ((p[:, None] * 0 + p[:, None], p[:, None]) for p in parts),
-            output_signature=(tf.TensorSpec([None, 1], tf.float32), tf.TensorSpec([None, 1], tf.float32)),
-        )
+        ds = _row_id_chunks(chunks)
         ds = streaming.repeat_epoch(tf, ds, sum(chunks), epochs, shuffle, seed, skip_rows).rebatch(5)
         features, labels = make_iterator(tf, ds).get_next()
         out: list[int] = []
