@@ -534,6 +534,22 @@ def _row_id_chunks(chunks: list[int]) -> tf.data.Dataset:
     )
 
 
+def _row_ids_out(graph: tf.Graph, ds: tf.data.Dataset, take_rows: int | None = None) -> list[int]:
+    """The label row ids ``ds`` (of :func:`_row_id_chunks` rows) hands out, to its end or past ``take_rows``."""
+    features, labels = make_iterator(tf, ds).get_next()
+    out: list[int] = []
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(tf.compat.v1.tables_initializer())
+        while take_rows is None or len(out) < take_rows:
+            try:
+                f, lab = session.run([features, labels])
+            except tf.errors.OutOfRangeError:
+                break
+            assert (f == lab).all()  # features and labels stay paired
+            out.extend(int(v) for v in lab[:, 0])
+    return out
+
+
 def _shuffled(
     chunks: list[int], buffer_rows: int, seed: int | None, epochs: int = 1, shuffle: str = "shuffle_chunks"
 ) -> list[list[int]]:
@@ -544,17 +560,7 @@ def _shuffled(
     with graph.as_default():
         ds = _row_id_chunks(chunks)
         ds = getattr(streaming, shuffle)(tf, ds, buffer_rows, seed).repeat(epochs).rebatch(5)
-        features, labels = make_iterator(tf, ds).get_next()
-        out = []
-        with tf.compat.v1.Session(graph=graph) as session:
-            session.run(tf.compat.v1.tables_initializer())
-            while True:
-                try:
-                    f, lab = session.run([features, labels])
-                except tf.errors.OutOfRangeError:
-                    break
-                assert (f == lab).all()  # features and labels stay paired
-                out.extend(int(v) for v in lab[:, 0])
+        out = _row_ids_out(graph, ds)
     rows = sum(chunks)
     return [out[i * rows:(i + 1) * rows] for i in range(epochs)]
 
@@ -585,17 +591,7 @@ def _repeated(
     with graph.as_default():
         ds = _row_id_chunks(chunks)
         ds = streaming.repeat_epoch(tf, ds, sum(chunks), epochs, shuffle, seed, skip_rows).rebatch(5)
-        features, labels = make_iterator(tf, ds).get_next()
-        out: list[int] = []
-        with tf.compat.v1.Session(graph=graph) as session:
-            session.run(tf.compat.v1.tables_initializer())
-            while take_rows is None or len(out) < take_rows:
-                try:
-                    f, lab = session.run([features, labels])
-                except tf.errors.OutOfRangeError:
-                    break
-                assert (f == lab).all()  # features and labels stay paired
-                out.extend(int(v) for v in lab[:, 0])
+        out = _row_ids_out(graph, ds, take_rows)
     return out if take_rows is None else out[:take_rows]
 
 
