@@ -593,68 +593,53 @@ def _train_locked(
 
         cluster = ClusterRun(cluster_plan)
     prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
-    try:
-        return _train_prepared(loaded, directory, console, verbose, held, locked, allow_config_change, trace, prepared)
+    try:  # on any failure before the session too (a refused config change): the warm start's pinned copy goes
+        cluster = prepared.cluster
+        chief = cluster is None or cluster.plan.is_chief
+        if cluster is not None:
+            prepared.notes.extend(cluster.plan.notes)
+
+        # Written only now that everything is checked: a failed validation leaves nothing behind.
+        prepare_run_dir(directory)
+        if not locked:  # the directory was new: lock it now
+            held.enter_context(RunDirLock(directory))
+        # TensorFlow's event writers follow symlinks and name their files predictably: refuse planted ones
+        check_event_dirs(directory, [
+            ("the run", "."),  # a model_fn's or custom hook's summaries, as TensorFlow's model_dir
+            *((f"hooks[{index}] ({hook.display_name()})", event_dir)
+              for index, hook in enumerate(loaded.config.hooks) if (event_dir := hook.event_dir()) is not None),
+        ])
+        config_text = self_contained_yaml(loaded)  # paths absolute or relative to the run directory
+        saved_config = directory / "config.yaml"
+        if chief:  # holding the lock: nothing else writes here now
+            clean_temporary_files(directory)  # left by a run killed mid-write
+            write_checkpoint_state(directory, prepared.resume)
+        if chief and prepared.initial_step > 0 and saved_config.exists():
+            change = compare_configs(read_saved_config(saved_config), config_text)
+            if change.shape_diff and not allow_config_change:
+                raise SetupError(
+                    f"{saved_config}: this config changes the graph or data shape of a run at step "
+                    f"{prepared.initial_step}; use a new --run-dir, or --allow-config-change to resume anyway:\n"
+                    + change.shape_diff
+                )
+            if change.shape_diff:
+                prepared.notes.append("resumed despite a graph/data-shape change (--allow-config-change)")
+            if change.other_keys:
+                prepared.notes.append("resumed with changed " + ", ".join(change.other_keys))
+        record = None
+        if chief:  # on a cluster the other workers leave the run's own files to the chief
+            atomic_write_text(saved_config, config_text)
+            prepared.preprocessor.save(directory / PREPROCESSING_FILE)
+            # summary.json says `running` (with the start time and --set) until the end rewrites it
+            record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
+        try:
+            return _train_session(loaded, directory, console, verbose, prepared, record, trace)
+        except BaseException as err:
+            if record is not None:
+                record.write_failed(err)
+            raise
     finally:
-        prepared.close()  # e.g. a refused config change: the warm start's pinned checkpoint is removed now
-
-
-def _train_prepared(
-    loaded: LoadedConfig,
-    directory: Path,
-    console: Console,
-    verbose: bool,
-    held: contextlib.ExitStack,
-    locked: bool,
-    allow_config_change: bool,
-    trace: bool,
-    prepared: PreparedRun,
-) -> TrainResult:
-    """The part of :func:`_train_locked` after :func:`prepare`: the run directory written, then the session."""
-    cluster = prepared.cluster
-    chief = cluster is None or cluster.plan.is_chief
-    if cluster is not None:
-        prepared.notes.extend(cluster.plan.notes)
-
-    # Written only now that everything is checked: a failed validation leaves nothing behind.
-    prepare_run_dir(directory)
-    if not locked:  # the directory was new: lock it now
-        held.enter_context(RunDirLock(directory))
-    # TensorFlow's event writers follow symlinks and name their files predictably: refuse planted ones
-    check_event_dirs(directory, [
-        ("the run", "."),  # a model_fn's or custom hook's summaries, as TensorFlow's model_dir
-        *((f"hooks[{index}] ({hook.display_name()})", event_dir)
-          for index, hook in enumerate(loaded.config.hooks) if (event_dir := hook.event_dir()) is not None),
-    ])
-    config_text = self_contained_yaml(loaded)  # paths absolute or relative to the run directory
-    saved_config = directory / "config.yaml"
-    if chief:  # holding the lock: nothing else writes here now
-        clean_temporary_files(directory)  # left by a run killed mid-write
-        write_checkpoint_state(directory, prepared.resume)
-    if chief and prepared.initial_step > 0 and saved_config.exists():
-        change = compare_configs(read_saved_config(saved_config), config_text)
-        if change.shape_diff and not allow_config_change:
-            raise SetupError(
-                f"{saved_config}: this config changes the graph or data shape of a run at step "
-                f"{prepared.initial_step}; use a new --run-dir, or --allow-config-change to resume anyway:\n"
-                + change.shape_diff
-            )
-        if change.shape_diff:
-            prepared.notes.append("resumed despite a graph/data-shape change (--allow-config-change)")
-        if change.other_keys:
-            prepared.notes.append("resumed with changed " + ", ".join(change.other_keys))
-    record = None
-    if chief:  # on a cluster the other workers leave the run's own files to the chief
-        atomic_write_text(saved_config, config_text)
-        prepared.preprocessor.save(directory / PREPROCESSING_FILE)
-        # summary.json says `running` (with the start time and --set) until the end rewrites it
-        record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
-    try:
-        return _train_session(loaded, directory, console, verbose, prepared, record, trace)
-    except BaseException as err:
-        if record is not None:
-            record.write_failed(err)
-        raise
+        prepared.close()
 
 
 def _train_session(
