@@ -22,3 +22,17 @@ SetOption = Annotated[
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
+RunDirArg = Annotated[
+    Path, typer.Argument(help="The run directory `hookrun train` wrote.", show_default=False, metavar="RUN_DIR")
+]
+CheckpointOption = Annotated[
+    str,
+    typer.Option(
+        "--checkpoint",
+        help="Which checkpoint: latest, best (kept by early_stopping), or a checkpoint prefix such as "
+        "runs/x/model.ckpt-100.",
+    ),
+]
+OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the output if it exists.")]
+ResultJsonOption = Annotated[bool, typer.Option("--json", help="Print the result as JSON.")]
+VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")]

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from hookrun.cli.options import DebugOption
-
-RunDirArg = Annotated[
-    Path, typer.Argument(help="The run directory `hookrun train` wrote.", show_default=False, metavar="RUN_DIR")
-]
-CheckpointOption = Annotated[
-    str,
-    typer.Option(
-        "--checkpoint",
-        help="Which checkpoint: latest, best (kept by early_stopping), or a checkpoint prefix such as "
-        "runs/x/model.ckpt-100.",
-    ),
-]
+from hookrun.cli.options import CheckpointOption, DebugOption, ResultJsonOption, RunDirArg, VerboseOption
 
 
 def evaluate_command(
@@ -34,8 +21,8 @@ def evaluate_command(
         ),
     ] = None,
     checkpoint: CheckpointOption = "latest",
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    as_json: ResultJsonOption = False,
+    verbose: VerboseOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Evaluate a checkpoint: val_loss and val_<metric>, as the evaluation hook computes them.

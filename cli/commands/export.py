@@ -7,9 +7,14 @@ from typing import Annotated
 
 import typer
 
-from hookrun.cli.commands.evaluate import CheckpointOption, RunDirArg
-from hookrun.cli.commands.predict import OverwriteOption
-from hookrun.cli.options import DebugOption
+from hookrun.cli.options import (
+    CheckpointOption,
+    DebugOption,
+    OverwriteOption,
+    ResultJsonOption,
+    RunDirArg,
+    VerboseOption,
+)
 
 
 def export_command(
@@ -20,8 +25,8 @@ def export_command(
     ],
     checkpoint: CheckpointOption = "latest",
     overwrite: OverwriteOption = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    as_json: ResultJsonOption = False,
+    verbose: VerboseOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Export a checkpoint as a SavedModel whose serving_default signature takes the raw columns.

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hookrun.cli.options import ConfigArg, DebugOption, SetOption
+from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption
 
 
 def inspect_command(
@@ -31,7 +31,7 @@ def inspect_command(
         ),
     ] = None,
     set_: SetOption = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    verbose: VerboseOption = False,
     debug: DebugOption = False,
 ) -> None:
     """List every tensor a hook may name (name, dtype, shape, op type), the aliases and the variables.

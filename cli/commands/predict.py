@@ -7,10 +7,14 @@ from typing import Annotated
 
 import typer
 
-from hookrun.cli.commands.evaluate import CheckpointOption, RunDirArg
-from hookrun.cli.options import DebugOption
-
-OverwriteOption = Annotated[bool, typer.Option("--overwrite", help="Replace the output if it exists.")]
+from hookrun.cli.options import (
+    CheckpointOption,
+    DebugOption,
+    OverwriteOption,
+    ResultJsonOption,
+    RunDirArg,
+    VerboseOption,
+)
 
 
 def predict_command(
@@ -30,8 +34,8 @@ def predict_command(
     ],
     checkpoint: CheckpointOption = "latest",
     overwrite: OverwriteOption = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    as_json: ResultJsonOption = False,
+    verbose: VerboseOption = False,
     debug: DebugOption = False,
 ) -> None:
     """Predict every row of the data files with a checkpoint; write one CSV row per input row.

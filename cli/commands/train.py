@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from hookrun.cli.options import ConfigArg, DebugOption, SetOption
+from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption
 
 
 def train_command(
@@ -17,7 +17,7 @@ def train_command(
         typer.Option("--run-dir", help="Where artefacts go (overrides session.run_dir).", show_default=False),
     ] = None,
     set_: SetOption = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Show TensorFlow's INFO logs.")] = False,
+    verbose: VerboseOption = False,
     allow_config_change: Annotated[
         bool,
         typer.Option(
