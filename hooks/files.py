@@ -108,19 +108,34 @@ def open_new(path: Path) -> TextIO:
     return os.fdopen(fd, "w", encoding="utf-8", newline="")
 
 
-def read_regular_bytes(path: Path) -> bytes:
+def read_regular_bytes(path: Path | str, *, follow_symlinks: bool = True, limit: int | None = None) -> bytes:
     """The bytes of ``path``, which must be a regular file (a FIFO or device there would block or never end).
 
+    Args:
+        path: the file.
+        follow_symlinks: False: a symlink at ``path`` is refused (``O_NOFOLLOW``, ``ELOOP``).
+        limit: the most bytes the file may hold, or None for no bound.
+
     Raises:
-        OSError: it cannot be read, or is not a regular file (``EINVAL``, naming it).
+        OSError: it cannot be read, is not a regular file (``EINVAL``, naming it), is larger than ``limit``
+            (``EFBIG``), or changed size while read (``EIO``).
     """
     import stat
 
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow_symlinks else os.O_NOFOLLOW)
+    fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return handle.read()
+        if limit is None:
+            return handle.read()
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, f"larger than {limit} bytes", str(path))
+        data = handle.read(limit + 1)
+        if len(data) != info.st_size:
+            raise OSError(errno.EIO, "changed size while read", str(path))
+        return data
 
 
 def written_name(path: str) -> str:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numbers
 import os
-import stat
 import uuid
 from typing import Any
 
@@ -19,6 +18,7 @@ import tensorflow as tf
 from hookrun.hooks import tf_internals
 from hookrun.hooks.checkpoint_saver import CheckpointSaverConfig
 from hookrun.hooks.context import HookContext, HookFailure
+from hookrun.hooks.files import read_regular_bytes
 from hookrun.hooks.step_clock import ClockedHook
 
 #: Largest meta graph (bytes) :class:`MetaGraphOnceSaver` keeps in memory to copy; a larger one is
@@ -72,15 +72,9 @@ class FiniteWeightsGuard(tf.compat.v1.train.CheckpointSaverListener):
 def _read_written(path: str) -> bytes | None:
     """The bytes of the regular file ``path`` (not through a symlink), or None if it cannot be read or is too large."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        return read_regular_bytes(path, follow_symlinks=False, limit=META_GRAPH_COPY_LIMIT)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > META_GRAPH_COPY_LIMIT:
-            return None
-        data = handle.read(META_GRAPH_COPY_LIMIT + 1)
-    return data if len(data) == info.st_size else None
 
 
 def _write_copy(path: str, data: bytes) -> bool:
