@@ -833,19 +833,18 @@ class StreamInput:
             # read once, then many epochs per element; without shuffle only an epoch of a few thousand rows (a larger
             # one would make the first batch wait for a whole epoch)
             ds = repeat_epoch(tf, ds, rows, config.epochs, config.shuffle, config.seed, skip_steps * config.batch_size)
-            ds = ds.rebatch(config.batch_size)  # batches across epochs
-            if config.epochs is None:
-                ds = ds.repeat()  # endless, and says so (see below)
-            return ds.prefetch(tf.data.AUTOTUNE)
-        if self.cached:
-            ds = ds.cache()  # epochs after the first read the transformed rows from memory
-        if config.shuffle:
-            ds = shuffle_chunks(tf, ds, config.shuffle_buffer, config.seed)
-        ds = ds.repeat(config.epochs).rebatch(config.batch_size)  # batches across epochs, as batch() after repeat
+            skip_steps = 0  # repeat_epoch skipped the trained epochs and rows itself
+        else:
+            if self.cached:
+                ds = ds.cache()  # epochs after the first read the transformed rows from memory
+            if config.shuffle:
+                ds = shuffle_chunks(tf, ds, config.shuffle_buffer, config.seed)
+            ds = ds.repeat(config.epochs)
+        ds = ds.rebatch(config.batch_size)  # batches across epochs, as batch() after repeat
         if config.epochs is None:
             # rebatch hides that the stream never ends (its cardinality is unknown to tf.data even then); a
             # repeat of an endless stream changes no element but says so (INFINITE_CARDINALITY), and the
-            # session.steps_per_run loop then pulls with a plain get_next (runner/graph/fused.py). An
+            # session.steps_per_run loop then pulls a window's batches at once (runner/graph/fused.py). An
             # empty input still ends at its first pull (repeat stops on an empty pass).
             ds = ds.repeat()
         if skip_steps:
