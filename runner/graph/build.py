@@ -27,13 +27,14 @@ EVAL_SCOPE = "evaluation"
 
 @dataclass
 class EvalGraph:
-    """The evaluation part of the graph: the builder's model on the validation set, sharing the weights.
+    """The evaluation part of the graph: the builder's model on the validation set, reading the training weights.
 
     Running ``reset_op`` then ``update_op`` ``num_batches`` times then fetching ``values`` evaluates
     the current weights on every validation row once (as ``tf.estimator``'s evaluation loop does).
-    In the graph they are the ops ``evaluation/reset`` and ``evaluation/update`` and the tensors
-    ``evaluation/outputs/<name>:0`` for ``features``, ``labels``, ``predictions``, ``val_loss``
-    and each ``val_<metric>``.
+    Built in a graph of its own (:func:`build_evaluation`, as Estimator built it) and, for training,
+    grafted into the training graph (:func:`graft_evaluation`): there they are the ops
+    ``evaluation/reset`` and ``evaluation/update`` and the tensors ``evaluation/outputs/<name>:0`` for
+    ``features``, ``labels``, ``predictions``, ``val_loss`` and each ``val_<metric>``.
 
     Attributes:
         reset_op: initializes the validation iterator and zeroes the streaming metrics' local variables.
@@ -49,6 +50,10 @@ class EvalGraph:
         evaluation_hooks: a model_fn's ``EstimatorSpec.evaluation_hooks`` (its ``eval`` call), run around
             every pass of :meth:`run` (see :mod:`hookrun.runner.session.eval_hooks`).
         hooks_begun: their ``begin()`` has run (it runs once, before the graph is finalized).
+        source_graph: the graph the model_fn was called in (``eval`` mode); its tensors are what the
+            evaluation hooks hold.
+        grafted_into: the training graph the ops above belong to once grafted, else None (``hookrun
+            evaluate`` runs them in ``source_graph``).
     """
 
     reset_op: Any
@@ -62,6 +67,8 @@ class EvalGraph:
     spec: GraphSpec
     evaluation_hooks: list[Any] = field(default_factory=list)
     hooks_begun: bool = False
+    source_graph: Any = None
+    grafted_into: Any = None
 
     def begin_hooks(self) -> None:
         """Call every evaluation hook's ``begin()``, once; call it before the graph is finalized."""
@@ -321,9 +328,10 @@ def build_graph(
                 )
             named = {**window.last, "global_step": window.global_step}
         evaluation = None
-        if validation is not None:
-            evaluation = build_evaluation(
+        if validation is not None:  # built as Estimator built it, in a graph of its own, then grafted here
+            _, _, evaluation = _fresh_evaluation(
                 tf,
+                config.data.seed,
                 builder,
                 builder_name,
                 {**params, "mode": "eval"},
@@ -333,6 +341,7 @@ def build_graph(
                 model_fn=model_fn,
                 named=named_features,
             )
+            evaluation = graft_evaluation(tf, graph, evaluation, builder_name)
     return BuiltGraph(
         graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation,
         window=window,
@@ -404,22 +413,24 @@ def build_evaluation(
     validation: TrainingData | EvalInput,
     batch_size: int,
     plan: DevicePlan,
-    reuse: Any = True,
     model_fn: bool = False,
     named: bool = False,
 ) -> EvalGraph:
-    """Build the evaluation part into the default graph: the builder again, on the validation set, same weights.
+    """Build the evaluation into the default graph (a graph of its own): the builder in ``eval`` mode.
 
-    Mirrors what ``tf.estimator.experimental.InMemoryEvaluatorHook`` builds: an
-    initializable iterator over the validation arrays, the model called under
-    ``tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), reuse=True)``
-    (so ``get_variable`` returns the training weights), and streaming metrics
-    (``tf.compat.v1.metrics``, local variables) over every batch:
+    Mirrors the graph ``tf.estimator.Estimator.evaluate`` built: ``global_step`` (the caller makes it)
+    and the input first, then the model_fn called at the root of a fresh graph, so every name resolves
+    as it does there (default layer names, ``input_layer``, ``tf.Variable``, an optimizer built in
+    ``eval`` mode), then streaming metrics (``tf.compat.v1.metrics``, local variables) over every batch:
 
     - ``val_loss``: ``tf.compat.v1.metrics.mean(loss, weights=batch rows)``: the mean of the
       per-batch losses weighted by batch size, i.e. the loss over the whole set for a mean loss;
     - ``val_<name>``: each of the spec's ``eval_metrics`` when it gives any, else each batch
       metric averaged the same way (exact for mean-type metrics).
+
+    The ops are ``reset``, ``update`` and ``outputs/<name>`` (``features``, ``labels``, ``predictions``,
+    ``val_loss``, ``val_<metric>``); :func:`build_graph` grafts them into the training graph under
+    ``evaluation/`` (:mod:`hookrun.runner.graph.graft`), ``hookrun evaluate`` runs them where they are.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -429,8 +440,6 @@ def build_evaluation(
         validation: the validation input (:class:`EvalInput`, or arrays).
         batch_size: rows per evaluation batch.
         plan: the device plan.
-        reuse: ``True`` (share the training graph's weights, which must exist), or
-            ``tf.compat.v1.AUTO_REUSE`` to create them (:func:`build_evaluation_graph`: no training graph).
         model_fn: call the builder in the model_fn form (``mode="eval"``).
         named: hand the builder named features (a dict), as in training.
 
@@ -438,62 +447,41 @@ def build_evaluation(
         The evaluation graph.
 
     Raises:
-        SetupError: no validation rows, or the builder fails, returns no scalar loss, or creates
-            trainable variables (weights would not be shared).
+        SetupError: no validation rows, or the builder fails or returns no scalar loss.
     """
     if validation.num_rows == 0:
         raise SetupError(
             f"{validation.source}: no validation row is left after the missing-value policies; nothing to evaluate"
         )
     v1 = tf.compat.v1
-    trainable_before = {v.op.name for v in v1.trainable_variables()}
     locals_before = set(v1.local_variables())
-    with tf.name_scope(EVAL_SCOPE):
-        with tf.device("/device:CPU:0"):
-            if isinstance(validation, TrainingData):
-                iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
-            else:
-                iterator = v1.data.make_initializable_iterator(validation.dataset(tf, batch_size, named=named))
-            features, labels = iterator.get_next()
-        with tf.device(plan.device):
-            try:
-                with v1.variable_scope(v1.get_variable_scope(), reuse=reuse):
-                    spec = _call_builder(tf, builder, builder_name, features, labels, params, model_fn=model_fn)
-            except SetupError as err:
-                if reuse is True and "does not exist" in str(err):
-                    raise PlacedError(
-                        "graph.builder",
-                        f"{builder_name} creates a variable when called for evaluation ({err}); "
-                        "create weights with tf.compat.v1.get_variable and the same names in both modes"
-                    ) from err
-                raise
-            created = sorted(v.op.name for v in v1.trainable_variables() if v.op.name not in trainable_before)
-            if created and reuse is True:
-                raise PlacedError(
-                    "graph.builder",
-                    f"{builder_name} created new variables when called for evaluation "
-                    f"({', '.join(created[:5])}); create weights with tf.compat.v1.get_variable so training and "
-                    "evaluation share them"
-                )
-            rows = tf.cast(tf.shape(labels)[0], tf.float32)
-            ordered: dict[str, tuple[Any, Any]] = {
-                "val_loss": v1.metrics.mean(spec.loss, weights=rows, name="loss_metric")
-            }
-            if spec.eval_metrics:
-                for name, (value, update) in spec.eval_metrics.items():
-                    ordered[f"val_{name}"] = (value, update)
-            else:
-                for name, tensor in spec.metrics.items():
-                    ordered[f"val_{name}"] = v1.metrics.mean(tensor, weights=rows, name=f"{name}_metric")
-        metric_locals = [v for v in v1.local_variables() if v not in locals_before]
-        reset_op = tf.group(iterator.initializer, v1.variables_initializer(metric_locals), name="reset")
-        update_op = tf.group(*(update for _, update in ordered.values()), name="update")
-        with tf.name_scope("outputs"):
-            if not isinstance(features, dict):
-                features = tf.identity(features, name="features")
-            labels = tf.identity(labels, name="labels")
-            predictions = tf.identity(spec.predictions, name="predictions") if spec.predictions is not None else None
-            values = {name: tf.identity(value, name=name) for name, (value, _) in ordered.items()}
+    with tf.device("/device:CPU:0"):
+        if isinstance(validation, TrainingData):
+            iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
+        else:
+            iterator = v1.data.make_initializable_iterator(validation.dataset(tf, batch_size, named=named))
+        features, labels = iterator.get_next()
+    with tf.device(plan.device):
+        spec = _call_builder(tf, builder, builder_name, features, labels, params, model_fn=model_fn)
+        rows = tf.cast(tf.shape(labels)[0], tf.float32)
+        ordered: dict[str, tuple[Any, Any]] = {
+            "val_loss": v1.metrics.mean(spec.loss, weights=rows, name="loss_metric")
+        }
+        if spec.eval_metrics:
+            for name, (value, update) in spec.eval_metrics.items():
+                ordered[f"val_{name}"] = (value, update)
+        else:
+            for name, tensor in spec.metrics.items():
+                ordered[f"val_{name}"] = v1.metrics.mean(tensor, weights=rows, name=f"{name}_metric")
+    metric_locals = [v for v in v1.local_variables() if v not in locals_before]
+    reset_op = tf.group(iterator.initializer, v1.variables_initializer(metric_locals), name="reset")
+    update_op = tf.group(*(update for _, update in ordered.values()), name="update")
+    with tf.name_scope("outputs"):
+        if not isinstance(features, dict):
+            features = tf.identity(features, name="features")
+        labels = tf.identity(labels, name="labels")
+        predictions = tf.identity(spec.predictions, name="predictions") if spec.predictions is not None else None
+        values = {name: tf.identity(value, name=name) for name, (value, _) in ordered.items()}
     return EvalGraph(
         reset_op=reset_op,
         update_op=update_op,
@@ -508,6 +496,75 @@ def build_evaluation(
     )
 
 
+def _fresh_evaluation(
+    tf: Any,
+    seed: int | None,
+    builder: Any,
+    builder_name: str,
+    params: dict[str, Any],
+    validation: TrainingData | EvalInput,
+    batch_size: int,
+    plan: DevicePlan,
+    model_fn: bool,
+    named: bool,
+) -> tuple[Any, Any, EvalGraph]:
+    """:func:`build_evaluation` in a new ``tf.Graph`` with the run's graph-level seed and a ``global_step``."""
+    graph = tf.Graph()
+    with graph.as_default():
+        if seed is not None:
+            tf.compat.v1.set_random_seed(seed)
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        evaluation = build_evaluation(
+            tf, builder, builder_name, params, validation, batch_size, plan, model_fn=model_fn, named=named
+        )
+    evaluation.source_graph = graph
+    return graph, global_step, evaluation
+
+
+def graft_evaluation(tf: Any, graph: Any, evaluation: EvalGraph, builder_name: str) -> EvalGraph:
+    """The evaluation built in its own graph, grafted into ``graph`` (the default graph) under ``evaluation/``.
+
+    See :mod:`hookrun.runner.graph.graft`: the pass's ops are imported, each model variable mapped to the
+    training variable of the same name; the pass then runs on the training session.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        graph: the training graph, whose model variables exist.
+        evaluation: what :func:`build_evaluation` built in its own graph (``source_graph``).
+        builder_name: ``graph.builder``, for messages.
+
+    Returns:
+        The same evaluation, its ops and tensors those of ``graph`` (``source_graph`` kept, for the
+        evaluation hooks' fetches).
+
+    Raises:
+        PlacedError: the pass reads a variable training does not make alike (named in the message).
+    """
+    from hookrun.runner.graph.graft import graft
+
+    features = evaluation.features
+    elements: dict[str, Any] = {"reset": evaluation.reset_op, "update": evaluation.update_op}
+    elements.update({f"value:{name}": tensor for name, tensor in evaluation.values.items()})
+    if isinstance(features, dict):
+        elements.update({f"feature:{name}": tensor for name, tensor in features.items()})
+    else:
+        elements["features"] = features
+    elements["labels"] = evaluation.labels
+    if evaluation.predictions is not None:
+        elements["predictions"] = evaluation.predictions
+    imported = graft(tf, graph, evaluation.source_graph, elements, EVAL_SCOPE, builder_name)
+    evaluation.reset_op = imported["reset"]
+    evaluation.update_op = imported["update"]
+    evaluation.values = {name: imported[f"value:{name}"] for name in evaluation.values}
+    evaluation.features = (
+        {name: imported[f"feature:{name}"] for name in features} if isinstance(features, dict) else imported["features"]
+    )
+    evaluation.labels = imported["labels"]
+    evaluation.predictions = imported.get("predictions")
+    evaluation.grafted_into = graph
+    return evaluation
+
+
 def build_evaluation_graph(
     tf: Any,
     config: RunConfig,
@@ -516,12 +573,12 @@ def build_evaluation_graph(
     validation: EvalInput,
     label_scale: float = 1.0,
 ) -> tuple[Any, Any, EvalGraph]:
-    """Build only the evaluation part, in a fresh ``tf.Graph``: the builder in ``eval`` mode, no training graph.
+    """Build only the evaluation, in a fresh ``tf.Graph``: the builder in ``eval`` mode, no training graph.
 
-    For ``hookrun evaluate``: the same ops :func:`build_graph` adds for the ``evaluation`` hook
-    (:func:`build_evaluation`, so the same ``val_loss`` and ``val_<metric>``), but the builder
-    creates the weights itself (``AUTO_REUSE``), with the names a checkpoint of the run holds; no
-    optimizer, so no slot variables. The graph-level seed is ``data.seed``, as in training.
+    For ``hookrun evaluate``, as ``tf.estimator.Estimator.evaluate``: the graph :func:`build_evaluation`
+    builds (the one the ``evaluation`` hook grafts into training, so the same ``val_loss`` and
+    ``val_<metric>``), whose variables have the names a checkpoint of the run holds. The graph-level
+    seed is ``data.seed``, as in training.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -537,24 +594,16 @@ def build_evaluation_graph(
     Raises:
         SetupError: the builder does not import, fails or returns no scalar ``loss``; no rows.
     """
-    graph = tf.Graph()
-    with graph.as_default():
-        if config.data.seed is not None:
-            tf.compat.v1.set_random_seed(config.data.seed)
-        global_step = tf.compat.v1.train.get_or_create_global_step()
-        builder_name = config.graph.builder
-        builder = get_builder(builder_name, base_dir)
-        params = {**config.graph.params, "label_scale": float(label_scale), "mode": "eval"}
-        named_features = features_form(builder, config.graph.features) == "named"
-        if named_features:
-            params["feature_columns"] = named_feature_columns(validation.input.state)
-        evaluation = build_evaluation(
-            tf, builder, builder_name, params, validation, config.data.batch_size, plan,
-            reuse=tf.compat.v1.AUTO_REUSE,
-            model_fn=is_model_fn(builder, config.graph.style),
-            named=named_features,
-        )
-    return graph, global_step, evaluation
+    builder_name = config.graph.builder
+    builder = get_builder(builder_name, base_dir)
+    params = {**config.graph.params, "label_scale": float(label_scale), "mode": "eval"}
+    named_features = features_form(builder, config.graph.features) == "named"
+    if named_features:
+        params["feature_columns"] = named_feature_columns(validation.input.state)
+    return _fresh_evaluation(
+        tf, config.data.seed, builder, builder_name, params, validation, config.data.batch_size, plan,
+        model_fn=is_model_fn(builder, config.graph.style), named=named_features,
+    )
 
 
 def build_inference(

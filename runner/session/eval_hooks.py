@@ -44,11 +44,13 @@ def begin_hooks(evaluation: Any) -> None:
         hook.begin()
 
 
-def _hooked_run(session: Any, hooks: list[Any], fetches: Any) -> tuple[Any, bool]:
+def _hooked_run(session: Any, hooks: list[Any], fetches: Any, translate: Any = None) -> tuple[Any, bool]:
     """Run ``fetches`` with ``hooks``' ``before_run``/``after_run`` around it; mirrors ``_HookedSession.run``.
 
     The hooks' requests are merged by :func:`hookrun.runner.session.hooked_run.run_merged`, each
-    ``before_run`` called as its request is merged (as ``_HookedSession`` calls them).
+    ``before_run`` called as its request is merged (as ``_HookedSession`` calls them). ``translate``
+    (the evaluation grafted into the training graph): maps the hooks' tensors of the evaluation's own
+    graph to the grafted ones (:func:`grafted_element`).
 
     Returns:
         ``(the caller's results, whether a hook requested a stop)``.
@@ -60,6 +62,8 @@ def _hooked_run(session: Any, hooks: list[Any], fetches: Any) -> tuple[Any, bool
         original_args=tf.compat.v1.train.SessionRunArgs(fetches), session=session
     )
     requests = (hook.before_run(run_context) for hook in hooks)
+    if translate is not None:
+        requests = (translate_request(request, translate) for request in requests)
     result = run_merged(session, hooks, run_context, requests, fetches)
     return result, run_context.stop_requested
 
@@ -92,10 +96,57 @@ def evaluation_pass(session: Any, evaluation: Any) -> dict[str, float]:
         if not hooks:
             session.run(evaluation.update_op)
             continue
-        _, stop = _hooked_run(session, hooks, evaluation.update_op)
+        _, stop = _hooked_run(session, hooks, evaluation.update_op, _translator(evaluation))
         if stop:
             break
     for hook in hooks:
         hook.end(session)
     names = list(evaluation.values)
     return {name: float(v) for name, v in zip(names, session.run([evaluation.values[n] for n in names]), strict=True)}
+
+
+def grafted_element(evaluation: Any, element: Any) -> Any:
+    """The training graph's counterpart of a tensor or op of the evaluation's own graph; others as given.
+
+    The model_fn's ``evaluation_hooks`` hold tensors of the graph it was called in (``eval`` mode); once
+    that evaluation is grafted into the training graph (:func:`hookrun.runner.graph.build.graft_evaluation`)
+    the pass runs there, where the same op is ``evaluation/<name>`` (or, for a training weight's read,
+    ``<name>`` itself).
+
+    Raises:
+        KeyError: the element was not grafted and training has no op of that name (the hook fetches
+            something the pass does not need, e.g. an optimizer built in eval mode).
+    """
+    if isinstance(element, str):  # a name: of the graph the model_fn was called in, as in Estimator's eval graph
+        try:
+            element = evaluation.source_graph.as_graph_element(element)
+        except (KeyError, ValueError):
+            return element
+    if not isinstance(element, (tf.Tensor, tf.Operation)) or element.graph is not evaluation.source_graph:
+        return element
+    graph = evaluation.grafted_into
+    for name in (f"evaluation/{element.name}", element.name):
+        try:
+            return graph.as_graph_element(name)
+        except (KeyError, ValueError):
+            continue
+    raise KeyError(
+        f"an evaluation hook fetches {element.name!r}, which the evaluation pass does not run; fetch the eval-mode "
+        "loss, predictions, metrics or what they are computed from"
+    )
+
+
+def translate_request(request: Any, translate: Any) -> Any:
+    """A hook's ``SessionRunArgs`` with its fetches and ``feed_dict`` keys passed through ``translate``."""
+    if request is None:
+        return None
+    fetches = tf.nest.map_structure(translate, request.fetches) if request.fetches is not None else None
+    feeds = {translate(k): v for k, v in request.feed_dict.items()} if request.feed_dict else request.feed_dict
+    return tf.compat.v1.train.SessionRunArgs(fetches, feed_dict=feeds, options=request.options)
+
+
+def _translator(evaluation: Any) -> Any:
+    """``grafted_element`` bound to ``evaluation``, or None when it runs in its own graph (``hookrun evaluate``)."""
+    if getattr(evaluation, "grafted_into", None) is None:
+        return None
+    return lambda element: grafted_element(evaluation, element)

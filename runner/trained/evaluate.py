@@ -78,6 +78,7 @@ def evaluate(
     from hookrun.hooks.files import atomic_write_text
     from hookrun.runner.graph.build import build_evaluation_graph
     from hookrun.runner.graph.device import resolve_device, session_config
+    from hookrun.runner.graph.graft import needed_nodes
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.saved_run import evaluation_input, open_run, resolve_checkpoint
@@ -93,11 +94,15 @@ def evaluate(
     )
     v1 = tf.compat.v1
     with graph.as_default():
-        variables = v1.global_variables()
+        # What the pass reads: an optimizer (or anything else) the model_fn builds in eval mode is never run,
+        # so its variables are neither restored nor required of the checkpoint.
+        targets = [ev.reset_op.name, ev.update_op.name, *(t.name for t in ev.values.values())]
+        read_names = {node.name for node in needed_nodes(graph.as_graph_def(), targets).node}
+        variables = [v for v in v1.global_variables() if v.op.name in read_names]
         saver = v1.train.Saver(var_list=variables)
         # A model_fn's evaluation_hooks: begin() before the graph is final (Estimator's order); what they
         # create there is not in the checkpoint, so it is initialized after the restore.
-        before = set(variables) | set(v1.local_variables())
+        before = set(v1.global_variables()) | set(v1.local_variables())
         try:
             ev.begin_hooks()
         except Exception as err:

@@ -75,7 +75,7 @@ def test_a_builder_that_makes_new_weights_for_evaluation_is_refused(make_config,
         data={"validation_split": 0.25},
         hooks=[EVALUATION],
     )
-    with pytest.raises(ConfigError, match="created new variables when called for evaluation") as info:
+    with pytest.raises(ConfigError, match="in eval mode reads the variable .w_fresh., which its train-mode") as info:
         prepared_run(loaded, tmp_path)
     (issue,) = info.value.issues
     assert issue.path == "graph.builder" and issue.line is not None

@@ -1,0 +1,165 @@
+"""Graft an evaluation built in its own graph into the training graph, reading the training weights by name.
+
+Estimator built its evaluation as a new graph, where the ``model_fn`` called in ``eval`` mode names
+everything as in a fresh graph (``dense/kernel``, ``input_layer/...``, ``beta1_power``, a ``tf.Variable``'s
+``w``) and restored those names from the latest checkpoint. hookrun does the same build, then imports
+the part an evaluation pass runs into the training graph (``tf.import_graph_def`` under ``evaluation/``),
+each model variable mapped to the training variable of the same name: the name a checkpoint would have
+matched. The pass then runs on the training session and reads the weights where they are, as cheaply as
+a model built inside the training graph (``benchmarks/eval_bench.py``; ``benchmarks/RESULTS.md``), while
+every ``model_fn`` that trains evaluates unchanged.
+
+What is imported: the ops the pass needs (its reset, update, values, features, labels and predictions,
+and the fresh graph's table initializers), nothing else; so an optimizer (or anything else) the model_fn
+builds in ``eval`` mode is built but never imported. A variable there is:
+
+- a *local* variable of the fresh graph (``LOCAL_VARIABLES``: the streaming metrics' totals and
+  counts): the evaluation's own; its resource gets a name of its own (``shared_name``), so it never
+  shares state with a training metric of the same name;
+- any other variable: a training variable of the same name (and dtype and shape), or a
+  :class:`hookrun.runner.errors.PlacedError` naming it, the mode and the fix.
+
+Importing this module does not import TensorFlow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from hookrun.runner.errors import PlacedError
+
+#: The op types that own a variable's state (resource variables, and the older ref variables).
+VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})
+
+
+def _node_name(name: str) -> str:
+    """``"^a/b"``, ``"a/b:1"`` -> ``"a/b"``: the node an input or tensor name refers to."""
+    return name.lstrip("^").split(":")[0]
+
+
+def needed_nodes(graph_def: Any, targets: Iterable[str]) -> Any:
+    """A copy of ``graph_def`` with only the nodes ``targets`` depend on (data and control inputs).
+
+    Mirrors ``tf.compat.v1.graph_util.extract_sub_graph`` (deprecated; it logs a warning), keeping the
+    function library.
+
+    Args:
+        graph_def: a ``GraphDef``.
+        targets: node names (or tensor names, ``"x:0"``).
+
+    Returns:
+        A new ``GraphDef``, nodes in their original order.
+    """
+    by_name = {node.name: node for node in graph_def.node}
+    keep: set[str] = set()
+    pending = [_node_name(t) for t in targets]
+    while pending:
+        name = pending.pop()
+        if name in keep:
+            continue
+        keep.add(name)
+        pending.extend(_node_name(i) for i in by_name[name].input)
+    out = type(graph_def)()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    out.node.extend(node for node in graph_def.node if node.name in keep)
+    return out
+
+
+def graft(
+    tf: Any,
+    graph: Any,
+    source: Any,
+    elements: dict[str, Any],
+    scope: str,
+    builder_name: str,
+) -> dict[str, Any]:
+    """Import what ``elements`` need of ``source`` into ``graph`` (the default graph) under ``scope``.
+
+    Call it with ``graph`` as the default graph, inside the training graph's device function (if any):
+    it is applied to the imported ops.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        graph: the training graph (variables of the model already built).
+        source: the evaluation's own graph (the model_fn called there in ``eval`` mode).
+        elements: name -> a ``tf.Tensor`` or ``tf.Operation`` of ``source`` (the pass's ops and tensors).
+        scope: the import prefix (``evaluation``).
+        builder_name: ``graph.builder``, for messages.
+
+    Returns:
+        name -> the imported element of ``graph``, for each of ``elements``; plus ``"__tables__"``: the
+        imported table initializers (already added to ``graph``'s ``TABLE_INITIALIZERS`` collection,
+        which the session's local init runs).
+
+    Raises:
+        PlacedError: a variable the pass reads is not a training variable (missing, or another dtype or
+            shape), at ``graph.builder``, naming it.
+    """
+    v1 = tf.compat.v1
+    with source.as_default():
+        local_names = {v.op.name for v in v1.local_variables()}
+        table_inits = [op.name for op in v1.get_collection(v1.GraphKeys.TABLE_INITIALIZERS)]
+        graph_def = source.as_graph_def()
+    targets = [e.name for e in elements.values()] + table_inits
+    graph_def = needed_nodes(graph_def, targets)
+    input_map: dict[str, Any] = {}
+    for node in graph_def.node:
+        if node.op not in VARIABLE_OPS:
+            continue
+        if node.name in local_names:  # the evaluation's own (metric) state: a resource of its own
+            node.attr["shared_name"].s = f"{scope}/{node.name}".encode()
+            continue
+        input_map[f"{node.name}:0"] = _training_variable(tf, graph, source, node, builder_name)
+    names = list(elements)
+    imported = tf.import_graph_def(
+        graph_def,
+        input_map=input_map,
+        return_elements=[elements[n].name for n in names] + table_inits,
+        name=scope,
+    )
+    result = dict(zip(names, imported[: len(names)], strict=True))
+    tables = list(imported[len(names):])
+    for op in tables:
+        graph.add_to_collection(v1.GraphKeys.TABLE_INITIALIZERS, op)
+    result["__tables__"] = tables
+    return result
+
+
+def _training_variable(tf: Any, graph: Any, source: Any, node: Any, builder_name: str) -> Any:
+    """The training graph's variable tensor for the evaluation's variable ``node``, checked."""
+    name = node.name
+    fix = (
+        f"create {name!r} in train mode too, with the same name (evaluation reads the training weights by name, "
+        "as Estimator restored them from the checkpoint)"
+    )
+    try:
+        target = graph.get_operation_by_name(name)
+    except KeyError:
+        target = None
+    if target is None or target.type not in VARIABLE_OPS:
+        raise PlacedError(
+            "graph.builder",
+            f"{builder_name} in eval mode reads the variable {name!r}, which its train-mode call does not create; "
+            + fix,
+        )
+    mine = source.get_operation_by_name(name)
+    theirs_dtype, mine_dtype = _variable_dtype(target), _variable_dtype(mine)
+    theirs_shape, mine_shape = _variable_shape(tf, target), _variable_shape(tf, mine)
+    if target.type != mine.type or theirs_dtype != mine_dtype or theirs_shape != mine_shape:
+        raise PlacedError(
+            "graph.builder",
+            f"{builder_name} makes the variable {name!r} as {mine.type} {mine_dtype} {mine_shape} in eval mode "
+            f"but as {target.type} {theirs_dtype} {theirs_shape} in train mode; make it alike in both modes",
+        )
+    return target.outputs[0]
+
+
+def _variable_dtype(op: Any) -> str:
+    return str(op.get_attr("dtype"))
+
+
+def _variable_shape(tf: Any, op: Any) -> list[int | None] | None:
+    shape = tf.TensorShape(op.get_attr("shape"))
+    return shape.as_list() if shape.rank is not None else None
