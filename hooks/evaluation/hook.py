@@ -19,10 +19,12 @@ from hookrun.hooks.step_clock import ClockedHook, StepClock
 class EvaluationHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
     """Evaluate the current weights on the validation set; mirrors ``tf.estimator.experimental.InMemoryEvaluatorHook``.
 
-    The evaluation graph (built by the runner before the session finalizes
-    the graph) holds a second copy of the builder's model that shares the
-    training weights, an initializable iterator over the validation arrays
-    and streaming metrics. One evaluation runs ``reset_op``, then
+    The evaluation part (built by the runner before the session finalizes
+    the graph) is the builder's model called in ``eval`` mode in a graph of
+    its own, as Estimator built it, then grafted into the training graph
+    under ``evaluation/`` reading the training weights by name
+    (:mod:`hookrun.runner.graph.graft`), with an initializable iterator over
+    the validation rows and streaming metrics. One evaluation runs ``reset_op``, then
     ``update_op`` once per validation batch, then fetches the values: loss
     and metrics over the full set (``val_loss``, ``val_<metric>``). It runs
     on ``run_context.session``, the raw ``tf.compat.v1.Session`` under the

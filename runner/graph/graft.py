@@ -91,7 +91,8 @@ def graft(
     Returns:
         name -> the imported element of ``graph``, for each of ``elements``; plus ``"__tables__"``: the
         imported table initializers (already added to ``graph``'s ``TABLE_INITIALIZERS`` collection,
-        which the session's local init runs).
+        which the session's local init runs). The local variables the pass uses are added to ``graph``'s
+        ``LOCAL_VARIABLES`` (and ``METRIC_VARIABLES``) as variables of ``graph``.
 
     Raises:
         PlacedError: a variable the pass reads is not a training variable (missing, or another dtype or
@@ -99,16 +100,24 @@ def graft(
     """
     v1 = tf.compat.v1
     with source.as_default():
-        local_names = {v.op.name for v in v1.local_variables()}
+        local_variables = {v.op.name: v for v in v1.local_variables()}
+        metric_names = {v.op.name for v in v1.get_collection(v1.GraphKeys.METRIC_VARIABLES)}
         table_inits = [op.name for op in v1.get_collection(v1.GraphKeys.TABLE_INITIALIZERS)]
-        graph_def = source.as_graph_def()
+        full = source.as_graph_def()
     targets = [e.name for e in elements.values()] + table_inits
-    graph_def = needed_nodes(graph_def, targets)
+    graph_def = needed_nodes(full, targets)
+    kept = {node.name for node in graph_def.node}
+    # The local variables the pass uses, as variables of the training graph (its LOCAL_VARIABLES, so the
+    # session's local init initializes them as before): their initializer and snapshot are imported too.
+    locals_used = {name: (type(v), v.to_proto()) for name, v in local_variables.items() if name in kept}
+    for _, proto in locals_used.values():
+        targets.extend(n for n in (proto.initializer_name, proto.snapshot_name, proto.initial_value_name) if n)
+    graph_def = needed_nodes(full, targets)
     input_map: dict[str, Any] = {}
     for node in graph_def.node:
         if node.op not in VARIABLE_OPS:
             continue
-        if node.name in local_names:  # the evaluation's own (metric) state: a resource of its own
+        if node.name in local_variables:  # the evaluation's own (metric) state: a resource of its own
             node.attr["shared_name"].s = f"{scope}/{node.name}".encode()
             continue
         input_map[f"{node.name}:0"] = _training_variable(tf, graph, source, node, builder_name)
@@ -124,6 +133,11 @@ def graft(
     for op in tables:
         graph.add_to_collection(v1.GraphKeys.TABLE_INITIALIZERS, op)
     result["__tables__"] = tables
+    for name, (kind, proto) in locals_used.items():
+        variable = kind.from_proto(proto, import_scope=scope)
+        graph.add_to_collection(v1.GraphKeys.LOCAL_VARIABLES, variable)
+        if name in metric_names:
+            graph.add_to_collection(v1.GraphKeys.METRIC_VARIABLES, variable)
     return result
 
 
