@@ -531,3 +531,85 @@ def test_predict_reads_tfrecord_and_files_without_the_label(tmp_path):
     # an absolute floor for a prediction near zero
     np.testing.assert_allclose(outputs["rows.tfrecord"], outputs["data.csv"], rtol=1e-5, atol=1e-6)
     assert np.ptp(outputs["data.csv"]) > 0
+
+
+VOCAB_MODEL_FN = """
+import tensorflow as tf
+from hookrun.runner import EstimatorSpec, layers
+
+v1 = tf.compat.v1
+fc = v1.feature_column
+
+
+def model_fn(features, labels, mode, params):
+    # a tf.lookup table from a vocabulary file: "gamma" is on line 2
+    table = tf.lookup.StaticHashTable(
+        tf.lookup.TextFileInitializer(
+            params["vocab"], tf.string, tf.lookup.TextFileIndex.WHOLE_LINE,
+            tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER,
+        ),
+        -1,
+    )
+    offset = tf.cast(table.lookup(tf.constant("gamma")), tf.float32)
+    if not params.get("column", True):
+        out = layers.dense(features, 1, "out") + offset
+        return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - labels)) if labels is not None else None,
+                             predictions=out)
+    # a vocabulary-file feature column: "beta" (line 1) one-hot, weighted 0, 20, 0
+    rows = tf.shape(features)[0]
+    word = fc.indicator_column(fc.categorical_column_with_vocabulary_file("word", params["vocab"]))
+    one_hot = fc.input_layer({"word": tf.fill([rows, 1], "beta")}, [word])
+    out = layers.dense(features, 1, "out") + offset + tf.matmul(one_hot, tf.constant([[0.0], [20.0], [0.0]]))
+    return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - (labels if labels is not None else out))),
+                         predictions=out)
+"""
+
+
+def test_the_export_carries_its_vocabulary_files_and_loads_elsewhere_after_they_are_gone(tmp_path, write_module):
+    """Files in ASSET_FILEPATHS are copied into assets/ and re-pointed, as Estimator's export did."""
+    import shutil
+
+    from hookrun.runner import export, predict
+
+    module = write_module("vocab_model_fn", VOCAB_MODEL_FN)
+    vocab = tmp_path / "data" / "words.vocab"
+    vocab.parent.mkdir()
+    vocab.write_text("alpha\nbeta\ngamma\n", encoding="utf-8")
+    data_file = write_csv(tmp_path / "data.csv", linear_rows(16, seed=6))
+    graph = {"builder": f"{module}:model_fn", "params": {"vocab": str(vocab)}}
+    run = _train(tmp_path, base_config(hooks=STEPS, graph=graph, data={"train": "data.csv"}))
+    predict(run, [str(data_file)], tmp_path / "preds.csv")
+    export(run, tmp_path / "model")
+    assert (tmp_path / "model" / "assets" / "words.vocab").read_text(encoding="utf-8") == "alpha\nbeta\ngamma\n"
+    elsewhere = tmp_path / "elsewhere" / "model"
+    elsewhere.parent.mkdir()
+    shutil.move(tmp_path / "model", elsewhere)
+    shutil.rmtree(vocab.parent)  # the vocabulary file, as the user gave it, is gone
+    serve = _load(elsewhere).signatures["serving_default"]
+    rows = _read_csv(data_file)
+    got = serve(**_columns_of(rows, serve.structured_input_signature[1]))["predictions"].numpy()
+    mine = np.array([float(row["y"]) for row in _read_csv(tmp_path / "preds.csv")])
+    np.testing.assert_allclose(got.reshape(-1), mine, rtol=1e-5)
+    import tensorflow as tf  # the table's 2 and the column's 20 are in it: both files were read from assets/
+
+    w = tf.train.load_variable(str(run / "model.ckpt-4"), "out/kernel")
+    b = tf.train.load_variable(str(run / "model.ckpt-4"), "out/bias")
+    state = json.loads((run / "preprocessing.json").read_text())
+    x = np.array([[(float(row[c["name"]]) - c["mean"]) / c["std"] for c in state["columns"]] for row in rows])
+    np.testing.assert_allclose(mine, x @ w[:, 0] + b[0] + 22.0, rtol=1e-4)
+
+
+def test_an_asset_file_gone_before_the_export_is_one_line_naming_it(tmp_path, write_module):
+    from hookrun.runner import export
+    from hookrun.runner.errors import SetupError
+
+    module = write_module("vocab_model_fn", VOCAB_MODEL_FN)
+    vocab = tmp_path / "words.vocab"
+    vocab.write_text("alpha\nbeta\ngamma\n", encoding="utf-8")
+    write_csv(tmp_path / "data.csv", linear_rows(16, seed=6))
+    graph = {"builder": f"{module}:model_fn", "params": {"vocab": str(vocab), "column": False}}
+    run = _train(tmp_path, base_config(hooks=STEPS, graph=graph))
+    vocab.unlink()
+    with pytest.raises(SetupError, match=f"reads the file {vocab}.*ASSET_FILEPATHS.*not a file now"):
+        export(run, tmp_path / "model")
+    assert not (tmp_path / "model").exists()

@@ -17,7 +17,11 @@ Signatures:
 - each other ``export_outputs`` entry of a model_fn, on the raw-column inputs.
 
 The vocabularies' ``tf.lookup`` tables are initialized by the SavedModel's ``main_op``
-(``tf.compat.v1.tables_initializer()``), which loading runs.
+(``tf.compat.v1.tables_initializer()``), which loading runs. The files in the graph's
+``ASSET_FILEPATHS`` collection (what ``tf.lookup.TextFileInitializer``, ``index_table_from_file`` and
+the vocabulary-file feature columns register) are copied into the SavedModel's ``assets/`` and
+re-pointed there, as Estimator's export did (``add_meta_graph_and_variables(assets_collection=...)``):
+loading feeds each table the copy's path, so the export loads anywhere, without the original files.
 """
 
 from __future__ import annotations
@@ -65,6 +69,22 @@ def _signature(tf: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
 
     with _without_deprecation_notice_of("build_tensor_info"):  # the v1 Builder's own call; nothing to act on
         return tf.compat.v1.saved_model.predict_signature_def(inputs, outputs)
+
+
+def _check_assets(session: Any, assets: list[Any]) -> None:
+    """Every file in ``ASSET_FILEPATHS`` is a regular file, before anything is written.
+
+    Raises:
+        SetupError: one is missing (or a directory): names it and the collection (exit 2).
+    """
+    for tensor in assets:
+        path = Path(session.run(tensor).decode("utf-8", "replace"))
+        if not path.is_file():
+            raise SetupError(
+                f"graph.builder: the model reads the file {path} (a vocabulary or other asset: the graph's "
+                "ASSET_FILEPATHS collection), which is not a file now; the export copies it into assets/: "
+                "put it back, or export where the path resolves"
+            )
 
 
 def export(
@@ -115,6 +135,7 @@ def export(
         variables = v1.global_variables()
         saver = v1.train.Saver(var_list=variables)
         main_op = v1.tables_initializer(name="main_op")
+        assets = v1.get_collection(v1.GraphKeys.ASSET_FILEPATHS)
         check_checkpoint_fits(tf, prefix, variables)
         signatures = {SERVING_DEFAULT: _signature(tf, built.inputs, built.outputs)}
         signatures[EXAMPLES] = _signature(
@@ -123,6 +144,7 @@ def export(
         for key, outputs in built.export_outputs.items():
             signatures[key] = _signature(tf, built.inputs, outputs)
         with v1.Session(graph=built.graph) as session:
+            _check_assets(session, assets)
             with restore_errors(tf, prefix):
                 saver.restore(session, prefix)
             with atomic_directory(target) as directory:
@@ -132,6 +154,7 @@ def export(
                     [v1.saved_model.tag_constants.SERVING],
                     signature_def_map=signatures,
                     main_op=main_op,
+                    assets_collection=assets or None,
                     strip_default_attrs=True,
                     clear_devices=True,
                 )
