@@ -613,3 +613,45 @@ def test_an_asset_file_gone_before_the_export_is_one_line_naming_it(tmp_path, wr
     with pytest.raises(SetupError, match=f"reads the file {vocab}.*ASSET_FILEPATHS.*not a file now"):
         export(run, tmp_path / "model")
     assert not (tmp_path / "model").exists()
+
+
+ARGMAX_MODEL_FN = """
+import tensorflow as tf
+from hookrun.runner import EstimatorSpec, ModeKeys, layers
+
+
+def model_fn(features, labels, mode, params):
+    logits = layers.dense(features, 4, "logits")
+    predicted = tf.argmax(logits, 1)  # class ids, no probabilities
+    if mode == ModeKeys.PREDICT:
+        return EstimatorSpec(mode=mode, predictions=predicted)
+    ids = tf.cast(tf.reshape(labels, [-1]), tf.int64) - params["first_id"]
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels=ids, logits=logits)
+    return EstimatorSpec(mode=mode, loss=loss, predictions=predicted)
+"""
+
+
+@pytest.mark.parametrize("categorical", [True, False])
+def test_predicted_class_ids_are_never_written_under_the_labels_name(tmp_path, write_module, categorical):
+    """Labels '1'..'4' and an argmax model_fn: the ids 0..3 are mapped to the classes, or named class_id."""
+    from hookrun.runner import predict
+
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=(64, 2))
+    grade = 1 + (x[:, 0] > 0) + 2 * (x[:, 1] > 0)  # 1..4
+    path = tmp_path / "grades.csv"
+    lines = [f"{a:.4f},{b:.4f},{g}\n" for (a, b), g in zip(x, grade, strict=True)]
+    path.write_text("a,b,grade\n" + "".join(lines), "utf-8")
+    module = write_module("argmax_model_fn", ARGMAX_MODEL_FN)
+    data = {"train": "grades.csv", "label": "grade", **({"categorical": ["grade"]} if categorical else {})}
+    graph = {"builder": f"{module}:model_fn", "params": {"first_id": 0 if categorical else 1}}
+    run = _train(tmp_path, base_config(hooks=STEPS, graph=graph, data=data))
+    result = predict(run, [str(path)], tmp_path / "preds.csv")
+    rows = _read_csv(tmp_path / "preds.csv")
+    ids = [int(row["class_id"]) for row in rows]
+    assert set(ids) <= {0, 1, 2, 3}
+    if categorical:  # the run knows the classes: '1'..'4', sorted; class id = index
+        assert result.columns == ["row", "grade", "class_id"]
+        assert [row["grade"] for row in rows] == [["1", "2", "3", "4"][i] for i in ids]
+    else:  # a numeric label: the run cannot tell which value an id stands for
+        assert result.columns == ["row", "class_id"]

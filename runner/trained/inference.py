@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hookrun.runner.data.reader import NUMERIC
+from hookrun.runner.data.reader import CATEGORICAL, NUMERIC
 from hookrun.runner.trained.saved_run import SavedRun
 
 #: Signature and input name of the serialized ``tf.train.Example`` input.
@@ -45,6 +45,9 @@ class InferenceGraph:
         outputs: output name -> tensor (see the module docstring), ``predictions`` first.
         complete: ``bool [batch]``: no missing value in a column whose policy fills nothing.
         class_names: a classifier's class names (index = class id), else None.
+        class_ids: without ``probabilities``, ``predictions`` is integer ``[batch]``: class ids (an argmax),
+            not values of the label. With a categorical label (its classes known) ``classes`` holds each
+            id's class, as the label was written.
         export_outputs: a model_fn's ``export_outputs`` (signature -> outputs), maybe empty.
         prediction_hooks: a model_fn's ``prediction_hooks``, maybe empty.
         global_step: the ``global_step`` variable (the checkpoint holds it).
@@ -57,6 +60,7 @@ class InferenceGraph:
     complete: Any
     class_names: list[str] | None
     global_step: Any
+    class_ids: bool = False
     export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prediction_hooks: list[Any] = field(default_factory=list)
 
@@ -83,6 +87,32 @@ def _masked(tf: Any, tensor: Any, complete: Any) -> Any:
         return tensor
     mask = tf.reshape(complete, [-1] + [1] * (rank - 1))
     return tf.where(mask, tensor, filler)
+
+
+#: The assertion message of a class id outside the label's classes (predict turns it into a one-line error).
+CLASS_ID_OUTSIDE = "graph.builder: a predicted class id is outside the label's classes"
+
+
+def _class_values(tf: Any, ids: Any, complete: Any, vocabulary: list[str]) -> Any:
+    """The label's class (as written in the data) of each class id; a complete row's id outside them fails.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        ids: integer ``[batch]`` class ids (index into ``vocabulary``, as training mapped the label).
+        complete: ``bool [batch]``; incomplete rows are not checked (their output is masked).
+        vocabulary: the label's classes, sorted (class id = index).
+
+    Returns:
+        ``string [batch]``.
+    """
+    ids = tf.cast(ids, tf.int64)
+    checked = tf.boolean_mask(ids, complete)
+    check = tf.debugging.assert_equal(
+        tf.reduce_all((checked >= 0) & (checked < len(vocabulary))), True,
+        message=f"{CLASS_ID_OUTSIDE} (0 to {len(vocabulary) - 1})",
+    )
+    with tf.control_dependencies([check]):
+        return tf.gather(tf.constant(vocabulary), tf.clip_by_value(ids, 0, len(vocabulary) - 1))
 
 
 def _per_row(tf: Any, builder: str, name: str, tensor: Any, rows: Any) -> Any:
@@ -180,6 +210,7 @@ def build_inference_graph(
         )
         outputs: dict[str, Any] = {}
         class_names = None
+        class_ids = False
         complete = transformed.complete
         with tf.name_scope("outputs"):
             rows = tf.shape(complete)[0]
@@ -200,6 +231,11 @@ def build_inference_graph(
                 classes = tf.gather(tf.constant(class_names), ids)
                 outputs["probabilities"] = _masked(tf, probabilities, complete)
                 outputs["classes"] = _masked(tf, classes, complete)
+            elif predictions.dtype.is_integer and predictions.shape.rank == 1:  # class ids (an argmax)
+                class_ids = True
+                vocabulary = list(state.label.vocabulary or []) if state.label.kind == CATEGORICAL else []
+                if vocabulary and "classes" not in spec.prediction_dict:
+                    outputs["classes"] = _masked(tf, _class_values(tf, predictions, complete, vocabulary), complete)
             for name, tensor in spec.prediction_dict.items():
                 if name not in outputs and tensor is not spec.predictions:
                     outputs[name] = _masked(tf, tensor, complete)
@@ -211,6 +247,7 @@ def build_inference_graph(
         outputs=outputs,
         complete=complete,
         class_names=class_names,
+        class_ids=class_ids,
         global_step=global_step,
         export_outputs=spec.export_outputs,
         prediction_hooks=spec.prediction_hooks,

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from hookrun.runner.errors import DataError, SetupError
+from hookrun.runner.trained.inference import CLASS_ID_OUTSIDE
 
 #: Rows fed to the graph per session call (rows); ``prediction_hooks`` see batches of this size.
 PREDICT_BATCH = 4096
@@ -91,16 +92,28 @@ def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -
     return fileset, plan
 
 
+#: The column of class ids (a model_fn's integer ``predictions``, an argmax): never the label's name over ids.
+CLASS_ID = "class_id"
+
+
 def _header(label: str, graph: Any) -> list[tuple[str, str, int | None]]:
-    """``(CSV column, output name, index or None)`` for every prediction column."""
+    """``(CSV column, output name, index or None)`` for every prediction column.
+
+    Integer ``predictions`` without ``probabilities`` are class ids (``graph.class_ids``): written as
+    ``class_id``, after ``<label>`` holding each id's class when the label's classes are known.
+    """
     columns: list[tuple[str, str, int | None]] = []
     if graph.class_names is not None:
         columns.append((label, "classes", None))
         columns.extend((f"probability_{name}", "probabilities", i) for i, name in enumerate(graph.class_names))
+    elif graph.class_ids and "classes" in graph.outputs:  # each id's class, as the label was written
+        columns.append((label, "classes", None))
     for name, tensor in graph.outputs.items():
         if name in ("classes", "probabilities") or (name == "predictions" and graph.class_names is not None):
             continue
         title = label if name == "predictions" else name
+        if name == "predictions" and graph.class_ids:  # ids, not the label's values: never under its name
+            title = CLASS_ID
         rank = tensor.shape.rank
         width = tensor.shape[1] if rank == 2 else None
         if rank == 2 and width is not None and width > 1:
@@ -150,6 +163,13 @@ def _row_count_error(err: Any, builder: str) -> Exception:
     import re
 
     message = str(getattr(err, "message", err))
+    if CLASS_ID_OUTSIDE in message:
+        found = re.search(re.escape(CLASS_ID_OUTSIDE) + r" \((0 to \d+)\)", message)
+        return SetupError(
+            f"graph.builder: {builder} in infer mode predicts a class id outside the label's classes "
+            f"(ids {found.group(1) if found else 'of preprocessing.json'}); its predictions must be class ids of "
+            "the label as training mapped it (the index in the label's sorted classes)"
+        )
     found = re.search(
         r"\[graph\.builder: rows of the prediction (.*?) differ from the input rows\]"
         r".*?= \] \[(\d+)\].*?= \] \[(\d+)\]",
