@@ -159,7 +159,7 @@ def _training_variable(tf: Any, graph: Any, source: Any, node: Any, builder_name
             + fix,
         )
     mine = source.get_operation_by_name(name)
-    theirs_dtype, mine_dtype = _variable_dtype(target), _variable_dtype(mine)
+    theirs_dtype, mine_dtype = _variable_dtype(tf, target), _variable_dtype(tf, mine)
     theirs_shape, mine_shape = _variable_shape(tf, target), _variable_shape(tf, mine)
     if target.type != mine.type or theirs_dtype != mine_dtype or theirs_shape != mine_shape:
         raise PlacedError(
@@ -170,10 +170,12 @@ def _training_variable(tf: Any, graph: Any, source: Any, node: Any, builder_name
     return target.outputs[0]
 
 
-def _variable_dtype(op: Any) -> str:
-    return str(op.get_attr("dtype"))
+def _variable_dtype(tf: Any, op: Any) -> str:
+    """``float32``: a variable op's value dtype."""
+    return tf.as_dtype(op.get_attr("dtype")).base_dtype.name
 
 
 def _variable_shape(tf: Any, op: Any) -> list[int | None] | None:
+    """A variable op's shape as a list (None for an unknown rank)."""
     shape = tf.TensorShape(op.get_attr("shape"))
     return shape.as_list() if shape.rank is not None else None

@@ -60,9 +60,10 @@ def model_fn(features, labels, mode, params):
 
 
 def eval_only_variable(features, labels, mode, params):
-    w = v1.get_variable("w", [2, 1], initializer=v1.zeros_initializer())
+    width = 2 if params.get("other_shape") and mode == ModeKeys.EVAL else 1
+    w = v1.get_variable("w", [2, width], initializer=v1.zeros_initializer())
     out = tf.matmul(features, w)
-    if mode == ModeKeys.EVAL:
+    if mode == ModeKeys.EVAL and not params.get("other_shape"):
         out = out + v1.get_variable("calibration", [], initializer=v1.zeros_initializer())
     loss = tf.reduce_mean(tf.square(out - labels))
     return EstimatorSpec(mode=mode, loss=loss, predictions=out)
@@ -123,3 +124,17 @@ def test_a_variable_only_the_eval_call_makes_is_named_with_the_mode_and_the_fix(
     assert "graph.builder" in text
     assert "in eval mode reads the variable 'calibration', which its train-mode call does not create" in text
     assert "create 'calibration' in train mode too" in text
+
+
+def test_a_variable_of_another_shape_in_eval_mode_is_named_with_both_shapes(make_config, write_module, run_train):
+    module = write_module("estimator_fns", MODEL_FNS)
+    loaded = make_config(
+        graph={"builder": f"{module}:eval_only_variable", "params": {"other_shape": True}},
+        data={"validation_split": 0.25},
+        hooks=[{"type": "evaluation", "every_n_steps": 5}],
+    )
+    with pytest.raises(ConfigError) as caught:
+        run_train(loaded)
+    text = str(caught.value)
+    assert "makes the variable 'w' as VarHandleOp float32 [2, 2] in eval mode" in text
+    assert "but as VarHandleOp float32 [2, 1] in train mode; make it alike in both modes" in text
