@@ -44,6 +44,7 @@ bench: $(STAMP)
 	$(BIN)/python -m compileall -q cli config_schemas hooks runner
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/data_bench.py $(DATA_BENCH_ARGS)  # input at scale; e.g. DATA_BENCH_ARGS="--rows 1000000"
+	$(BIN)/python benchmarks/eval_bench.py $(EVAL_BENCH_ARGS)  # evaluation cost (issue 25); e.g. EVAL_BENCH_ARGS="--repeats 3"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
