@@ -554,6 +554,9 @@ def graft_evaluation(tf: Any, graph: Any, evaluation: EvalGraph, builder_name: s
         elements["predictions"] = evaluation.predictions
     imported = graft(tf, graph, evaluation.source_graph, elements, EVAL_SCOPE, builder_name)
     evaluation.reset_op = imported["reset"]
+    if imported["__copies__"]:  # the pass's own copies of training variables it changes: set before each pass
+        with tf.control_dependencies(imported["__copies__"]):
+            evaluation.reset_op = tf.group(imported["reset"], name=f"{EVAL_SCOPE}/reset_and_copy")
     evaluation.update_op = imported["update"]
     evaluation.values = {name: imported[f"value:{name}"] for name in evaluation.values}
     evaluation.features = (

@@ -17,7 +17,10 @@ builds in ``eval`` mode is built but never imported. A variable there is:
   counts): the evaluation's own; its resource gets a name of its own (``shared_name``), so it never
   shares state with a training metric of the same name;
 - any other variable: a training variable of the same name (and dtype and shape), or a
-  :class:`hookrun.runner.errors.PlacedError` naming it, the mode and the fix.
+  :class:`hookrun.runner.errors.PlacedError` naming it, the mode and the fix. The pass only reads
+  those: a variable an op of the pass assigns to gets a copy of its own instead (its own
+  ``shared_name``), set from the training value before every pass (``"__copies__"``), as Estimator's
+  evaluation changed a restored copy, never the training weights.
 
 Importing this module does not import TensorFlow.
 """
@@ -91,8 +94,10 @@ def graft(
     Returns:
         name -> the imported element of ``graph``, for each of ``elements``; plus ``"__tables__"``: the
         imported table initializers (already added to ``graph``'s ``TABLE_INITIALIZERS`` collection,
-        which the session's local init runs). The local variables the pass uses are added to ``graph``'s
-        ``LOCAL_VARIABLES`` (and ``METRIC_VARIABLES``) as variables of ``graph``.
+        which the session's local init runs); ``"__copies__"``: ops setting the pass's copies of the
+        training variables it changes from their training values (run them before every pass). The local
+        variables the pass uses are added to ``graph``'s ``LOCAL_VARIABLES`` (and ``METRIC_VARIABLES``)
+        as variables of ``graph``.
 
     Raises:
         PlacedError: a variable the pass reads is not a training variable (missing, or another dtype or
@@ -121,6 +126,12 @@ def graft(
             node.attr["shared_name"].s = f"{scope}/{node.name}".encode()
             continue
         input_map[f"{node.name}:0"] = _training_variable(tf, graph, source, node, builder_name)
+    # A training variable the pass changes (a counter in eval_metric_ops, say) gets a copy of its own, set
+    # from the training value before every pass: Estimator's evaluation changed a restored copy, never the model.
+    copies = {}
+    for name in _written(graph_def, {key.split(":")[0] for key in input_map}):
+        copies[name] = input_map.pop(f"{name}:0")
+        next(n for n in graph_def.node if n.name == name).attr["shared_name"].s = f"{scope}/{name}".encode()
     names = list(elements)
     imported = tf.import_graph_def(
         graph_def,
@@ -133,12 +144,40 @@ def graft(
     for op in tables:
         graph.add_to_collection(v1.GraphKeys.TABLE_INITIALIZERS, op)
     result["__tables__"] = tables
+    result["__copies__"] = [
+        _copy_from(tf, graph.get_operation_by_name(f"{scope}/{name}").outputs[0], training)
+        for name, training in copies.items()
+    ]
     for name, (kind, proto) in locals_used.items():
         variable = kind.from_proto(proto, import_scope=scope)
         graph.add_to_collection(v1.GraphKeys.LOCAL_VARIABLES, variable)
         if name in metric_names:
             graph.add_to_collection(v1.GraphKeys.METRIC_VARIABLES, variable)
     return result
+
+
+#: Op types that change a variable given as their first input (resource handle or ref).
+_WRITES = ("Assign", "Scatter", "ResourceScatter", "ResourceApply", "Apply", "ResourceSparseApply", "SparseApply")
+
+
+def _written(graph_def: Any, mapped: set[str]) -> list[str]:
+    """The mapped (training) variables an op of the pass assigns to or updates, in graph order."""
+    written: list[str] = []
+    for node in graph_def.node:
+        if node.op.startswith(_WRITES) and node.input:
+            target = _node_name(node.input[0])
+            if target in mapped and target not in written:
+                written.append(target)
+    return written
+
+
+def _copy_from(tf: Any, copy: Any, training: Any) -> Any:
+    """An op setting the evaluation's copy of a variable (handle or ref) to the training variable's value."""
+    if copy.dtype == tf.resource:
+        dtype = training.op.get_attr("dtype")
+        value = tf.raw_ops.ReadVariableOp(resource=training, dtype=dtype)
+        return tf.raw_ops.AssignVariableOp(resource=copy, value=value)
+    return tf.compat.v1.assign(copy, training, validate_shape=False).op
 
 
 def _training_variable(tf: Any, graph: Any, source: Any, node: Any, builder_name: str) -> Any:

@@ -59,6 +59,15 @@ def model_fn(features, labels, mode, params):
     return EstimatorSpec(**spec)
 
 
+def counts_in_a_global(features, labels, mode, params):
+    w = v1.get_variable("w", [2, 1], initializer=v1.zeros_initializer())
+    seen = tf.Variable(0.0, trainable=False, name="seen")  # a global variable, in every mode
+    out = tf.matmul(features, w)
+    loss = tf.reduce_mean(tf.square(out - labels))
+    metrics = {"seen": (seen.read_value(), seen.assign_add(1.0))} if mode == ModeKeys.EVAL else None
+    return EstimatorSpec(mode=mode, loss=loss, predictions=out, eval_metric_ops=metrics)
+
+
 def eval_only_variable(features, labels, mode, params):
     width = 2 if params.get("other_shape") and mode == ModeKeys.EVAL else 1
     w = v1.get_variable("w", [2, width], initializer=v1.zeros_initializer())
@@ -138,3 +147,23 @@ def test_a_variable_of_another_shape_in_eval_mode_is_named_with_both_shapes(make
     text = str(caught.value)
     assert "makes the variable 'w' as VarHandleOp float32 [2, 2] in eval mode" in text
     assert "but as VarHandleOp float32 [2, 1] in train mode; make it alike in both modes" in text
+
+
+def test_an_eval_pass_changing_a_training_variable_changes_a_copy_set_before_each_pass(
+    make_config, write_module, run_train
+):
+    """Estimator's evaluation changed a restored copy: the training variable stays, each pass starts from it."""
+    import tensorflow as tf
+
+    module = write_module("estimator_fns", MODEL_FNS)
+    result = run_train(
+        make_config(
+            graph={"builder": f"{module}:counts_in_a_global"},
+            data={"validation_split": 0.25, "epochs": 2},
+            hooks=[{"type": "evaluation", "every_n_steps": 5}, {"type": "checkpoint_saver", "save_steps": 100}],
+        )
+    )
+    assert [e["step"] for e in result.evaluations] == [5, 10, 12]
+    # 2 validation batches per pass, each adding 1 to a copy that starts at the training value (0)
+    assert [e["val_seen"] for e in result.evaluations] == [2.0, 2.0, 2.0]
+    assert tf.train.load_variable(tf.train.latest_checkpoint(str(result.run_dir)), "seen") == 0.0
