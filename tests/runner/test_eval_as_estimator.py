@@ -47,6 +47,8 @@ def model_fn(features, labels, mode, params):
         out = tf.matmul(features, w) + b
     else:  # optimizer_in_eval: default names and a tf.Variable too
         out = dense(features, 1) + tf.Variable(0.0, name="offset")
+    if mode == ModeKeys.PREDICT:
+        return EstimatorSpec(mode=mode, predictions=out)
     loss = tf.reduce_mean(tf.square(out - labels))
     spec = dict(mode=mode, loss=loss, predictions=out)
     # a common Estimator pattern: `if mode != PREDICT:` around the optimizer, so eval mode builds it too
@@ -103,7 +105,9 @@ def test_a_model_fn_estimator_ran_trains_with_evaluation_and_hookrun_evaluate_ag
     assert evaluated.metrics["val_mae"] == pytest.approx(last["val_mae"], rel=1e-5)
 
 
-def test_hookrun_evaluate_of_a_model_fn_building_its_optimizer_in_eval_mode(make_config, write_module, run_train):
+def test_hookrun_evaluate_of_a_model_fn_building_its_optimizer_in_eval_mode(
+    make_config, write_module, run_train, linear_csv, tmp_path
+):
     """It used to refuse: `evaluation/beta1_power is not in it` (the model_fn was called under evaluation/)."""
     from hookrun.runner.trained.evaluate import evaluate
 
@@ -118,6 +122,13 @@ def test_hookrun_evaluate_of_a_model_fn_building_its_optimizer_in_eval_mode(make
     evaluated = evaluate(result.run_dir)
     assert evaluated.global_step == result.final_global_step == 6
     assert np.isfinite(evaluated.metrics["val_loss"]) and np.isfinite(evaluated.metrics["val_mae"])
+    # and it predicts and exports unchanged (infer mode: no optimizer under `mode != PREDICT`)
+    from hookrun.runner import export, predict
+
+    predicted = predict(result.run_dir, [str(linear_csv)], tmp_path / "preds.csv")
+    assert predicted.rows == 64
+    exported = export(result.run_dir, tmp_path / "model")
+    assert set(exported.signatures) >= {"serving_default", "examples"}
 
 
 def test_a_variable_only_the_eval_call_makes_is_named_with_the_mode_and_the_fix(make_config, write_module, run_train):
