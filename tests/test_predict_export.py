@@ -622,7 +622,7 @@ from hookrun.runner import EstimatorSpec, ModeKeys, layers
 
 def model_fn(features, labels, mode, params):
     logits = layers.dense(features, 4, "logits")
-    predicted = tf.argmax(logits, 1)  # class ids, no probabilities
+    predicted = tf.argmax(logits, 1) + params.get("shift", 0)  # class ids, no probabilities
     if mode == ModeKeys.PREDICT:
         return EstimatorSpec(mode=mode, predictions=predicted)
     ids = tf.cast(tf.reshape(labels, [-1]), tf.int64) - params["first_id"]
@@ -655,3 +655,18 @@ def test_predicted_class_ids_are_never_written_under_the_labels_name(tmp_path, w
         assert [row["grade"] for row in rows] == [["1", "2", "3", "4"][i] for i in ids]
     else:  # a numeric label: the run cannot tell which value an id stands for
         assert result.columns == ["row", "class_id"]
+
+
+def test_a_predicted_class_id_outside_the_labels_classes_is_one_line(tmp_path, write_module):
+    from hookrun.runner import predict
+    from hookrun.runner.errors import SetupError
+
+    rng = np.random.default_rng(8)
+    lines = [f"{a:.4f},{b:.4f},{'xy'[int(a > 0)]}\n" for a, b in rng.normal(size=(32, 2))]
+    (tmp_path / "two.csv").write_text("a,b,kind\n" + "".join(lines), "utf-8")
+    module = write_module("argmax_model_fn", ARGMAX_MODEL_FN)
+    graph = {"builder": f"{module}:model_fn", "params": {"first_id": 0, "shift": 2}}  # ids 2..5 of 2 classes
+    run = _train(tmp_path, base_config(hooks=STEPS, graph=graph, data={"train": "two.csv", "label": "kind"}))
+    with pytest.raises(SetupError, match=r"predicts a class id outside the label's classes \(ids 0 to 1\)"):
+        predict(run, [str(tmp_path / "two.csv")], tmp_path / "preds.csv")
+    assert not (tmp_path / "preds.csv").exists()

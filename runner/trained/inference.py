@@ -90,7 +90,7 @@ def _masked(tf: Any, tensor: Any, complete: Any) -> Any:
 
 
 #: The assertion message of a class id outside the label's classes (predict turns it into a one-line error).
-CLASS_ID_OUTSIDE = "graph.builder: a predicted class id is outside the label's classes"
+CLASS_ID_OUTSIDE = "graph.builder: a predicted class id is outside the classes of the label"  # no quote: TF escapes it
 
 
 def _class_values(tf: Any, ids: Any, complete: Any, vocabulary: list[str]) -> Any:
