@@ -1,0 +1,67 @@
+"""Issue 25: a model_fn as Estimator ran it: v1 layers out of the box, Keras 3 layers refused, one seed for everything,
+the model_fn's own summaries, ``${config_dir}`` in params, builders safe to import."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import yaml
+
+from tests.conftest import base_config
+
+#: A model_fn of the TF 1.x Estimator kind: v1 layers named by default, a feature-column input layer and a linear
+#: model over named features, a v1 optimizer built under `mode != PREDICT`, no seed of its own.
+V1_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec, ModeKeys
+
+
+def model_fn(features, labels, mode, params):
+    columns = [tf.compat.v1.feature_column.numeric_column(name) for name in ("a", "b")]
+    net = tf.compat.v1.feature_column.input_layer(features, columns)
+    net = tf.compat.v1.layers.dense(net, params.get("units", 8), activation=tf.nn.relu)
+    net = tf.compat.v1.layers.dropout(net, rate=0.1, training=mode == ModeKeys.TRAIN)
+    out = tf.compat.v1.layers.dense(net, 1) + tf.compat.v1.feature_column.linear_model(features, columns)
+    if mode == ModeKeys.PREDICT:
+        return EstimatorSpec(mode, predictions=out)
+    loss = tf.compat.v1.losses.mean_squared_error(labels, out)
+    train_op = None
+    if mode != ModeKeys.PREDICT:
+        optimizer = tf.compat.v1.train.AdamOptimizer(0.01)
+        if mode == ModeKeys.TRAIN:
+            train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+    return EstimatorSpec(mode, loss=loss, train_op=train_op, predictions=out)
+
+
+model_fn.hookrun_features = "named"
+"""
+
+
+def _write_config(tmp_path, module: str, **sections) -> object:
+    graph = {"builder": f"{module}:model_fn", **sections.pop("graph", {})}
+    sections.setdefault("hooks", [{"type": "checkpoint_saver", "save_steps": 1000}])
+    config = base_config(graph=graph, **sections)
+    config["graph"].pop("optimizer", None)
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def test_v1_layers_feature_columns_and_v1_optimizers_train_with_no_step_of_the_user(tmp_path, linear_csv):
+    # A fresh process without TF_USE_LEGACY_KERAS: hookrun itself selects tf-keras before TensorFlow's import.
+    (tmp_path / "v1_model.py").write_text(V1_MODEL_FN, encoding="utf-8")
+    path = _write_config(tmp_path, "v1_model", data={"epochs": 1})
+    env = {key: value for key, value in os.environ.items() if key != "TF_USE_LEGACY_KERAS"}
+    run = tmp_path / "run"
+    done = subprocess.run(
+        [sys.executable, "-m", "hookrun.cli.app", "train", str(path), "--run-dir", str(run)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    import tensorflow as tf
+
+    names = {name for name, _ in tf.train.list_variables(str(run))}
+    assert {"dense/kernel", "dense_1/kernel", "linear_model/a/weights", "dense/kernel/Adam"} <= names
