@@ -7,8 +7,11 @@ import os
 import subprocess
 import sys
 
+import pytest
 import yaml
 
+from hookrun.config_schemas.errors import HookrunError
+from hookrun.runner.config import load_config
 from tests.conftest import base_config
 
 #: A model_fn of the TF 1.x Estimator kind: v1 layers named by default, a feature-column input layer and a linear
@@ -65,3 +68,19 @@ def test_v1_layers_feature_columns_and_v1_optimizers_train_with_no_step_of_the_u
 
     names = {name for name, _ in tf.train.list_variables(str(run))}
     assert {"dense/kernel", "dense_1/kernel", "linear_model/a/weights", "dense/kernel/Adam"} <= names
+
+
+def test_a_keras_3_layer_is_refused_naming_it(tmp_path, linear_csv, run_train):
+    (tmp_path / "k3_model.py").write_text(
+        V1_MODEL_FN.replace(
+            "net = tf.compat.v1.layers.dense(net, params.get(\"units\", 8), activation=tf.nn.relu)",
+            "import keras\n    net = keras.layers.Dense(8, name='hidden_k3')(net)",
+        ),
+        encoding="utf-8",
+    )
+    sys.modules.pop("k3_model", None)
+    with pytest.raises(HookrunError) as info:
+        run_train(load_config(_write_config(tmp_path, "k3_model", data={"epochs": 1})))
+    message = str(info.value)
+    assert "Keras 3 layer 'hidden_k3' (Dense)" in message and "tf.keras.layers" in message
+    assert not any((tmp_path / "run").glob("model.ckpt-*")), "nothing trained, nothing saved"

@@ -17,6 +17,7 @@ from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
 from hookrun.runner.graph.fused import WINDOW_BYTES, build_fused_train, endless_input, input_placeholders, window_bytes
+from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_layers
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import make_optimizer, make_train_op
@@ -137,28 +138,29 @@ def _call_builder(
     ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field.
     """
     try:
-        if model_fn:
-            mode = params["mode"]
-            plain = {key: value for key, value in params.items() if key != "mode"}
-            checked = check_spec(tf, call_model_fn(builder, features, labels, mode, plain), name, mode)
-            spec = GraphSpec(
-                loss=checked.loss,
-                train_op=checked.train_op,
-                predictions=checked.predictions,
-                eval_metrics=checked.eval_metric_ops,
-                training_hooks=checked.training_hooks,
-                prediction_dict=checked.prediction_dict,
-                training_chief_hooks=checked.training_chief_hooks,
-                evaluation_hooks=checked.evaluation_hooks,
-                scaffold=checked.scaffold,
-                export_outputs=checked.export_outputs,
-                prediction_hooks=checked.prediction_hooks,
-            )
-        else:
-            spec = GraphSpec.coerce(builder(features, labels, params), name)
+        with refuse_keras3_layers(tf, name, params["mode"]):
+            if model_fn:
+                mode = params["mode"]
+                plain = {key: value for key, value in params.items() if key != "mode"}
+                checked = check_spec(tf, call_model_fn(builder, features, labels, mode, plain), name, mode)
+                spec = GraphSpec(
+                    loss=checked.loss,
+                    train_op=checked.train_op,
+                    predictions=checked.predictions,
+                    eval_metrics=checked.eval_metric_ops,
+                    training_hooks=checked.training_hooks,
+                    prediction_dict=checked.prediction_dict,
+                    training_chief_hooks=checked.training_chief_hooks,
+                    evaluation_hooks=checked.evaluation_hooks,
+                    scaffold=checked.scaffold,
+                    export_outputs=checked.export_outputs,
+                    prediction_hooks=checked.prediction_hooks,
+                )
+            else:
+                spec = GraphSpec.coerce(builder(features, labels, params), name)
     except SetupError:
         raise
-    except SpecError as err:
+    except (SpecError, Keras3LayerError) as err:
         raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
         reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}"
