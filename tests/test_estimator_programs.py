@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import yaml
 
@@ -84,3 +85,26 @@ def test_a_keras_3_layer_is_refused_naming_it(tmp_path, linear_csv, run_train):
     message = str(info.value)
     assert "Keras 3 layer 'hidden_k3' (Dense)" in message and "tf.keras.layers" in message
     assert not any((tmp_path / "run").glob("model.ckpt-*")), "nothing trained, nothing saved"
+
+
+def _final_weights(run) -> dict[str, np.ndarray]:
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(str(run))
+    return {name: reader.get_tensor(name) for name, _ in tf.train.list_variables(str(run)) if "dense" in name}
+
+
+def test_one_seed_gives_identical_weights_in_two_runs(tmp_path, linear_csv, run_train):
+    (tmp_path / "seeded_model.py").write_text(V1_MODEL_FN, encoding="utf-8")
+    sys.modules.pop("seeded_model", None)
+    path = _write_config(tmp_path, "seeded_model", data={"epochs": 1, "seed": 7})
+    runs = [tmp_path / "one", tmp_path / "two"]
+    for run in runs:
+        run_train(load_config(path), run_dir=run)
+    first, second = (_final_weights(run) for run in runs)
+    assert first.keys() == second.keys() and "dense/kernel" in first
+    for name in first:
+        np.testing.assert_array_equal(first[name], second[name], err_msg=name)
+    other = tmp_path / "other"
+    run_train(load_config(path, ["data.seed=8"]), run_dir=other)
+    assert not np.array_equal(_final_weights(other)["dense/kernel"], first["dense/kernel"])

@@ -21,6 +21,7 @@ from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_lay
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import make_optimizer, make_train_op
+from hookrun.runner.graph.seed import seed_everything
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
 EVAL_SCOPE = "evaluation"
@@ -188,7 +189,8 @@ def build_graph(
     """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
     The input pipelines sit on the CPU; the builder's ops and the optimizer
-    go on ``plan.device``. The graph-level seed is ``data.seed``. The builder
+    go on ``plan.device``. ``data.seed`` seeds Python's ``random``, NumPy and the graph-level seed
+    (:func:`~hookrun.runner.graph.seed.seed_everything`) before the builder is called. The builder
     is called with ``params`` = ``graph.params`` plus ``mode="train"`` and
     ``label_scale``; with ``validation``, :func:`build_evaluation` calls it again.
 
@@ -218,8 +220,7 @@ def build_graph(
     graph = tf.Graph()
     placement = graph.device(device_function) if device_function is not None else contextlib.nullcontext()
     with graph.as_default(), placement:
-        if config.data.seed is not None:
-            tf.compat.v1.set_random_seed(config.data.seed)
+        seed_everything(tf, config.data.seed)  # Python's random, NumPy and the graph-level seed
         global_step = tf.compat.v1.train.get_or_create_global_step()
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
