@@ -481,6 +481,7 @@ def _build_hooks(
                 clock=clock,
                 steps_per_epoch=steps_per_epoch,
                 window=built.window,
+                model_summaries=built.summaries,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))

@@ -108,3 +108,44 @@ def test_one_seed_gives_identical_weights_in_two_runs(tmp_path, linear_csv, run_
     other = tmp_path / "other"
     run_train(load_config(path, ["data.seed=8"]), run_dir=other)
     assert not np.array_equal(_final_weights(other)["dense/kernel"], first["dense/kernel"])
+
+
+#: A model_fn writing its own summaries, as Estimator programs did (one per mode, so eval's stay out of training).
+SUMMARY_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec, ModeKeys
+
+
+def model_fn(features, labels, mode, params):
+    w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=tf.compat.v1.zeros_initializer())
+    out = tf.matmul(features, w)
+    loss = tf.reduce_mean(tf.square(out - labels))
+    tf.compat.v1.summary.scalar("mean_prediction", tf.reduce_mean(out))
+    tf.compat.v1.summary.histogram("weights", w)
+    return EstimatorSpec(mode, loss=loss, predictions=out)
+"""
+
+
+@pytest.mark.parametrize("model_summaries", [True, False])
+def test_the_model_fns_own_summaries_are_written_by_summary_saver(tmp_path, linear_csv, run_train, model_summaries):
+    from tests.conftest import event_scalars
+
+    module = f"summaries_model_{model_summaries}"
+    (tmp_path / f"{module}.py").write_text(SUMMARY_MODEL_FN, encoding="utf-8")
+    sys.modules.pop(module, None)
+    hooks = [
+        {"type": "summary_saver", "save_steps": 4, "model_summaries": model_summaries},
+        {"type": "evaluation", "every_n_steps": 4},  # its eval-mode call makes summaries too: not fetched in training
+    ]
+    path = _write_config(tmp_path, module, data={"epochs": 2, "validation_split": 0.25}, hooks=hooks)
+    result = run_train(load_config(path), run_dir=tmp_path / "run")
+    written = event_scalars(tmp_path / "run", "mean_prediction")
+    due = list(range(1, result.final_global_step + 1, 4))  # the first step, then every save_steps
+    assert len(due) >= 3 and [step for step, _ in event_scalars(tmp_path / "run", "loss")] == due
+    if model_summaries:
+        assert [step for step, _ in written] == due
+        assert written[0][1] == 0.0 and written[-1][1] != 0.0  # zero weights at step 1, trained later
+    else:
+        assert written == []
+    assert event_scalars(tmp_path / "run", "evaluation/mean_prediction") == []

@@ -100,6 +100,9 @@ class BuiltGraph:
         window: with ``session.steps_per_run`` > 1, the fused loop's tensors for the hooks
             (:class:`hookrun.hooks.window.RunWindow`); ``train_op`` is then its ``steps`` tensor and
             ``named`` maps each name to its last-step value. None with one step per call.
+        summaries: the summary ops the builder's ``train`` call added to the ``SUMMARIES`` collection
+            (``tf.compat.v1.summary.scalar`` and the like in a model_fn), written by ``summary_saver``; empty
+            under ``session.steps_per_run`` > 1.
     """
 
     graph: Any
@@ -109,6 +112,7 @@ class BuiltGraph:
     named: dict[str, Any]
     evaluation: EvalGraph | None = field(default=None)
     window: Any = None
+    summaries: list[Any] = field(default_factory=list)
 
 
 def features_form(builder: Any, configured: str | None) -> str:
@@ -251,6 +255,8 @@ def build_graph(
         learning_rate = None
         optimizer = None
         rate_now: dict[str, Any] = {}
+        summaries_key = tf.compat.v1.GraphKeys.SUMMARIES
+        summaries_before = len(tf.compat.v1.get_collection(summaries_key))
         with tf.device(plan.device):
             spec = _call_builder(
                 tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn
@@ -274,6 +280,9 @@ def build_graph(
                     "cannot be wrapped in SyncReplicasOptimizer; return no train_op (hookrun builds it from "
                     "graph.optimizer)"
                 )
+        # The builder's own summaries (tf.compat.v1.summary.* in its train call), for summary_saver as Estimator
+        # wrote them. Under steps_per_run > 1 this first call is on placeholders never fed: none to fetch.
+        summaries = tf.compat.v1.get_collection(summaries_key)[summaries_before:] if steps_per_run == 1 else []
         named = _named_tensors(spec, global_step, learning_rate)
         window = None
         if steps_per_run > 1:
@@ -338,7 +347,7 @@ def build_graph(
             )
     return BuiltGraph(
         graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation,
-        window=window,
+        window=window, summaries=summaries,
     )
 
 
