@@ -269,6 +269,7 @@ def prepare(
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
             carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
+            run_dir=directory,
         )
         if config.graph.warm_start is not None:
             unpin = _warm_start(tf, built.graph, loaded, resume, cluster, notes)

@@ -149,3 +149,46 @@ def test_the_model_fns_own_summaries_are_written_by_summary_saver(tmp_path, line
     else:
         assert written == []
     assert event_scalars(tmp_path / "run", "evaluation/mean_prediction") == []
+
+
+PARAMS_BUILDER = """
+import tensorflow as tf
+
+SEEN = []
+
+
+def build(features, labels, params):
+    SEEN.append({key: value for key, value in params.items() if key in ("vocab", "out", "literal", "nested")})
+    w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=tf.compat.v1.zeros_initializer())
+    return {"loss": tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))}
+"""
+
+
+def test_config_dir_and_run_dir_are_expanded_in_graph_params(tmp_path, linear_csv, run_train, write_module):
+    module = write_module("params_builder", PARAMS_BUILDER)
+    params = {
+        "vocab": "${config_dir}/train.vocab",
+        "out": "${run_dir}/tokens.txt",
+        "literal": "$${run_dir}",
+        "nested": [{"path": "${config_dir}"}],
+    }
+    path = _write_config(tmp_path, module, graph={"builder": f"{module}:build", "params": params}, data={"epochs": 1})
+    run = tmp_path / "run"
+    run_train(load_config(path), run_dir=run)
+    seen = sys.modules[module].SEEN
+    assert seen[0] == {
+        "vocab": f"{tmp_path}/train.vocab",
+        "out": f"{run}/tokens.txt",
+        "literal": "${run_dir}",
+        "nested": [{"path": str(tmp_path)}],
+    }
+    assert yaml.safe_load((run / "config.yaml").read_text())["graph"]["params"]["vocab"] == "${config_dir}/train.vocab"
+
+
+def test_an_unknown_placeholder_in_graph_params_is_a_config_error_before_tensorflow(tmp_path, linear_csv):
+    from hookrun.config_schemas.yaml_source import ConfigError
+
+    path = _write_config(tmp_path, "nowhere", graph={"params": {"vocab": "${confg_dir}/train.vocab"}})
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert "params.vocab" in str(info.value) and "unknown placeholder `${confg_dir}`" in str(info.value)

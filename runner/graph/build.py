@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
@@ -115,6 +116,39 @@ class BuiltGraph:
     summaries: list[Any] = field(default_factory=list)
 
 
+def builder_params(config: RunConfig, base_dir: Path, run_dir: Path | None) -> dict[str, Any]:
+    """``graph.params`` with ``${config_dir}``, ``${run_dir}``, ``${steps_per_run}`` replaced, as in custom hook args.
+
+    The same placeholders as a custom hook's ``args`` (:mod:`hookrun.config_schemas.interpolation`), so a
+    vocabulary path in params (``"${config_dir}/train.vocab"``) resolves against the config file rather than
+    the working directory; ``$$`` writes one ``$``. The config keeps the placeholders (the saved
+    ``config.yaml`` too): they are replaced each time a graph is built.
+
+    Args:
+        config: the run config.
+        base_dir: the config file's directory (absolute): ``${config_dir}``.
+        run_dir: the run directory (absolute): ``${run_dir}``; None where no run directory is known.
+
+    Returns:
+        A new dict; strings at any depth replaced, other values as given.
+
+    Raises:
+        PlacedError: an unknown placeholder, a ``${`` without ``}``, or ``${run_dir}`` with no run directory.
+    """
+    values = {
+        "config_dir": str(base_dir),
+        "steps_per_run": str(int(getattr(config.session, "steps_per_run", 1))),
+    }
+    if run_dir is not None:
+        values["run_dir"] = str(run_dir)
+    try:
+        return interpolate(config.graph.params, values)
+    except ValueError as err:
+        raise PlacedError("graph.params", str(err)) from None
+    except KeyError:
+        raise PlacedError("graph.params", "${run_dir} is used, but no run directory is known here") from None
+
+
 def features_form(builder: Any, configured: str | None) -> str:
     """``dense`` or ``named``: ``graph.features`` when set, else the builder's ``hookrun_features`` attribute.
 
@@ -189,6 +223,7 @@ def build_graph(
     device_function: Callable[[Any], str] | None = None,
     wrap_optimizer: Callable[[Any], Any] | None = None,
     carry: Collection[str] | None = None,
+    run_dir: Path | None = None,
 ) -> BuiltGraph:
     """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
@@ -213,6 +248,7 @@ def build_graph(
         wrap_optimizer: wraps the optimizer before ``minimize`` (``SyncReplicasOptimizer``).
         carry: under ``session.steps_per_run`` > 1, the named tensors the hooks read (the loop carries
             those and ``loss``); None carries every named tensor.
+        run_dir: the run directory, for ``${run_dir}`` in ``graph.params`` (:func:`builder_params`).
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
@@ -230,7 +266,7 @@ def build_graph(
         builder = get_builder(builder_name, base_dir)
         model_fn = is_model_fn(builder, config.graph.style)
         named_features = features_form(builder, config.graph.features) == "named"
-        params = {**config.graph.params, "label_scale": float(label_scale)}
+        params = {**builder_params(config, base_dir, run_dir), "label_scale": float(label_scale)}
         steps_per_run = int(getattr(config.session, "steps_per_run", 1))
         if steps_per_run > 1 and (device_function is not None or wrap_optimizer is not None):
             raise SetupError("session.steps_per_run > 1 does not run on a cluster; set session.steps_per_run: 1")
@@ -527,6 +563,7 @@ def build_evaluation_graph(
     plan: DevicePlan,
     validation: EvalInput,
     label_scale: float = 1.0,
+    run_dir: Path | None = None,
 ) -> tuple[Any, Any, EvalGraph]:
     """Build only the evaluation part, in a fresh ``tf.Graph``: the builder in ``eval`` mode, no training graph.
 
@@ -542,6 +579,7 @@ def build_evaluation_graph(
         plan: the device plan.
         validation: the rows to evaluate.
         label_scale: the saved preprocessing's label scale, handed to the builder.
+        run_dir: the run directory, for ``${run_dir}`` in ``graph.params``.
 
     Returns:
         ``(graph, global_step, evaluation)``.
@@ -556,7 +594,7 @@ def build_evaluation_graph(
         global_step = tf.compat.v1.train.get_or_create_global_step()
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
-        params = {**config.graph.params, "label_scale": float(label_scale), "mode": "eval"}
+        params = {**builder_params(config, base_dir, run_dir), "label_scale": float(label_scale), "mode": "eval"}
         named_features = features_form(builder, config.graph.features) == "named"
         if named_features:
             params["feature_columns"] = named_feature_columns(validation.input.state)
