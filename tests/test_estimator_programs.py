@@ -192,3 +192,94 @@ def test_an_unknown_placeholder_in_graph_params_is_a_config_error_before_tensorf
     with pytest.raises(ConfigError) as info:
         load_config(path)
     assert "params.vocab" in str(info.value) and "unknown placeholder `${confg_dir}`" in str(info.value)
+
+
+#: An Estimator program as published: the model_fn, and `main()` run at module level (a surprise run when imported).
+SCRIPT_MODULE = """
+import pathlib
+
+import tensorflow as tf
+
+
+def model_fn(features, labels, mode, params):
+    w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=tf.compat.v1.zeros_initializer())
+    return {"loss": tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))}
+
+
+def main(argv=None):
+    pathlib.Path(__file__).with_name("TRAINED_AT_IMPORT").write_text("the old program ran")
+
+
+GUARD
+"""
+
+
+@pytest.mark.parametrize("guarded", [False, True])
+def test_a_builder_module_that_trains_at_import_is_refused_not_run(tmp_path, linear_csv, run_train, guarded):
+    module = f"estimator_script_{guarded}"
+    entry = 'if __name__ == "__main__":\n    tf.compat.v1.app.run(main)' if guarded else "tf.compat.v1.app.run(main)"
+    (tmp_path / f"{module}.py").write_text(SCRIPT_MODULE.replace("GUARD", entry), encoding="utf-8")
+    sys.modules.pop(module, None)
+    path = _write_config(tmp_path, module, data={"epochs": 1})
+    if guarded:  # the documented pattern: importing defines the functions only
+        assert run_train(load_config(path)).final_global_step > 0
+    else:
+        with pytest.raises(HookrunError) as info:
+            run_train(load_config(path))
+        message = str(info.value)
+        line = (tmp_path / f"{module}.py").read_text().splitlines().index(entry) + 1
+        assert f"{module}.py:{line}: importing module {module!r} would run `tf.compat.v1.app.run(main)`" in message
+        assert 'if __name__ == "__main__":' in message
+    assert not (tmp_path / "TRAINED_AT_IMPORT").exists()
+
+
+def test_import_time_calls_finds_entry_points_only_outside_the_main_guard():
+    from hookrun.config_schemas.imports import import_time_calls
+
+    source = """
+import tensorflow as tf
+tf.compat.v1.disable_eager_execution()
+tf.compat.v1.logging.set_verbosity(tf.compat.v1.logging.INFO)
+FLAGS = tf.compat.v1.flags.FLAGS
+try:
+    estimator.train(input_fn, max_steps=10)
+except ValueError:
+    pass
+result = tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)
+if __name__ == "__main__":
+    main()
+if "__main__" == __name__:
+    absl.app.run(main)
+main()
+"""
+    assert import_time_calls(source) == [
+        (7, "estimator.train(input_fn, max_steps=10)"),
+        (10, "tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)"),
+        (15, "main()"),
+    ]
+
+
+FLAGS_MODEL_FN = """
+import tensorflow as tf
+from absl import flags
+
+flags.DEFINE_float("init_value", 0.5, "initial weight")
+FLAGS = flags.FLAGS
+
+
+def model_fn(features, labels, mode, params):
+    init = tf.compat.v1.constant_initializer(FLAGS.init_value)
+    w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=init)
+    return {"loss": tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))}
+"""
+
+
+def test_a_model_fn_reading_unparsed_absl_flags_gets_the_fix(tmp_path, linear_csv, run_train, write_module):
+    module = write_module("flags_model", FLAGS_MODEL_FN.replace('"init_value"', f'"init_value_{tmp_path.name}"'))
+    source = (tmp_path / f"{module}.py").read_text().replace("FLAGS.init_value", f"FLAGS.init_value_{tmp_path.name}")
+    (tmp_path / f"{module}.py").write_text(source)
+    with pytest.raises(HookrunError) as info:
+        run_train(load_config(_write_config(tmp_path, module, data={"epochs": 1})))
+    message = str(info.value)
+    assert "UnparsedFlagAccessError" in message
+    assert "absl FLAGS are not parsed: give the values in graph.params and read params['name']" in message

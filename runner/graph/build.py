@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hookrun.config_schemas.imports import flags_hint
 from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
@@ -202,7 +203,7 @@ def _call_builder(
     except (SpecError, Keras3LayerError) as err:
         raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
-        reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}"
+        reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}{flags_hint(err)}"
         raise PlacedError("graph.builder", reason) from err
     if params["mode"] == "infer":  # the loss is not used (a model_fn may return none)
         return spec
