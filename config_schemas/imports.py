@@ -178,6 +178,8 @@ def _entry_call(node: ast.AST) -> str | None:
     if not isinstance(node, ast.Call):
         return None
     func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "exit" and node.args:  # sys.exit(main())
+        return ast.unparse(node) if _entry_call(node.args[0]) is not None else None
     if isinstance(func, ast.Name) and func.id in _ENTRY_NAMES:
         return ast.unparse(node)
     if isinstance(func, ast.Attribute):
@@ -192,8 +194,8 @@ def import_time_calls(source: str) -> list[tuple[int, str]]:
     """The calls a module makes at import time that would start a training program.
 
     Statements at module level (and inside module-level ``if``/``try``/``with`` blocks, but not under
-    ``if __name__ == "__main__":``) whose value is a call to ``main()``, an app runner's ``run``
-    (``app.run(main)``, ``tf.compat.v1.app.run()``) or a training method (``.train(...)``,
+    ``if __name__ == "__main__":``) whose value is a call to ``main()`` (or ``sys.exit(main())``), an app
+    runner's ``run`` (``app.run(main)``, ``tf.compat.v1.app.run()``) or a training method (``.train(...)``,
     ``.train_and_evaluate(...)``, ``.fit(...)``). Reads the source only; runs nothing.
 
     Args:

@@ -251,11 +251,14 @@ if __name__ == "__main__":
 if "__main__" == __name__:
     absl.app.run(main)
 main()
+sys.exit(main(sys.argv))
+sys.exit(1)
 """
     assert import_time_calls(source) == [
         (7, "estimator.train(input_fn, max_steps=10)"),
         (10, "tf.estimator.train_and_evaluate(estimator, train_spec, eval_spec)"),
         (15, "main()"),
+        (16, "sys.exit(main(sys.argv))"),
     ]
 
 
