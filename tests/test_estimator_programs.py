@@ -286,3 +286,54 @@ def test_a_model_fn_reading_unparsed_absl_flags_gets_the_fix(tmp_path, linear_cs
     message = str(info.value)
     assert "UnparsedFlagAccessError" in message
     assert "absl FLAGS are not parsed: give the values in graph.params and read params['name']" in message
+
+
+CHANGING_BUILDER = """
+import tensorflow as tf
+
+
+def build(features, labels, params):
+    v1 = tf.compat.v1
+    w = v1.get_variable("w", [int(features.shape[-1]), 1], initializer=v1.zeros_initializer())
+    out = tf.matmul(features, w)
+    if params.get("extra"):
+        out = out + v1.get_variable("extra_bias", [], initializer=v1.zeros_initializer())
+    return {"loss": tf.reduce_mean(tf.square(out - labels))}
+"""
+
+
+def test_a_checkpoint_lacking_a_variable_the_builder_now_makes_names_the_key(
+    tmp_path, linear_csv, run_train, write_module
+):
+    module = write_module("changing_builder", CHANGING_BUILDER)
+    hooks = [{"type": "checkpoint_saver", "save_steps": 1000}]
+    path = _write_config(tmp_path, module, graph={"builder": f"{module}:build"}, hooks=hooks, data={"epochs": 1})
+    run = tmp_path / "run"
+    run_train(load_config(path), run)
+    source = tmp_path / f"{module}.py"  # the builder's code changed since the checkpoint was written
+    source.write_text(source.read_text().replace('params.get("extra")', "True"))
+    sys.modules.pop(module, None)
+    with pytest.raises(HookrunError) as info:
+        run_train(load_config(path, ["data.epochs=2"]), run)
+    message = str(info.value)
+    assert "Original error:" not in message
+    assert f"while restoring checkpoint {run}/model.ckpt-8 (before the first step)" in message  # 64 rows / 8
+    assert "NotFoundError: Key extra_bias not found in checkpoint; the graph makes a variable" in message
+    assert "graph.warm_start" in message
+
+
+def test_check_checkpoint_fits_names_the_checkpoint_then_the_variables(tmp_path):
+    import tensorflow as tf
+
+    from hookrun.config_schemas.errors import SetupError
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits
+
+    with tf.Graph().as_default():
+        kept = tf.compat.v1.get_variable("kept", [2])
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            prefix = tf.compat.v1.train.Saver().save(session, str(tmp_path / "model.ckpt"), global_step=1)
+        new = tf.compat.v1.get_variable("new_one", [3])
+        with pytest.raises(SetupError) as info:
+            check_checkpoint_fits(tf, prefix, [kept, new])
+    assert str(info.value).startswith(f"{prefix}: this checkpoint does not fit the run's graph.builder (new_one is ")
