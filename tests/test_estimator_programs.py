@@ -337,3 +337,16 @@ def test_check_checkpoint_fits_names_the_checkpoint_then_the_variables(tmp_path)
         with pytest.raises(SetupError) as info:
             check_checkpoint_fits(tf, prefix, [kept, new])
     assert str(info.value).startswith(f"{prefix}: this checkpoint does not fit the run's graph.builder (new_one is ")
+
+
+def test_a_layer_created_twice_names_the_variable_and_the_fix(tmp_path, linear_csv, run_train, write_module):
+    module = write_module("twice_model", V1_MODEL_FN.replace(
+        "net = tf.compat.v1.layers.dense(net, params.get(\"units\", 8), activation=tf.nn.relu)",
+        "net = tf.compat.v1.layers.dense(net, 8, name='hidden')\n"
+        "    net = tf.compat.v1.layers.dense(net, 8, name='hidden')",
+    ))
+    with pytest.raises(HookrunError) as info:
+        run_train(load_config(_write_config(tmp_path, module, data={"epochs": 1})))
+    message = str(info.value)
+    assert "(train mode) creates the variable hidden/kernel twice in one call" in message
+    assert "give each layer its own name" in message and "Originally defined at" not in message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -203,6 +204,15 @@ def _call_builder(
     except (SpecError, Keras3LayerError) as err:
         raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
+        twice = _created_twice(err)
+        if twice is not None:
+            raise PlacedError(
+                "graph.builder",
+                f"{name} ({params['mode']} mode) creates the variable {twice} twice in one call: two layers or "
+                "get_variable calls with one name; give each layer its own name (tf.compat.v1.layers.dense(..., "
+                "name='hidden_2')), or share it on purpose under tf.compat.v1.variable_scope(scope, "
+                "reuse=tf.compat.v1.AUTO_REUSE)",
+            ) from err
         reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}{flags_hint(err)}"
         raise PlacedError("graph.builder", reason) from err
     if params["mode"] == "infer":  # the loss is not used (a model_fn may return none)
@@ -210,6 +220,18 @@ def _call_builder(
     if spec.loss is None or getattr(spec.loss, "shape", None) is None or spec.loss.shape.rank != 0:
         raise PlacedError("graph.builder", f"{name} must return a scalar `loss` tensor")
     return spec
+
+
+#: ``tf.compat.v1.get_variable``'s error for a name taken in the scope (``Variable dense/kernel already exists, ...``).
+_ALREADY_EXISTS = re.compile(r"^Variable (\S+) already exists, disallowed")
+
+
+def _created_twice(err: BaseException) -> str | None:
+    """The variable name when ``err`` is ``get_variable``'s "already exists, disallowed" error, else None."""
+    if not isinstance(err, ValueError):
+        return None
+    match = _ALREADY_EXISTS.match(str(err))
+    return match.group(1) if match else None
 
 
 def build_graph(
