@@ -1,13 +1,14 @@
 """Refuse Keras 3 layers in a builder: their weights do not behave as the v1 variables hookrun saves and shares.
 
 hookrun runs ``tf.keras`` as tf-keras (Keras 2, ``TF_USE_LEGACY_KERAS=1``, :mod:`hookrun.runner.tf_env`), whose
-layers make their weights with ``tf.compat.v1.get_variable`` semantics: named per graph, inside the
-``variable_scope``, reused by the evaluation. A Keras 3 layer (``import keras``; or ``tf.keras`` when the user set
-``TF_USE_LEGACY_KERAS=0``) does make variables in a graph, and the v1 ``Saver`` writes them, but their names
-come from a counter kept for the whole Python process (``dense``, then ``dense_1`` in the next graph) and ignore the
-``variable_scope``: a graph built again in one process (a resumed run, the evaluation, ``predict`` after ``train``)
-names them differently from the checkpoint, and the evaluation's ``reuse=True`` call makes new, untrained weights.
-So they are refused when created, with the layer's name, rather than failing later with a checkpoint key missing.
+layers name their weights per graph; ``tf.compat.v1.layers`` (on tf-keras) also follow the ``variable_scope``, so
+the in-graph evaluation's ``reuse=True`` call shares them. A Keras 3 layer (``import keras``; or ``tf.keras`` when
+the user set ``TF_USE_LEGACY_KERAS=0``) does make variables in a graph, and the v1 ``Saver`` writes them, but their
+names come from a counter kept for the whole Python process (``dense``, then ``dense_1`` in the next graph) and
+ignore the ``variable_scope``: a graph built again in one process (a resumed run, the evaluation, ``predict`` after
+``train``) names them differently from the checkpoint, and the evaluation's ``reuse=True`` call makes new, untrained
+weights. So they are refused when created, with the layer's name, rather than failing later with a checkpoint key
+missing.
 """
 
 from __future__ import annotations
