@@ -350,3 +350,19 @@ def test_a_layer_created_twice_names_the_variable_and_the_fix(tmp_path, linear_c
     message = str(info.value)
     assert "(train mode) creates the variable hidden/kernel twice in one call" in message
     assert "give each layer its own name" in message and "Originally defined at" not in message
+
+
+def test_validate_reports_a_builder_that_would_train_at_import_without_running_it(tmp_path, linear_csv):
+    # In a fresh process: `hookrun validate` reads the module (ast), imports neither it nor TensorFlow.
+    (tmp_path / "script_model.py").write_text(SCRIPT_MODULE.replace("GUARD", "main()"), encoding="utf-8")
+    path = _write_config(tmp_path, "script_model")
+    code = (
+        "import sys; from hookrun.cli.app import main; sys.argv = ['hookrun', 'validate', sys.argv[1]]\n"
+        "try:\n    main()\n"
+        "finally:\n    print('TF', 'tensorflow' in sys.modules, 'MODULE', 'script_model' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "importing module 'script_model' would run `main()`" in done.stdout + done.stderr
+    assert "TF False MODULE False" in done.stdout
+    assert not (tmp_path / "TRAINED_AT_IMPORT").exists()
