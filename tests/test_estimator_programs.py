@@ -366,3 +366,36 @@ def test_validate_reports_a_builder_that_would_train_at_import_without_running_i
     assert "importing module 'script_model' would run `main()`" in done.stdout + done.stderr
     assert "TF False MODULE False" in done.stdout
     assert not (tmp_path / "TRAINED_AT_IMPORT").exists()
+
+
+#: The common Estimator pattern: the optimizer under `if mode != PREDICT:`, so it is built in eval mode too.
+OPTIMIZER_IN_EVAL = """
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec, ModeKeys
+
+
+def model_fn(features, labels, mode, params):
+    w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=tf.compat.v1.zeros_initializer())
+    out = tf.matmul(features, w)
+    if mode == ModeKeys.PREDICT:
+        return EstimatorSpec(mode, predictions=out)
+    loss = tf.reduce_mean(tf.square(out - labels))
+    optimizer = tf.compat.v1.train.AdamOptimizer(0.01)
+    train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
+    return EstimatorSpec(mode, loss=loss, train_op=train_op)
+"""
+
+
+def test_an_optimizer_built_in_eval_mode_is_named_as_the_cause(tmp_path, linear_csv, run_train, write_module):
+    module = write_module("optimizer_in_eval", OPTIMIZER_IN_EVAL)
+    hooks = [{"type": "evaluation", "every_n_steps": 4}]
+    path = _write_config(tmp_path, module, data={"epochs": 1, "validation_split": 0.25}, hooks=hooks)
+    try:
+        result = run_train(load_config(path))
+    except HookrunError as err:  # evaluation in the training graph: the eval call cannot make the Adam slots
+        message = str(err)
+        assert "builds an optimizer in eval mode (its variable w/Adam" in message, message
+        assert "only when mode == ModeKeys.TRAIN" in message and "create weights with" not in message
+    else:  # an evaluation built in its own graph (as Estimator's) evaluates this model_fn unchanged
+        assert result.evaluations

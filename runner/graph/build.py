@@ -204,6 +204,15 @@ def _call_builder(
     except (SpecError, Keras3LayerError) as err:
         raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
+        slot = _optimizer_variable(err) if params["mode"] != "train" else None
+        if slot is not None:  # not "does not exist": build_evaluation would blame the weights
+            raise PlacedError(
+                "graph.builder",
+                f"{name} builds an optimizer in {params['mode']} mode (its variable {slot} is made again by the "
+                "evaluation's call, which reuses the training variables); build the optimizer and its minimize() "
+                "only when mode == ModeKeys.TRAIN (an `if mode != ModeKeys.PREDICT:` around the train and eval "
+                "branches builds it in eval mode too)",
+            ) from err
         twice = _created_twice(err)
         if twice is not None:
             raise PlacedError(
@@ -224,6 +233,25 @@ def _call_builder(
 
 #: ``tf.compat.v1.get_variable``'s error for a name taken in the scope (``Variable dense/kernel already exists, ...``).
 _ALREADY_EXISTS = re.compile(r"^Variable (\S+) already exists, disallowed")
+
+
+#: ``get_variable``'s error under ``reuse=True`` for a name not made in the training call.
+_DOES_NOT_EXIST = re.compile(r"^Variable (\S+?) does not exist")
+#: Variables of the ``tf.compat.v1.train`` optimizers: slots (``w/Adam``, ``w/Momentum_1``) and Adam's powers.
+_OPTIMIZER_VARIABLE = re.compile(
+    r"(^|/)(beta1_power|beta2_power)(_\d+)?(/|$)|/(Adam|Momentum|Adagrad|AdagradDA|RMSProp|Ftrl|Adadelta|"
+    r"ProximalAdagrad|ProximalGradientDescent)(_\d+)?(/|$)"
+)
+
+
+def _optimizer_variable(err: BaseException) -> str | None:
+    """The variable's name when ``err`` is ``get_variable``'s "does not exist" error for an optimizer's variable."""
+    if not isinstance(err, ValueError):
+        return None
+    match = _DOES_NOT_EXIST.match(str(err))
+    if match is None or not _OPTIMIZER_VARIABLE.search(match.group(1)):
+        return None
+    return match.group(1).rstrip("/")
 
 
 def _created_twice(err: BaseException) -> str | None:
