@@ -17,6 +17,9 @@ help:
 
 $(STAMP): pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
+	@# A .venv made before hookrun depended on `tensorflow` holds `tensorflow-cpu`: both write the one
+	@# `tensorflow` module, so it goes before `tensorflow` comes (removing it after would delete shared files).
+	@$(BIN)/python -m pip uninstall --quiet --disable-pip-version-check -y tensorflow-cpu 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
 	$(BIN)/python -m compileall -q cli config_schemas hooks runner  # as `pip install .` does: start-up reads .pyc
 	@touch $(STAMP)

@@ -96,7 +96,10 @@ class DataConfig(StrictModel):
         "naming the cell, not thousands of one-hot features.",
     )
     seed: Seed | None = Field(
-        default=0, description="Seed for shuffling, the validation split and weight initialisation."
+        default=0,
+        description="Seed for shuffling, the validation split and weight initialisation: it seeds Python's `random`, "
+        "NumPy and TensorFlow's graph-level seed before the builder is called (as keras.utils.set_random_seed), "
+        "so two runs with one seed start from the same weights. null: a different start each run.",
     )
     missing: MissingPolicy = Field(
         default="error",

@@ -11,6 +11,7 @@ from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.builders import BUILDER_PARAMS, RESERVED_PARAMS
 from hookrun.config_schemas.imports import IMPORT_PATH
+from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.suggest import did_you_mean
 
 #: Built-in graph builders (``runner/graph/builders/<name>.py``).
@@ -107,7 +108,10 @@ class GraphConfig(StrictModel):
         description="A built-in builder (" + ", ".join(BUILTIN_BUILDERS) + ") or `package.module:function`."
     )
     params: dict[str, Any] = Field(
-        default_factory=dict, description="Keyword parameters passed to the builder as `params`."
+        default_factory=dict,
+        description="Keyword parameters passed to the builder as `params`. In strings, `${config_dir}` (the config "
+        "file's directory), `${run_dir}` (the run directory) and `${steps_per_run}` are replaced when the graph is "
+        "built, as in a custom hook's args; `$$` writes one `$`.",
     )
     style: Literal["auto", "builder", "model_fn"] = Field(
         default="auto",
@@ -131,6 +135,16 @@ class GraphConfig(StrictModel):
         description="Initialise the trainable variables from another run's checkpoint "
         "(tf.estimator.WarmStartSettings); applies only when the run directory has no checkpoint of its own.",
     )
+
+    @field_validator("params")
+    @classmethod
+    def _known_placeholders(cls, value: dict[str, Any]) -> dict[str, Any]:
+        """Refuse an unknown ``${...}`` or a ``${`` without ``}`` in params now, before TensorFlow loads."""
+        problems = placeholder_problems(value)
+        if problems:
+            where, message = problems[0]
+            raise ValueError(f"params.{'.'.join(str(part) for part in where)}: {message}")
+        return value
 
     @field_validator("builder")
     @classmethod

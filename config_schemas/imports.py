@@ -20,6 +20,7 @@ the message carries the config's ``file:line:column``.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import importlib
 import importlib.util
@@ -155,6 +156,155 @@ def _not_found(parts: list[str], depth: int, path: Any, base_dir: Path) -> str:
     return f"cannot find module {'.'.join(parts[:depth])!r} {where}{hint}"
 
 
+#: Calls that start a training program when a module runs them at import time: a bare ``main()``, an app
+#: runner (``app.run(main)``, ``tf.compat.v1.app.run()``, ``absl.app.run``) and training methods
+#: (``estimator.train(...)``, ``tf.estimator.train_and_evaluate(...)``, ``model.fit(...)``).
+_ENTRY_NAMES = frozenset({"main"})
+_ENTRY_METHODS = frozenset({"train", "train_and_evaluate", "fit"})
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either side)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in sides) and any(
+        isinstance(n, ast.Constant) and n.value == "__main__" for n in sides
+    )
+
+
+def _entry_call(node: ast.AST) -> str | None:
+    """The source of ``node`` when it is a call that starts a program (:data:`_ENTRY_NAMES`, ...), else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    if isinstance(func, ast.Attribute) and func.attr == "exit" and node.args:  # sys.exit(main())
+        return ast.unparse(node) if _entry_call(node.args[0]) is not None else None
+    if isinstance(func, ast.Name) and func.id in _ENTRY_NAMES:
+        return ast.unparse(node)
+    if isinstance(func, ast.Attribute):
+        owner = func.value
+        owner_name = owner.attr if isinstance(owner, ast.Attribute) else getattr(owner, "id", None)
+        if func.attr in _ENTRY_METHODS or (func.attr == "run" and owner_name == "app"):
+            return ast.unparse(node)
+    return None
+
+
+def import_time_calls(source: str) -> list[tuple[int, str]]:
+    """The calls a module makes at import time that would start a training program.
+
+    Statements at module level (and inside module-level ``if``/``try``/``with`` blocks, but not under
+    ``if __name__ == "__main__":``) whose value is a call to ``main()`` (or ``sys.exit(main())``), an app
+    runner's ``run`` (``app.run(main)``, ``tf.compat.v1.app.run()``) or a training method (``.train(...)``,
+    ``.train_and_evaluate(...)``, ``.fit(...)``). Reads the source only; runs nothing.
+
+    Args:
+        source: the module's Python source.
+
+    Returns:
+        ``(line, call source)`` per call found, in order; empty when the module is safe to import (or does
+        not parse: the import itself then reports the syntax error).
+    """
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return []
+    found: list[tuple[int, str]] = []
+
+    def visit(statements: list[ast.stmt]) -> None:
+        for statement in statements:
+            if isinstance(statement, ast.If):
+                if not _is_main_guard(statement.test):
+                    visit(statement.body)
+                    visit(statement.orelse)
+            elif isinstance(statement, ast.Try):
+                for block in (statement.body, statement.orelse, statement.finalbody):
+                    visit(block)
+                for handler in statement.handlers:
+                    visit(handler.body)
+            elif isinstance(statement, ast.With):
+                visit(statement.body)
+            elif isinstance(statement, (ast.Expr, ast.Assign, ast.AnnAssign)) and statement.value is not None:
+                call = _entry_call(statement.value)
+                if call is not None:
+                    found.append((statement.lineno, call))
+
+    visit(tree.body)
+    return found
+
+
+def _module_file(module_name: str, base_dir: Path) -> Path | None:
+    """The ``.py`` file ``module_name`` would load from (beside the config first), found without running it."""
+    path: Any = None
+    spec = None
+    with _beside(base_dir):
+        importlib.invalidate_caches()
+        for depth in range(1, len(module_name.split(".")) + 1):
+            name = ".".join(module_name.split(".")[:depth])
+            loaded = sys.modules.get(name)
+            spec = getattr(loaded, "__spec__", None) if loaded is not None else None
+            if spec is None:
+                try:
+                    spec = _static_spec(name, path)
+                except (ImportError, ValueError, OSError):
+                    return None
+            if spec is None:
+                return None
+            path = spec.submodule_search_locations
+    origin = getattr(spec, "origin", None)
+    return Path(origin) if origin and origin.endswith(".py") else None
+
+
+def flags_hint(err: BaseException) -> str:
+    """The fix for absl's ``UnparsedFlagAccessError`` (``FLAGS.x`` read before ``app.run`` parsed them), else ``""``.
+
+    hookrun imports the user's module and calls its function; it never runs the program's ``main`` or
+    ``app.run``, so its absl flags are never parsed and reading one raises.
+    """
+    if type(err).__name__ != "UnparsedFlagAccessError":
+        return ""
+    return (
+        "; hookrun never runs your program's app.run/main, so absl FLAGS are not parsed: give the values in "
+        "graph.params and read params['name'] in the model_fn instead of FLAGS.name"
+    )
+
+
+def check_import_safe(module_name: str, base_dir: Path, what: str) -> None:
+    """Refuse to import a module that would start a training program at import time.
+
+    A TF 1.x Estimator program often ends with ``tf.compat.v1.app.run(main)`` or ``main()`` at module
+    level; hookrun imports the module to find its ``model_fn``, which would run the old program (a surprise
+    training run, or a traceback about unparsed flags). Modules already imported are not checked.
+
+    Args:
+        module_name: the dotted module name of a ``module:attr`` path.
+        base_dir: the config file's directory (searched first, as :func:`import_object` does).
+        what: the config key, for the message (``graph.builder``).
+
+    Raises:
+        ImportFailure: the module's source calls :func:`import_time_calls`' entry points outside
+            ``if __name__ == "__main__":``; the message names the file, the line, the call and the fix.
+    """
+    if module_name in sys.modules:
+        return
+    file = _module_file(module_name, base_dir)
+    if file is None:
+        return
+    try:
+        source = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    calls = import_time_calls(source)
+    if calls:
+        line, call = calls[0]
+        raise ImportFailure(
+            what,
+            f"{file}:{line}: importing module {module_name!r} would run `{call}` (a program's entry point at "
+            "module level): hookrun imports the module and calls the function itself; put the script's own "
+            'entry point under `if __name__ == "__main__":` so importing it only defines functions',
+        )
+
+
 def import_object(path: str, base_dir: Path, what: str, callable_required: bool = True) -> Any:
     """Import ``package.module:attr`` (``attr`` may be dotted), beside the config file first.
 
@@ -172,19 +322,20 @@ def import_object(path: str, base_dir: Path, what: str, callable_required: bool 
         The object.
 
     Raises:
-        ImportFailure: malformed path, the module fails to import (the reason is
-            given), the attribute is missing, or it is not callable; it carries
-            the config place ``what``.
+        ImportFailure: malformed path, the module would run a program at import time
+            (:func:`check_import_safe`), it fails to import (the reason is given), the attribute is
+            missing, or it is not callable; it carries the config place ``what``.
     """
     module_name, sep, attr_path = path.partition(":")
     if not sep or not module_name or not attr_path:
         raise ImportFailure(what, f"{path!r} is not of the form `package.module:name`")
+    check_import_safe(module_name, base_dir, what)
     with _beside(base_dir):
         try:
             module = importlib.import_module(module_name)
         except Exception as err:  # the user's module may raise anything at import
             reason = f"{type(err).__name__}: {err}"
-            raise ImportFailure(what, f"cannot import module {module_name!r} ({reason})") from err
+            raise ImportFailure(what, f"cannot import module {module_name!r} ({reason}){flags_hint(err)}") from err
     obj: Any = module
     for part in attr_path.split("."):
         try:

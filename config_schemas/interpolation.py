@@ -1,4 +1,6 @@
-"""``${run_dir}``, ``${config_dir}`` and ``${steps_per_run}`` in a custom hook's ``args``. No TensorFlow.
+"""``${run_dir}``, ``${config_dir}`` and ``${steps_per_run}`` in a custom hook's ``args`` and in ``graph.params``.
+
+No TensorFlow.
 
 A custom hook's ``args`` go to the user's constructor as given, so a relative path in them would
 resolve against the process's working directory, while hookrun resolves ``data.train`` and

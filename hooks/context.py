@@ -288,6 +288,8 @@ class HookContext:
             ``before_run``/``after_run`` then brackets a window of up to N steps, and the tensors a hook
             asks for are the values at the window's last step (as TensorFlow's ``SessionRunArgs`` under
             ``iterations_per_loop``); :attr:`tensors` resolves the named tensors to those.
+        model_summaries: the summary ops the builder's ``train`` call made (its ``SUMMARIES`` collection:
+            ``tf.compat.v1.summary.scalar`` in a model_fn), which ``summary_saver`` writes as Estimator did.
     """
 
     tf: Any
@@ -306,6 +308,7 @@ class HookContext:
     clock: StepClock = field(default_factory=StepClock)
     steps_per_epoch: float | None = None
     window: RunWindow | None = None
+    model_summaries: list[Any] = field(default_factory=list)
 
     @property
     def steps_per_run(self) -> int:

@@ -12,7 +12,7 @@ from pathlib import Path
 from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.graph import BUILTIN_BUILDERS
 from hookrun.config_schemas.hook_base import HookList
-from hookrun.config_schemas.imports import find_module
+from hookrun.config_schemas.imports import ImportFailure, check_import_safe, find_module
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.data.reader import KIND_SAMPLE_ROWS, load_raw_data
@@ -95,8 +95,13 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     then ``sys.path``; the module is located, not run, so this stays fast and TensorFlow-free). The
     name after ``:`` is checked when the graph is built (``validate --build``, ``train``).
 
+    A module found is also read (not run) for a program's entry point at module level
+    (:func:`hookrun.config_schemas.imports.check_import_safe`: ``app.run(main)`` outside
+    ``if __name__ == "__main__":``), which importing it for training would start.
+
     Returns:
-        One error per module that cannot be found, at its key (``graph.builder``, ``hooks[2].class``).
+        One error per module that cannot be found or would start a program when imported, at its key
+        (``graph.builder``, ``hooks[2].class``).
     """
     places: list[tuple[tuple[str | int, ...], str]] = []
     builder = loaded.config.graph.builder
@@ -109,6 +114,11 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
         reason = find_module(value.partition(":")[0], loaded.base_dir)
         if reason is not None:
             issues.append(loaded.issue(loc, f"{value!r}: {reason}"))
+            continue
+        try:  # found: read (not run) it for a program that would start when imported
+            check_import_safe(value.partition(":")[0], loaded.base_dir, ".".join(str(part) for part in loc))
+        except ImportFailure as err:
+            issues.append(loaded.issue(loc, f"{value!r}: {err.reason}"))
     return issues
 
 

@@ -8,6 +8,12 @@ imported only after :func:`import_tensorflow` has run (the trainer and the clust
 first; the registry imports a hook's ``hook.py`` only when that hook is built), so the CLI's
 ``validate``, ``list-hooks`` and ``--help`` load no TensorFlow and stay fast (``import tensorflow``
 costs 2-4 s; ``tests/test_startup.py``).
+
+It also sets ``TF_USE_LEGACY_KERAS=1`` unless the user set it: ``tf.keras`` is then the ``tf-keras``
+package (Keras 2, a dependency of hookrun), on which ``tf.compat.v1.layers``,
+``tf.compat.v1.feature_column.input_layer``/``linear_model`` work in graph mode as they did under
+``tf.estimator``. Keras 3 (``import keras``) stays importable; its layers keep their weights outside
+the v1 collections, so a model_fn using them is refused (:mod:`hookrun.runner.graph.keras_check`).
 """
 
 from __future__ import annotations
@@ -27,12 +33,16 @@ from hookrun.hooks import tf_internals
 #: the warnings of hookrun's own hooks (``nan_tensor`` stopping on a NaN loss, the step clock switching to reads).
 _HOOKS_MODULE = "basic_session_run_hooks"
 
+#: TensorFlow's switch to Keras 2 (the ``tf-keras`` package) as ``tf.keras``; read when ``tf.keras`` is first used.
+LEGACY_KERAS = "TF_USE_LEGACY_KERAS"
+
 
 def import_tensorflow(verbose: bool = False) -> ModuleType:
     """Import and return ``tensorflow``, silencing its start-up noise.
 
-    Sets ``TF_CPP_MIN_LOG_LEVEL=2`` (``0`` when ``verbose``) and
-    ``TF_ENABLE_ONEDNN_OPTS=0`` before the first import unless the user set
+    Sets ``TF_CPP_MIN_LOG_LEVEL=2`` (``0`` when ``verbose``),
+    ``TF_ENABLE_ONEDNN_OPTS=0`` and ``TF_USE_LEGACY_KERAS=1`` (``tf.keras`` is tf-keras, Keras 2, so
+    ``tf.compat.v1.layers`` work) before the first import unless the user set
     them already. Later calls return the cached module.
 
     Args:
@@ -43,6 +53,7 @@ def import_tensorflow(verbose: bool = False) -> ModuleType:
     """
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "2")
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    os.environ.setdefault(LEGACY_KERAS, "1")
     import tensorflow as tf
 
     return tf

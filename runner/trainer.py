@@ -269,6 +269,7 @@ def prepare(
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
             carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
+            run_dir=directory,
         )
         if config.graph.warm_start is not None:
             unpin = _warm_start(tf, built.graph, loaded, resume, cluster, notes)
@@ -481,6 +482,7 @@ def _build_hooks(
                 clock=clock,
                 steps_per_epoch=steps_per_epoch,
                 window=built.window,
+                model_summaries=built.summaries,
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))

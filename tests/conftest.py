@@ -9,6 +9,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")  # as hookrun.runner.tf_env sets it: tf.keras is tf-keras
 
 import io  # noqa: E402
 import sys  # noqa: E402

@@ -38,6 +38,12 @@ class SummarySaverConfig(HookConfig):
         default=None,
         description="Event file directory, relative to the run directory; default: the run directory.",
     )
+    model_summaries: bool = Field(
+        default=True,
+        description="Also write the builder's own summaries (tf.compat.v1.summary.* in its train call: the "
+        "SUMMARIES collection), merged, as Estimator wrote them; false: only `tensors`. A model_fn's "
+        "`Scaffold(summary_op=...)` replaces them.",
+    )
 
     def event_dir(self) -> str:
         """The event files go to ``output_dir`` (default: the run directory)."""

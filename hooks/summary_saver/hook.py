@@ -144,7 +144,9 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
     (as ``tf.compat.v1.summary.histogram``) for any other shape; a variable is read, not fetched as
     its handle. They are merged into the hook's ``summary_op``, with the ``summary_op`` of a
     model_fn's ``EstimatorSpec.scaffold`` when it gives one (as Estimator's ``SummarySaverHook`` wrote
-    ``scaffold.summary_op``). When it fires: see :class:`SummarySaverHook`.
+    ``scaffold.summary_op``), else with the builder's own summaries (``ctx.model_summaries``: what its
+    ``train`` call added to the ``SUMMARIES`` collection, as Estimator's default ``summary_op``,
+    ``merge_all()``, wrote them) unless ``model_summaries: false``. When it fires: see :class:`SummarySaverHook`.
 
     Args:
         config: ``save_steps`` xor ``save_secs``, ``tensors`` (names), ``output_dir``
@@ -158,8 +160,10 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
     v1 = ctx.tf.compat.v1
     ops = summary_ops(ctx.tf, config.tensors, ctx)
     given = getattr(ctx.scaffold, "summary_op", None)  # before finalize(): only a summary_op a model_fn gave
-    if given is not None:
+    if given is not None:  # it replaces the builder's own summaries, as Estimator's Scaffold.summary_op did
         ops.append(given)
+    elif config.model_summaries:
+        ops.extend(ctx.model_summaries)
     return SummarySaverHook(
         ctx.clock,
         save_steps=config.save_steps,

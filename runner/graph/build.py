@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hookrun.config_schemas.imports import flags_hint
+from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
@@ -17,9 +20,11 @@ from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
 from hookrun.runner.graph.fused import WINDOW_BYTES, build_fused_train, endless_input, input_placeholders, window_bytes
+from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_layers
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import make_optimizer, make_train_op
+from hookrun.runner.graph.seed import seed_everything
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
 EVAL_SCOPE = "evaluation"
@@ -105,6 +110,9 @@ class BuiltGraph:
         window: with ``session.steps_per_run`` > 1, the fused loop's tensors for the hooks
             (:class:`hookrun.hooks.window.RunWindow`); ``train_op`` is then its ``steps`` tensor and
             ``named`` maps each name to its last-step value. None with one step per call.
+        summaries: the summary ops the builder's ``train`` call added to the ``SUMMARIES`` collection
+            (``tf.compat.v1.summary.scalar`` and the like in a model_fn), written by ``summary_saver``; empty
+            under ``session.steps_per_run`` > 1.
     """
 
     graph: Any
@@ -114,6 +122,40 @@ class BuiltGraph:
     named: dict[str, Any]
     evaluation: EvalGraph | None = field(default=None)
     window: Any = None
+    summaries: list[Any] = field(default_factory=list)
+
+
+def builder_params(config: RunConfig, base_dir: Path, run_dir: Path | None) -> dict[str, Any]:
+    """``graph.params`` with ``${config_dir}``, ``${run_dir}``, ``${steps_per_run}`` replaced, as in custom hook args.
+
+    The same placeholders as a custom hook's ``args`` (:mod:`hookrun.config_schemas.interpolation`), so a
+    vocabulary path in params (``"${config_dir}/train.vocab"``) resolves against the config file rather than
+    the working directory; ``$$`` writes one ``$``. The config keeps the placeholders (the saved
+    ``config.yaml`` too): they are replaced each time a graph is built.
+
+    Args:
+        config: the run config.
+        base_dir: the config file's directory (absolute): ``${config_dir}``.
+        run_dir: the run directory (absolute): ``${run_dir}``; None where no run directory is known.
+
+    Returns:
+        A new dict; strings at any depth replaced, other values as given.
+
+    Raises:
+        PlacedError: an unknown placeholder, a ``${`` without ``}``, or ``${run_dir}`` with no run directory.
+    """
+    values = {
+        "config_dir": str(base_dir),
+        "steps_per_run": str(int(getattr(config.session, "steps_per_run", 1))),
+    }
+    if run_dir is not None:
+        values["run_dir"] = str(run_dir)
+    try:
+        return interpolate(config.graph.params, values)
+    except ValueError as err:
+        raise PlacedError("graph.params", str(err)) from None
+    except KeyError:
+        raise PlacedError("graph.params", "${run_dir} is used, but no run directory is known here") from None
 
 
 def features_form(builder: Any, configured: str | None) -> str:
@@ -144,37 +186,87 @@ def _call_builder(
     ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field.
     """
     try:
-        if model_fn:
-            mode = params["mode"]
-            plain = {key: value for key, value in params.items() if key != "mode"}
-            checked = check_spec(tf, call_model_fn(builder, features, labels, mode, plain), name, mode)
-            spec = GraphSpec(
-                loss=checked.loss,
-                train_op=checked.train_op,
-                predictions=checked.predictions,
-                eval_metrics=checked.eval_metric_ops,
-                training_hooks=checked.training_hooks,
-                prediction_dict=checked.prediction_dict,
-                training_chief_hooks=checked.training_chief_hooks,
-                evaluation_hooks=checked.evaluation_hooks,
-                scaffold=checked.scaffold,
-                export_outputs=checked.export_outputs,
-                prediction_hooks=checked.prediction_hooks,
-            )
-        else:
-            spec = GraphSpec.coerce(builder(features, labels, params), name)
+        with refuse_keras3_layers(tf, name, params["mode"]):
+            if model_fn:
+                mode = params["mode"]
+                plain = {key: value for key, value in params.items() if key != "mode"}
+                checked = check_spec(tf, call_model_fn(builder, features, labels, mode, plain), name, mode)
+                spec = GraphSpec(
+                    loss=checked.loss,
+                    train_op=checked.train_op,
+                    predictions=checked.predictions,
+                    eval_metrics=checked.eval_metric_ops,
+                    training_hooks=checked.training_hooks,
+                    prediction_dict=checked.prediction_dict,
+                    training_chief_hooks=checked.training_chief_hooks,
+                    evaluation_hooks=checked.evaluation_hooks,
+                    scaffold=checked.scaffold,
+                    export_outputs=checked.export_outputs,
+                    prediction_hooks=checked.prediction_hooks,
+                )
+            else:
+                spec = GraphSpec.coerce(builder(features, labels, params), name)
     except SetupError:
         raise
-    except SpecError as err:
+    except (SpecError, Keras3LayerError) as err:
         raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
-        reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}"
+        slot = _optimizer_variable(err) if params["mode"] != "train" else None
+        if slot is not None:  # not "does not exist": build_evaluation would blame the weights
+            raise PlacedError(
+                "graph.builder",
+                f"{name} builds an optimizer in {params['mode']} mode (its variable {slot} is made again by the "
+                "evaluation's call, which reuses the training variables); build the optimizer and its minimize() "
+                "only when mode == ModeKeys.TRAIN (an `if mode != ModeKeys.PREDICT:` around the train and eval "
+                "branches builds it in eval mode too)",
+            ) from err
+        twice = _created_twice(err)
+        if twice is not None:
+            raise PlacedError(
+                "graph.builder",
+                f"{name} ({params['mode']} mode) creates the variable {twice} twice in one call: two layers or "
+                "get_variable calls with one name; give each layer its own name (tf.compat.v1.layers.dense(..., "
+                "name='hidden_2')), or share it on purpose under tf.compat.v1.variable_scope(scope, "
+                "reuse=tf.compat.v1.AUTO_REUSE)",
+            ) from err
+        reason = f"{name} failed ({params['mode']} mode): {type(err).__name__}: {err}{flags_hint(err)}"
         raise PlacedError("graph.builder", reason) from err
     if params["mode"] == "infer":  # the loss is not used (a model_fn may return none)
         return spec
     if spec.loss is None or getattr(spec.loss, "shape", None) is None or spec.loss.shape.rank != 0:
         raise PlacedError("graph.builder", f"{name} must return a scalar `loss` tensor")
     return spec
+
+
+#: ``tf.compat.v1.get_variable``'s error for a name taken in the scope (``Variable dense/kernel already exists, ...``).
+_ALREADY_EXISTS = re.compile(r"^Variable (\S+) already exists, disallowed")
+
+
+#: ``get_variable``'s error under ``reuse=True`` for a name not made in the training call.
+_DOES_NOT_EXIST = re.compile(r"^Variable (\S+?) does not exist")
+#: Variables of the ``tf.compat.v1.train`` optimizers: slots (``w/Adam``, ``w/Momentum_1``) and Adam's powers.
+_OPTIMIZER_VARIABLE = re.compile(
+    r"(^|/)(beta1_power|beta2_power)(_\d+)?(/|$)|/(Adam|Momentum|Adagrad|AdagradDA|RMSProp|Ftrl|Adadelta|"
+    r"ProximalAdagrad|ProximalGradientDescent)(_\d+)?(/|$)"
+)
+
+
+def _optimizer_variable(err: BaseException) -> str | None:
+    """The variable's name when ``err`` is ``get_variable``'s "does not exist" error for an optimizer's variable."""
+    if not isinstance(err, ValueError):
+        return None
+    match = _DOES_NOT_EXIST.match(str(err))
+    if match is None or not _OPTIMIZER_VARIABLE.search(match.group(1)):
+        return None
+    return match.group(1).rstrip("/")
+
+
+def _created_twice(err: BaseException) -> str | None:
+    """The variable name when ``err`` is ``get_variable``'s "already exists, disallowed" error, else None."""
+    if not isinstance(err, ValueError):
+        return None
+    match = _ALREADY_EXISTS.match(str(err))
+    return match.group(1) if match else None
 
 
 def build_graph(
@@ -189,11 +281,13 @@ def build_graph(
     device_function: Callable[[Any], str] | None = None,
     wrap_optimizer: Callable[[Any], Any] | None = None,
     carry: Collection[str] | None = None,
+    run_dir: Path | None = None,
 ) -> BuiltGraph:
     """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
     The input pipelines sit on the CPU; the builder's ops and the optimizer
-    go on ``plan.device``. The graph-level seed is ``data.seed``. The builder
+    go on ``plan.device``. ``data.seed`` seeds Python's ``random``, NumPy and the graph-level seed
+    (:func:`~hookrun.runner.graph.seed.seed_everything`) before the builder is called. The builder
     is called with ``params`` = ``graph.params`` plus ``mode="train"`` and
     ``label_scale``; with ``validation``, :func:`build_evaluation` calls it again.
 
@@ -212,6 +306,7 @@ def build_graph(
         wrap_optimizer: wraps the optimizer before ``minimize`` (``SyncReplicasOptimizer``).
         carry: under ``session.steps_per_run`` > 1, the named tensors the hooks read (the loop carries
             those and ``loss``); None carries every named tensor.
+        run_dir: the run directory, for ``${run_dir}`` in ``graph.params`` (:func:`builder_params`).
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
@@ -223,14 +318,13 @@ def build_graph(
     graph = tf.Graph()
     placement = graph.device(device_function) if device_function is not None else contextlib.nullcontext()
     with graph.as_default(), placement:
-        if config.data.seed is not None:
-            tf.compat.v1.set_random_seed(config.data.seed)
+        seed_everything(tf, config.data.seed)  # Python's random, NumPy and the graph-level seed
         global_step = tf.compat.v1.train.get_or_create_global_step()
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
         model_fn = is_model_fn(builder, config.graph.style)
         named_features = features_form(builder, config.graph.features) == "named"
-        params = {**config.graph.params, "label_scale": float(label_scale)}
+        params = {**builder_params(config, base_dir, run_dir), "label_scale": float(label_scale)}
         steps_per_run = int(getattr(config.session, "steps_per_run", 1))
         if steps_per_run > 1 and (device_function is not None or wrap_optimizer is not None):
             raise SetupError("session.steps_per_run > 1 does not run on a cluster; set session.steps_per_run: 1")
@@ -255,6 +349,8 @@ def build_graph(
         learning_rate = None
         optimizer = None
         rate_now: dict[str, Any] = {}
+        summaries_key = tf.compat.v1.GraphKeys.SUMMARIES
+        summaries_before = len(tf.compat.v1.get_collection(summaries_key))
         with tf.device(plan.device):
             spec = _call_builder(
                 tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn
@@ -278,6 +374,9 @@ def build_graph(
                     "cannot be wrapped in SyncReplicasOptimizer; return no train_op (hookrun builds it from "
                     "graph.optimizer)"
                 )
+        # The builder's own summaries (tf.compat.v1.summary.* in its train call), for summary_saver as Estimator
+        # wrote them. Under steps_per_run > 1 this first call is on placeholders never fed: none to fetch.
+        summaries = tf.compat.v1.get_collection(summaries_key)[summaries_before:] if steps_per_run == 1 else []
         named = _named_tensors(spec, global_step, learning_rate)
         window = None
         if steps_per_run > 1:
@@ -344,7 +443,7 @@ def build_graph(
             evaluation = graft_evaluation(tf, graph, evaluation, builder_name)
     return BuiltGraph(
         graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation,
-        window=window,
+        window=window, summaries=summaries,
     )
 
 
@@ -575,6 +674,7 @@ def build_evaluation_graph(
     plan: DevicePlan,
     validation: EvalInput,
     label_scale: float = 1.0,
+    run_dir: Path | None = None,
 ) -> tuple[Any, Any, EvalGraph]:
     """Build only the evaluation, in a fresh ``tf.Graph``: the builder in ``eval`` mode, no training graph.
 
@@ -590,6 +690,7 @@ def build_evaluation_graph(
         plan: the device plan.
         validation: the rows to evaluate.
         label_scale: the saved preprocessing's label scale, handed to the builder.
+        run_dir: the run directory, for ``${run_dir}`` in ``graph.params``.
 
     Returns:
         ``(graph, global_step, evaluation)``.
@@ -599,7 +700,7 @@ def build_evaluation_graph(
     """
     builder_name = config.graph.builder
     builder = get_builder(builder_name, base_dir)
-    params = {**config.graph.params, "label_scale": float(label_scale), "mode": "eval"}
+    params = {**builder_params(config, base_dir, run_dir), "label_scale": float(label_scale), "mode": "eval"}
     named_features = features_form(builder, config.graph.features) == "named"
     if named_features:
         params["feature_columns"] = named_feature_columns(validation.input.state)

@@ -290,12 +290,12 @@ def check_checkpoint_fits(
     for variable in variables:
         name = variable.op.name
         there = renamed.get(name, name)
-        shown = name if there == name else f"{name} (as {there})"
+        label = name if there == name else f"{name} (as {there})"  # not `shown`: that names the checkpoint
         shape = variable.shape.as_list()
         if there not in saved:
-            problems.append(f"{shown} is not in it")
+            problems.append(f"{label} is not in it")
         elif list(saved[there]) != shape:
-            problems.append(f"{shown} is {list(saved[there])} there, {shape} in the run's graph")
+            problems.append(f"{label} is {list(saved[there])} there, {shape} in the run's graph")
     if problems:
         raise SetupError(
             f"{shown or prefix}: this checkpoint does not fit the run's graph.builder ({'; '.join(problems[:3])}"
@@ -323,9 +323,38 @@ def restore_errors(tf: Any, prefix: str, fix: str | None = None) -> Iterator[Non
         yield
     except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as err:
         raise_if_vanished(prefix)
-        reason = str(err.message).strip().splitlines()[0]
+        reason = restore_error_line(str(err.message))
         message = f"{prefix}: this checkpoint does not fit the run's graph.builder ({reason})"
         raise SetupError(message + (f"; {fix}" if fix else "")) from None
+
+
+#: The first line of ``Saver.restore``'s wrapper around the real error, which ends ``Original error:``.
+_RESTORE_WRAPPER = "Restoring from checkpoint failed."
+_NOT_TELLING = ("Graph execution error", "Detected at node", "Node:", "[[", "Original stack trace", "File ")
+
+
+def restore_error_line(message: str) -> str:
+    """The line of a failed restore's message that says what is wrong (``Key dense/bias not found in checkpoint``).
+
+    ``Saver.restore`` wraps the op error in a paragraph ending ``Original error:``, then TensorFlow's
+    ``Graph execution error:``, a Python stack and ``Node: ...``; the cause comes after those.
+
+    Args:
+        message: the error's message.
+
+    Returns:
+        The telling line, else the message's first line.
+    """
+    lines = message.strip().splitlines()
+    if lines and lines[0].startswith(_RESTORE_WRAPPER):
+        for index, line in enumerate(lines):
+            if "Original error:" in line:
+                lines = lines[index + 1 :]
+                break
+    for line in lines:
+        if line.strip() and not line[0].isspace() and not line.startswith(_NOT_TELLING):
+            return line.strip()
+    return lines[0].strip() if lines else message.strip()
 
 
 def raise_if_vanished(prefix: str) -> None:

@@ -173,6 +173,14 @@ def _failed_hook_call(err: BaseException, hooks: list[Any], labels: list[str] | 
     return None
 
 
+#: What to do when the run directory's checkpoint lacks a variable the graph now makes (appended to the error).
+RESUME_MISFIT_FIX = (
+    "the graph makes a variable this checkpoint lacks (graph.builder, graph.params or a hook changed since it was "
+    "written): undo the change, train into a new --run-dir, or start one from this run's weights with "
+    "graph.warm_start"
+)
+
+
 def _in_restore(err: BaseException) -> bool:
     """True if ``err`` was raised while ``SessionManager`` restored a checkpoint."""
     tb = err.__traceback__
@@ -391,6 +399,12 @@ def run_monitored(
         if write_failure:
             raise TrainingError(f"{write_failure} ({where})") from err
         message = _op_error_line(err.message or str(err))
+        if _in_restore(err):  # Saver.restore's wrapper ends "Original error:"; the key comes after its trace
+            from hookrun.runner.run_dir.checkpoints import restore_error_line
+
+            message = restore_error_line(err.message or str(err))
+            if isinstance(err, tf.errors.NotFoundError) and "not found in checkpoint" in message:
+                message += f"; {RESUME_MISFIT_FIX}"
         raise TrainingError(f"TensorFlow error {where}: {type(err).__name__}: {message}") from err
     except KeyboardInterrupt:
         raise

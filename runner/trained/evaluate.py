@@ -90,7 +90,7 @@ def evaluate(
     config = run.loaded.config
     plan = resolve_device(config.device, len(tf.config.list_physical_devices("GPU")), True)
     graph, _global_step, ev = build_evaluation_graph(
-        tf, config, run.loaded.base_dir, plan, validation, run.preprocessor.label_scale
+        tf, config, run.loaded.base_dir, plan, validation, run.preprocessor.label_scale, run_dir=run.run_dir
     )
     v1 = tf.compat.v1
     with graph.as_default():

@@ -161,7 +161,7 @@ def build_inference_graph(
         SetupError: the builder does not import, fails in ``infer`` mode or returns no ``predictions``.
     """
     from hookrun.runner.data.streaming import named_feature_columns, transform_raw_columns
-    from hookrun.runner.graph.build import build_inference, features_form
+    from hookrun.runner.graph.build import build_inference, builder_params, features_form
     from hookrun.runner.graph.builders.registry import get_builder
     from hookrun.runner.graph.model_fn import is_model_fn
 
@@ -199,7 +199,7 @@ def build_inference_graph(
                     inputs[column.name] = v1.placeholder(kind, [None], name=_op_name(column.name))
         with tf.name_scope("preprocessing"):
             transformed = transform_raw_columns(tf, state, inputs, named=named)
-        params = {**config.graph.params, "label_scale": float(state.label_scale)}
+        params = {**builder_params(config, run.loaded.base_dir, run.run_dir), "label_scale": float(state.label_scale)}
         if named:
             params["feature_columns"] = named_feature_columns(state)
         features = transformed.features
