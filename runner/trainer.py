@@ -268,7 +268,10 @@ def prepare(
             label_scale=preprocessor.label_scale,
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
-            carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
+            # steps_per_run > 1: the named tensors the hooks read; all of them (and global_step's last-step
+            # read) when a hook may fetch any tensor (a custom hook)
+            carry=None if any(hook.fetches_unknown_tensors() for _, hook in running)
+            else {name for _, hook in running for _, name in hook.tensor_names()},
         )
         if config.graph.warm_start is not None:
             unpin = _warm_start(tf, built.graph, loaded, resume, cluster, notes)

@@ -81,6 +81,10 @@ class CustomHookConfig(HookConfig):
         """The class, or each lifecycle function, as ``(key, "module:name")``."""
         return [(key.rstrip("_"), value) for key in ("class_", *LIFECYCLE_METHODS) if (value := getattr(self, key))]
 
+    def fetches_unknown_tensors(self) -> bool:
+        """True: a custom hook's ``before_run`` may ask for any tensor (the loop carries every named one)."""
+        return True
+
     def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
         """Unknown or unterminated ``${...}`` placeholders in ``args``, each at its string.
 

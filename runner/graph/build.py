@@ -204,7 +204,8 @@ def build_graph(
             (``replica_device_setter``: variables on the parameter servers, the rest on this worker).
         wrap_optimizer: wraps the optimizer before ``minimize`` (``SyncReplicasOptimizer``).
         carry: under ``session.steps_per_run`` > 1, the named tensors the hooks read (the loop carries
-            those and ``loss``); None carries every named tensor.
+            those and ``loss``); None carries every named tensor and ``global_step`` as each window's last
+            step reads it (``RunWindow.step_global_step``, for custom hooks).
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
@@ -316,6 +317,7 @@ def build_graph(
                     global_step=global_step,
                     builder_name=builder_name,
                     carry=carry,
+                    carry_step_read=carry is None,
                     endless=endless_input(tf, dataset),
                     windows=lambda n: _window_iterator(tf, dataset, iterator, config.data.batch_size, n),
                 )
