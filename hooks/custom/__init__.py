@@ -96,8 +96,11 @@ class CustomHookConfig(HookConfig):
             issues.append((
                 ("hooks", index),
                 f"session.steps_per_run is {run.steps_per_run}: this custom hook's before_run/after_run run once "
-                f"per window of up to {run.steps_per_run} steps, and the tensors it asks for hold the values at "
-                "the window's last step (`${steps_per_run}` in its args tells it N; see docs/engine.md)",
+                f"per window of up to {run.steps_per_run} steps; a named tensor of the step (loss:0) or global_step "
+                "it fetches gives its value at the window's last step, and any other tensor of the step, variable "
+                "the loop writes, or feed the loop would drop is refused before the first step (set "
+                "session.steps_per_run: 1); `${steps_per_run}` in its args tells it N (docs/engine.md, \"What a "
+                "hook's fetches and feeds give\")",
                 "warning",
             ))
         return issues
