@@ -460,7 +460,11 @@ def _build_hooks(
         # A model_fn's EstimatorSpec.scaffold: its fields (init_op, init_fn, saver, ready_op, ...) are copied
         # into ours (Scaffold's copy_from_scaffold); a saver it gives replaces the default one.
         scaffold = Scaffold(max_to_keep=max_to_keep, copy_from_scaffold=built.spec.scaffold)
-        names = TensorNames(named=built.named, graph=built.graph)
+        names = TensorNames(  # under steps_per_run > 1, a graph tensor of a variable the loop writes is refused
+            named=built.named,
+            graph=built.graph,
+            loop_variables=built.window.variables - {built.global_step.op.name} if built.window else frozenset(),
+        )
         unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
         if unknown:
             raise ConfigError(unknown)

@@ -181,3 +181,19 @@ def test_the_custom_hooks_example_runs_under_n(make_config, run_train, tmp_path,
              {"type": "stop_at_step", "last_step": 12}]
     loaded = make_config(hooks=hooks, data={"epochs": None}, session={"steps_per_run": 5, "engine": engine})
     assert run_train(loaded).final_global_step == 5
+
+
+def test_a_builtin_hook_naming_a_variable_the_loop_writes_is_refused_at_its_line(make_config, run_train, tmp_path,
+                                                                                 linear_csv):
+    """logging_tensor naming linear/kernel under N = 5 (was: the window's first-step value, without a word):
+    refused when the hooks are built, at the name's place, exit 2; global_step by name still resolves."""
+    from hookrun.config_schemas.loader import ConfigError
+
+    hooks = [{"type": "logging_tensor", "tensors": ["global_step:0", "linear/kernel"], "every_n_iter": 1},
+             {"type": "stop_at_step", "last_step": 5}]
+    loaded = make_config(hooks=hooks, data={"epochs": None}, session={"steps_per_run": 5})
+    with pytest.raises(ConfigError) as caught:
+        run_train(loaded)
+    message = str(caught.value)
+    assert "hooks[0].tensors[1]" in message and "reads variable 'linear/kernel'" in message, message
+    assert "set session.steps_per_run: 1" in message and "global_step" not in message.split("named tensors")[0]

@@ -36,14 +36,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hookrun.hooks.context import UNFED_INPUT, HookFailure
+from hookrun.hooks.context import UNFED_INPUT, VARIABLE_OPS, HookFailure
 from hookrun.hooks.window import RunWindow
 
 #: The fix every refusal names.
 FIX = "set session.steps_per_run: 1 (docs/engine.md, \"What a hook's fetches and feeds give\")"
-
-#: Types of the ops that hold a variable (resource and reference variables).
-_VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})
 
 #: The collection ``training_util._get_or_create_global_step_read`` keeps its tensor in (TensorFlow's key).
 _GLOBAL_STEP_READ_KEY = "global_step_read_op_cache"
@@ -157,7 +154,7 @@ class WindowFetches:
                 continue
             made = _Kind(
                 input_=current.type == "Placeholder" and current.name.startswith(UNFED_INPUT),
-                variable=current.name if current.type in _VARIABLE_OPS and current.name in self._variables else None,
+                variable=current.name if current.type in VARIABLE_OPS and current.name in self._variables else None,
                 loop=id(current) in loop,
             )
             for parent in parents:
