@@ -79,6 +79,22 @@ class LossInEnd(v1.train.SessionRunHook):
         session.run("loss:0")
 
 
+class Counting(v1.train.SessionRunHook):
+    # Lightning-style state: saved with each checkpoint, given back on resume
+    def __init__(self):
+        self.calls = 0
+
+    def state_dict(self):
+        return {"calls": self.calls}
+
+    def load_state_dict(self, state):
+        self.calls = state["calls"]
+
+    def after_run(self, run_context, run_values):
+        self.calls += 1
+        SEEN.append(self.calls)
+
+
 class Own(v1.train.SessionRunHook):
     # its own variable, op and fed placeholder: none of them in the loop, all passed on
     def begin(self):
@@ -197,3 +213,17 @@ def test_a_builtin_hook_naming_a_variable_the_loop_writes_is_refused_at_its_line
     message = str(caught.value)
     assert "hooks[0].tensors[1]" in message and "reads variable 'linear/kernel'" in message, message
     assert "set session.steps_per_run: 1" in message and "global_step" not in message.split("named tensors")[0]
+
+
+def test_a_custom_hooks_state_resumes_across_a_change_of_n(make_config, run_train, tmp_path, hooks_module, engine):
+    """state_dict/load_state_dict are keyed by the user's class, wrapped or not: 4 calls at N = 1, then two
+    windows at N = 5 continue from 4 (the wrapper's class name would have dropped it)."""
+    hooks = [{"type": "custom", "class": f"{hooks_module}:Counting"}, {"type": "checkpoint_saver", "save_steps": 100},
+             {"type": "stop_at_step", "last_step": 4}]
+    run_train(make_config(hooks=hooks, filename="one.yaml", data={"epochs": None}, session={"engine": engine}),
+              run_dir=tmp_path / "run")
+    hooks[2]["last_step"] = 14
+    sys.modules[hooks_module].SEEN.clear()
+    run_train(make_config(hooks=hooks, filename="five.yaml", data={"epochs": None},
+                          session={"engine": engine, "steps_per_run": 5}), run_dir=tmp_path / "run")
+    assert sys.modules[hooks_module].SEEN == [5, 6]
