@@ -15,7 +15,9 @@ carries what the hooks need from the window, and the runner hands them to every 
 - ``any_nonfinite``: True when any step's loss was NaN or infinite.
 
 A hook asking for a tensor in ``before_run`` gets, as with TensorFlow's ``SessionRunArgs`` under
-``iterations_per_loop``, its value as of the last step of the window.
+``iterations_per_loop``, its value as of the last step of the window; for a custom hook's fetches and
+feeds of every kind, see :mod:`hookrun.hooks.custom.window` and docs/engine.md ("What a hook's
+fetches and feeds give").
 
 This module imports no TensorFlow: the fields hold tensors the runner built.
 """

@@ -377,9 +377,10 @@ class WindowedHook:
 
     def refusal(self, method: str, verb: str, fetch: Any, reason: str, *, before_first_step: bool) -> WindowRefusal:
         """The error naming this hook, the method, the tensor, why, and the fix."""
+        can = "cannot apply" if verb == "feeds" else "cannot give"
         return WindowRefusal(
             f"{self._label}.{method}() {verb} {_shown(fetch)!r}, which session.steps_per_run: "
-            f"{self._window.steps_per_run} cannot give: {reason}; {FIX}",
+            f"{self._window.steps_per_run} {can}: {reason}; {FIX}",
             before_first_step,
         )
 

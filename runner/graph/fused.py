@@ -38,7 +38,10 @@ How it is built (:func:`build_fused_train`):
    (float64), and the last step's value of each named tensor the hooks read (see
    :class:`hookrun.hooks.window.RunWindow`); whether any step's loss was non-finite is the loss sum's
    non-finiteness (a float64 sum of float32 values cannot overflow). Only what the hooks read is
-   carried: every op of the body runs on every step.
+   carried: every op of the body runs on every step. With a custom hook (``carry_step_read``) it also
+   carries ``global_step`` as each step reads it before its update, so such a hook fetching
+   ``global_step`` gets the window's last step's read (docs/engine.md, "What a hook's fetches and feeds
+   give").
 5. The loop runs ``min(N, bound)`` steps, ``bound`` a local variable (N at every session start)
    that ``stop_at_step`` lowers, through the step clock, so the last window ends at exactly
    ``last_step``. When the data ends inside a window, the window ends early and reports the steps
