@@ -95,6 +95,12 @@ class Counting(v1.train.SessionRunHook):
         SEEN.append(self.calls)
 
 
+class Saving(v1.train.CheckpointSaverHook):
+    # a third-party CheckpointSaverHook subclass: Saver.save wants a SessionInterface
+    def __init__(self, checkpoint_dir):
+        super().__init__(checkpoint_dir, save_steps=5)
+
+
 class Own(v1.train.SessionRunHook):
     # its own variable, op and fed placeholder: none of them in the loop, all passed on
     def begin(self):
@@ -227,3 +233,15 @@ def test_a_custom_hooks_state_resumes_across_a_change_of_n(make_config, run_trai
     run_train(make_config(hooks=hooks, filename="five.yaml", data={"epochs": None},
                           session={"engine": engine, "steps_per_run": 5}), run_dir=tmp_path / "run")
     assert sys.modules[hooks_module].SEEN == [5, 6]
+
+
+def test_a_checkpoint_saver_subclass_saves_through_the_checked_session(make_config, run_train, tmp_path, hooks_module,
+                                                                       engine):
+    """Saver.save refuses what is not a SessionInterface: the session a wrapped hook gets is one."""
+    out = tmp_path / "extra"
+    hooks = [{"type": "custom", "class": f"{hooks_module}:Saving", "args": {"checkpoint_dir": str(out)}},
+             {"type": "stop_at_step", "last_step": 12}]
+    run_train(make_config(hooks=hooks, data={"epochs": None}, session={"engine": engine, "steps_per_run": 5}))
+    import tensorflow as tf
+
+    assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-12")

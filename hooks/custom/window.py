@@ -292,13 +292,47 @@ def _shown(fetch: Any) -> str:
     return str(getattr(fetch, "name", fetch))
 
 
+def _session_class() -> type:
+    """:class:`_Session`, made once: a ``SessionInterface`` (``Saver.save`` refuses anything else)."""
+    global _SESSION_CLASS
+    if _SESSION_CLASS is None:
+        from tensorflow.python.client.session import SessionInterface
+
+        _SESSION_CLASS = type("_Session", (_Session, SessionInterface), {})
+    return _SESSION_CLASS
+
+
+_SESSION_CLASS: type | None = None
+
+
 class _Session:
-    """A session handed to a custom hook: ``run`` refuses what a window cannot compute, the rest is the session's."""
+    """A session handed to a custom hook: ``run`` refuses what a window cannot compute, the rest is the session's.
+
+    Made through :func:`_session_class`, which adds ``tf.compat.v1``'s ``SessionInterface`` as a base.
+    """
 
     def __init__(self, session: Any, hook: WindowedHook, method: str) -> None:
         self._session = session
         self._hook = hook
         self._method = method
+
+    @property
+    def graph(self) -> Any:
+        """The session's graph."""
+        return self._session.graph
+
+    @property
+    def sess_str(self) -> Any:
+        """The session's target."""
+        return self._session.sess_str
+
+    def partial_run_setup(self, fetches: Any, feeds: Any = None) -> Any:
+        """The session's own (no check: partial runs are outside the rule)."""
+        return self._session.partial_run_setup(fetches, feeds)
+
+    def partial_run(self, handle: Any, fetches: Any, feed_dict: Any = None) -> Any:
+        """The session's own."""
+        return self._session.partial_run(handle, fetches, feed_dict)
 
     def run(self, fetches: Any, feed_dict: Any = None, options: Any = None, run_metadata: Any = None) -> Any:
         """``Session.run``, after checking each fetched leaf (see :class:`WindowedHook`).
@@ -310,7 +344,7 @@ class _Session:
         for leaf in _leaves(fetches):
             reason = rule.outside_window(leaf)
             if reason is not None:
-                raise self._hook.refusal(self._method, "runs", leaf, reason, before_first_step=False)
+                raise self._hook.refusal(self._method, "runs", leaf, reason, before_first_step=not self._hook.started)
         return self._session.run(fetches, feed_dict=feed_dict, options=options, run_metadata=run_metadata)
 
     def __getattr__(self, name: str) -> Any:
@@ -358,7 +392,7 @@ class WindowedHook:
         self._window = window
         self._label = label
         self._rule: WindowFetches | None = None
-        self._started = False  # a window has run: later refusals are runtime errors
+        self.started = False  # a window has run: later refusals are runtime errors (exit 1)
         self._last_request: Any = None
         self._last_translated: Any = None
 
@@ -398,7 +432,7 @@ class WindowedHook:
 
     def after_create_session(self, session: Any, coord: Any) -> None:
         """The hook's ``after_create_session``, with the checking session."""
-        self.hook.after_create_session(_Session(session, self, "after_create_session"), coord)
+        self.hook.after_create_session(self._checked(session, "after_create_session"), coord)
 
     def before_run(self, run_context: Any) -> Any:
         """The hook's request, each fetch and feed under the rule.
@@ -406,7 +440,7 @@ class WindowedHook:
         Raises:
             WindowRefusal: a fetch or feed the window cannot give (exit 2 before the first window).
         """
-        request = self.hook.before_run(_RunContext(run_context, _Session(run_context.session, self, "before_run")))
+        request = self.hook.before_run(_RunContext(run_context, self._checked(run_context.session, "before_run")))
         if request is None:
             return None
         if request is self._last_request:
@@ -416,14 +450,14 @@ class WindowedHook:
         def leaf(fetch: Any) -> Any:
             replacement, reason = rule.in_window(fetch)
             if reason is not None:
-                raise self.refusal("before_run", "fetches", fetch, reason, before_first_step=not self._started)
+                raise self.refusal("before_run", "fetches", fetch, reason, before_first_step=not self.started)
             return replacement
 
         fetches = request.fetches if request.fetches is None else _map_structure(request.fetches, leaf)
         for key in request.feed_dict or ():
             reason = rule.feed(key)
             if reason is not None:
-                raise self.refusal("before_run", "feeds", key, reason, before_first_step=not self._started)
+                raise self.refusal("before_run", "feeds", key, reason, before_first_step=not self.started)
         translated = request if fetches is request.fetches else request._replace(fetches=fetches)
         if not request.feed_dict and _immutable(request.fetches):
             self._last_request, self._last_translated = request, translated
@@ -431,12 +465,16 @@ class WindowedHook:
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """The hook's ``after_run``, with the checking session; its results have its own request's structure."""
-        self._started = True
-        self.hook.after_run(_RunContext(run_context, _Session(run_context.session, self, "after_run")), run_values)
+        self.started = True
+        self.hook.after_run(_RunContext(run_context, self._checked(run_context.session, "after_run")), run_values)
 
     def end(self, session: Any) -> None:
         """The hook's ``end``, with the checking session."""
-        self.hook.end(_Session(session, self, "end"))
+        self.hook.end(self._checked(session, "end"))
+
+    def _checked(self, session: Any, method: str) -> Any:
+        """``session`` as this hook's ``method`` gets it: ``run`` checks each fetch (see :class:`_Session`)."""
+        return _session_class()(session, self, method)
 
 
 def _immutable(fetches: Any) -> bool:
