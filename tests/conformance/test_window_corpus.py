@@ -116,15 +116,16 @@ class WindowCorpus:
                 tf.compat.v1.summary.FileWriterCache.clear()
         return list(self.records)
 
-    def check(self, n: int, entries: Entries) -> list[Any]:
-        """Both engines record what the plain script records, and the second run resumed; returns the records."""
+    def check(self, n: int, entries: Entries, stops: list[int] | None = None) -> list[Any]:
+        """Both engines record what the plain script records, the second run resumed, and each run ended at
+        ``stops`` (default :data:`LAST_STEPS`); returns the records."""
         expected = self.plain(n, entries)
         for engine in ("hookrun", "tf"):
             records, outcomes = self.hookrun(engine, n, entries)
             assert not any(isinstance(o, Exception) for o in outcomes), outcomes
             assert records == expected, f"engine {engine}, steps_per_run {n}"
-            assert outcomes[1].initial_step == outcomes[0].final_global_step == LAST_STEPS[0]
-            assert outcomes[1].final_global_step == LAST_STEPS[1]
+            assert outcomes[1].initial_step == outcomes[0].final_global_step
+            assert [o.final_global_step for o in outcomes] == (stops or LAST_STEPS)
         return expected
 
     def check_refused(self, entries: Entries, name: str, method: str, tensor: str) -> None:
@@ -202,3 +203,16 @@ def test_final_ops_hook_running_the_loss_in_end(corpus):
     records = corpus.check(1, entries)
     assert [r[0] for r in records] == ["final_ops", "final_ops"]
     corpus.check_refused(entries, "FinalLoss", "end", "loss:0")
+
+
+@pytest.mark.parametrize(("n", "stops"), [(1, [8, 16]), (5, [10, 20])])
+def test_a_stop_on_a_predicate_of_global_step(corpus, n, stops):
+    """A hook stopping once the global_step it fetches reads 7 past the session's start: at N = 1 after step 8
+    (it reads 7), at N = 5 after the window ending at 10 (it reads 9; was: 0, 5, 10 read, stopping at 15), and
+    the resumed run likewise."""
+
+    def entries(out: Path) -> list[tuple[str, dict[str, Any]]]:
+        return [("StopAtPredicate", {"steps": 7})]
+
+    records = corpus.check(n, entries, stops)
+    assert records == [("predicate.stop", stops[0] - 1), ("predicate.stop", stops[1] - 1)]

@@ -4,7 +4,8 @@ Modelled on public hooks, adapted to this graph (a regression on ``features``/``
 ``loss:0``): tensorflow/models' ``LoggingMetricHook`` (the loss by name and ``global_step``, through a
 metric logger), and TensorFlow's own ``ProfilerHook`` (``training_util``'s global-step read and a
 ``FULL_TRACE``), ``FeedFnHook`` (a feed to ``features:0``) and ``FinalOpsHook`` (the loss in
-``end``), subclassed only to record what they observe into :data:`RECORDS`.
+``end``), subclassed only to record what they observe into :data:`RECORDS`; and a stop on a predicate
+of the fetched ``global_step``.
 
 :class:`AtWindowEnds` is the rule of docs/engine.md as a reference: under a plain
 ``MonitoredTrainingSession`` at one step per call it calls the hook only at each window's last step
@@ -110,6 +111,28 @@ class FinalLoss(v1.train.FinalOpsHook):
     def end(self, session):
         super().end(session)
         record("final_ops", rounded(self.final_ops_values["loss"]))
+
+
+class StopAtPredicate(v1.train.SessionRunHook):
+    """A stop on a predicate of ``global_step`` (as tensor2tensor's and many users' step-bound hooks): fetches
+    the step with each run and requests a stop once it reads ``steps`` past the session's first step."""
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def begin(self):
+        self.global_step = v1.train.get_global_step()
+
+    def after_create_session(self, session, coord):
+        self.stop_at = int(session.run(self.global_step)) + self.steps
+
+    def before_run(self, run_context):
+        return v1.train.SessionRunArgs(self.global_step)
+
+    def after_run(self, run_context, run_values):
+        if run_values.results >= self.stop_at:
+            record("predicate.stop", int(run_values.results))
+            run_context.request_stop()
 
 
 class AtWindowEnds(v1.train.SessionRunHook):
