@@ -107,20 +107,12 @@ class WindowFetches:
 
     @staticmethod
     def _ancestors(op: Any) -> dict[int, Any]:
-        seen: dict[int, Any] = {}
-        pending = [op]
-        while pending:
-            current = pending.pop()
-            if id(current) in seen:
-                continue
-            seen[id(current)] = current
-            pending.extend(t.op for t in current.inputs)
-            pending.extend(current.control_inputs)
-        return seen
+        """``op`` and every op it depends on (data and control inputs), by id."""
+        return {id(op): op, **WindowFetches._ancestors_excluding(op)}
 
     @staticmethod
     def _ancestors_excluding(op: Any) -> dict[int, Any]:
-        """The ancestors of ``op``'s inputs (what the loop reads from outside), ``op`` itself left out."""
+        """Every op ``op`` depends on, ``op`` itself left out (for the loop: what it reads from outside)."""
         seen: dict[int, Any] = {}
         pending = [t.op for t in op.inputs] + list(op.control_inputs)
         while pending:
