@@ -245,3 +245,45 @@ def test_a_checkpoint_saver_subclass_saves_through_the_checked_session(make_conf
     import tensorflow as tf
 
     assert tf.train.latest_checkpoint(str(out)).endswith("model.ckpt-12")
+
+
+SCALED_BUILDER = """
+import tensorflow as tf
+
+v1 = tf.compat.v1
+MADE = {}
+
+
+def build(features, labels, params):
+    # the loss scale is made once, in the training graph; the loop's call captures it from outside
+    graph = v1.get_default_graph()
+    while getattr(graph, "outer_graph", None) is not None:
+        graph = graph.outer_graph
+    if MADE.get("graph") is not graph:
+        MADE.update(graph=graph, scale=v1.placeholder_with_default(tf.constant(1.0), [], name="loss_scale"))
+    w = v1.get_variable("w", [int(features.shape[-1]), 1], initializer=v1.zeros_initializer())
+    return {"loss": MADE["scale"] * tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))}
+
+
+class FeedScale(v1.train.FeedFnHook):
+    def __init__(self):
+        super().__init__(lambda: {"loss_scale:0": 0.0})
+"""
+
+
+def test_a_feed_to_a_tensor_the_loop_reads_applies_to_every_step(make_config, run_train, tmp_path, write_module):
+    """FeedFnHook feeding a tensor the loop captures from outside: passed on, and it holds for all 5 steps of each
+    window (a zero loss scale leaves the weights at zero; without the feed they move)."""
+    import tensorflow as tf
+
+    module = write_module("scaled", SCALED_BUILDER)
+    weights = {}
+    for fed in (True, False):
+        hooks = [{"type": "checkpoint_saver", "save_steps": 100}, {"type": "stop_at_step", "last_step": 12}]
+        if fed:
+            hooks.insert(0, {"type": "custom", "class": f"{module}:FeedScale"})
+        loaded = make_config(hooks=hooks, filename=f"fed{fed}.yaml", data={"epochs": None},
+                             graph={"builder": f"{module}:build"}, session={"steps_per_run": 5})
+        result = run_train(loaded, run_dir=tmp_path / f"run{fed}")
+        weights[fed] = tf.train.load_variable(tf.train.latest_checkpoint(str(result.run_dir)), "w")
+    assert not weights[True].any() and weights[False].any()
