@@ -203,6 +203,8 @@ class TensorNames:
                 "or set session.steps_per_run: 1"
             )
         readable = self.readable(tensor)
+        if self.loop_variables and "global_step" in self.named and self._reads_global_step(readable):
+            return self.named["global_step"]  # as the alias: read beside the loop it would give the first step
         variable = reads_variable(readable, self.loop_variables)
         if variable is not None:
             raise UnfedTensorError(
@@ -212,6 +214,13 @@ class TensorNames:
                 "session.steps_per_run: 1"
             )
         return readable
+
+    def _reads_global_step(self, tensor: Any) -> bool:
+        """True if ``tensor`` is a plain read of ``global_step`` (``global_step:0``, its ``Read/ReadVariableOp``)."""
+        steps = self.graph.get_collection("global_step")  # tf.compat.v1.GraphKeys.GLOBAL_STEP
+        if not steps or tensor.op.type not in ("ReadVariableOp", "Identity") or not tensor.op.inputs:
+            return False
+        return bool(tensor.op.inputs[0].op is steps[0].op)
 
     def _has_unfed_input(self) -> bool:
         """True if the graph has the never-fed input placeholders of ``session.steps_per_run`` > 1 (looked up once)."""

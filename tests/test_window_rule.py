@@ -287,3 +287,16 @@ def test_a_feed_to_a_tensor_the_loop_reads_applies_to_every_step(make_config, ru
         result = run_train(loaded, run_dir=tmp_path / f"run{fed}")
         weights[fed] = tf.train.load_variable(tf.train.latest_checkpoint(str(result.run_dir)), "w")
     assert not weights[True].any() and weights[False].any()
+
+
+def test_a_builtin_hook_naming_global_step_by_graph_name_gets_the_alias(make_config, run_train, tmp_path, linear_csv,
+                                                                        captured):
+    """logging_tensor naming global_step:0 under N = 5 logs what the `global_step` alias gives, global_step after
+    each window (was: a read beside the loop: 0, 5, 10, the windows' first steps)."""
+    hooks = [{"type": "logging_tensor", "tensors": ["global_step:0", "global_step"], "every_n_iter": 5},
+             {"type": "stop_at_step", "last_step": 12}]
+    run_train(make_config(hooks=hooks, data={"epochs": None}, session={"steps_per_run": 5}))
+    import re
+
+    by_name = re.findall(r"global_step:0 = (\d+)", captured.text)
+    assert by_name == re.findall(r"global_step = (\d+)", captured.text) == ["5", "10", "12"], captured.text
