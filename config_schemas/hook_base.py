@@ -99,6 +99,14 @@ class HookConfig(StrictModel):
         """True when the hook runs the graph's evaluation part (the runner builds it only then)."""
         return False
 
+    def fetches_unknown_tensors(self) -> bool:
+        """True when the hook may fetch any tensor of the graph, known only once it runs (a custom hook).
+
+        Under ``session.steps_per_run`` > 1 the loop then carries every named tensor and ``global_step``
+        as the window's last step reads it (see docs/engine.md, "What a hook's fetches and feeds give").
+        """
+        return False
+
     def event_dir(self) -> str | None:
         """Where this hook's TensorFlow event files go, or None when it writes none.
 

@@ -125,6 +125,28 @@ def _computed_from_unfed_input(tensor: Any) -> bool:
     return False
 
 
+#: Types of the ops that hold a variable (resource and reference variables).
+VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})
+
+
+def reads_variable(tensor: Any, variables: frozenset[str]) -> str | None:
+    """The op name of a variable of ``variables`` that ``tensor`` is computed from, or None."""
+    if not variables:
+        return None
+    seen: set[int] = set()
+    pending = [tensor.op]
+    while pending:
+        op = pending.pop()
+        if id(op) in seen:
+            continue
+        seen.add(id(op))
+        if op.type in VARIABLE_OPS and op.name in variables:
+            return str(op.name)
+        pending.extend(t.op for t in op.inputs)
+        pending.extend(op.control_inputs)
+    return None
+
+
 @dataclass
 class TensorNames:
     """Resolve hook tensor names: the spec's names first, then graph tensor names.
@@ -132,10 +154,14 @@ class TensorNames:
     Attributes:
         named: spec names -> tensors (``loss``, ``global_step``, ``predictions``, metric names).
         graph: the ``tf.Graph`` for names like ``hidden_0/kernel:0``.
+        loop_variables: under ``session.steps_per_run`` > 1, the op names of the variables every step of
+            the loop writes, ``global_step`` aside (``RunWindow.variables``): a graph tensor read from one
+            is refused (fetched beside the loop it gives the window's first step). Empty with N = 1.
     """
 
     named: Mapping[str, Any]
     graph: Any
+    loop_variables: frozenset[str] = frozenset()
     _unfed: bool | None = field(default=None, repr=False, compare=False)
 
     def resolve(self, name: str) -> Any:
@@ -148,6 +174,9 @@ class TensorNames:
         Raises:
             UnknownTensorError: no such tensor; the message lists the spec names
                 and a few graph tensor names.
+            UnfedTensorError: under ``session.steps_per_run`` > 1, a tensor of the builder's first call, or
+                one read from a variable the loop writes (see docs/engine.md, "What a hook's fetches and
+                feeds give").
         """
         if name in self.named:
             return self.named[name]
@@ -173,7 +202,25 @@ class TensorNames:
                 f"tensors ({', '.join(sorted(self.named))}: their values at a window's last step), a variable, "
                 "or set session.steps_per_run: 1"
             )
-        return self.readable(tensor)
+        readable = self.readable(tensor)
+        if self.loop_variables and "global_step" in self.named and self._reads_global_step(readable):
+            return self.named["global_step"]  # as the alias: read beside the loop it would give the first step
+        variable = reads_variable(readable, self.loop_variables)
+        if variable is not None:
+            raise UnfedTensorError(
+                f"tensor {name!r} reads variable {variable!r}, which every step of the session.steps_per_run loop "
+                "writes: fetched beside the loop it would give the window's first step, not its last; name one of "
+                f"the named tensors ({', '.join(sorted(self.named))}: their values at a window's last step), or set "
+                "session.steps_per_run: 1"
+            )
+        return readable
+
+    def _reads_global_step(self, tensor: Any) -> bool:
+        """True if ``tensor`` is a plain read of ``global_step`` (``global_step:0``, its ``Read/ReadVariableOp``)."""
+        steps = self.graph.get_collection("global_step")  # tf.compat.v1.GraphKeys.GLOBAL_STEP
+        if not steps or tensor.op.type not in ("ReadVariableOp", "Identity") or not tensor.op.inputs:
+            return False
+        return bool(tensor.op.inputs[0].op is steps[0].op)
 
     def _has_unfed_input(self) -> bool:
         """True if the graph has the never-fed input placeholders of ``session.steps_per_run`` > 1 (looked up once)."""

@@ -36,6 +36,13 @@ STATE_PREFIX = "hook_state"
 _STATE_FILE = re.compile(rf"^{STATE_PREFIX}-(\d+)\.json$")
 
 
+
+def class_name(hook: Any) -> str:
+    """The class a hook's saved state is keyed by: the user's own under ``session.steps_per_run`` > 1's wrapper."""
+    from hookrun.hooks.custom.window import WindowedHook
+
+    return type(hook.hook if isinstance(hook, WindowedHook) else hook).__name__
+
 class HookStateError(RuntimeError):
     """A hook's ``state_dict()`` returned something JSON cannot hold, or a saved state file is damaged (exit 1)."""
 
@@ -98,7 +105,7 @@ class HookStates:
         for key, hook in self._stateful:
             entry = saved.get(key)
             load = getattr(hook, "load_state_dict", None)
-            if entry is not None and entry.get("class") == type(hook).__name__ and callable(load):
+            if entry is not None and entry.get("class") == class_name(hook) and callable(load):
                 load(entry["state"])
 
     def _save_new_step(self, run_context: Any, run_values: Any) -> None:
@@ -130,7 +137,7 @@ class HookStates:
         for key, hook in self._stateful:
             state_dict = getattr(hook, "state_dict", None)
             if callable(state_dict):
-                states[key] = {"class": type(hook).__name__, "state": state_dict()}
+                states[key] = {"class": class_name(hook), "state": state_dict()}
         try:
             text = json.dumps({"step": int(step), "checkpoint": Path(prefix).name, "hooks": states}, indent=1)
         except (TypeError, ValueError) as err:

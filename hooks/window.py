@@ -15,7 +15,9 @@ carries what the hooks need from the window, and the runner hands them to every 
 - ``any_nonfinite``: True when any step's loss was NaN or infinite.
 
 A hook asking for a tensor in ``before_run`` gets, as with TensorFlow's ``SessionRunArgs`` under
-``iterations_per_loop``, its value as of the last step of the window.
+``iterations_per_loop``, its value as of the last step of the window; for a custom hook's fetches and
+feeds of every kind, see :mod:`hookrun.hooks.custom.window` and docs/engine.md ("What a hook's
+fetches and feeds give").
 
 This module imports no TensorFlow: the fields hold tensors the runner built.
 """
@@ -39,6 +41,13 @@ class RunWindow:
         sums: name -> ``float32`` scalar: the sum over the window's steps (``loss`` and each scalar metric).
         last: name -> tensor: the value at the window's last step (every hook-visible named tensor
             but ``global_step``).
+        first: name -> tensor: for each name of :attr:`last`, the builder's first call's tensor of that name
+            (outside the loop, never run: the one a hook naming ``loss:0`` finds in the graph).
+        step_global_step: ``int64`` scalar: ``global_step`` as the window's last step read it, before that
+            step's update (what a hook fetching ``global_step`` gets at that step under
+            ``MonitoredTrainingSession``), or None when not carried (no custom hook).
+        variables: the op names of the variables the loop's steps may write (every variable there was when
+            the loop was built: the model's, the optimizer's, ``global_step``).
         bound: the ``int32`` local variable holding the window's length (N unless shortened).
         bound_value: the ``int32`` placeholder :attr:`set_bound` assigns from.
         set_bound: the op assigning ``bound_value`` to ``bound`` (see
@@ -51,6 +60,9 @@ class RunWindow:
     any_nonfinite: Any
     sums: dict[str, Any] = field(default_factory=dict)
     last: dict[str, Any] = field(default_factory=dict)
+    first: dict[str, Any] = field(default_factory=dict)
+    step_global_step: Any = None
+    variables: frozenset[str] = frozenset()
     bound: Any = None
     bound_value: Any = None
     set_bound: Any = None

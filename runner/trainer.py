@@ -268,7 +268,10 @@ def prepare(
             label_scale=preprocessor.label_scale,
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
-            carry={name for _, hook in running for _, name in hook.tensor_names()},  # steps_per_run > 1
+            # steps_per_run > 1: the named tensors the hooks read; all of them (and global_step's last-step
+            # read) when a hook may fetch any tensor (a custom hook)
+            carry=None if any(hook.fetches_unknown_tensors() for _, hook in running)
+            else {name for _, hook in running for _, name in hook.tensor_names()},
             run_dir=directory,
         )
         if config.graph.warm_start is not None:
@@ -458,7 +461,11 @@ def _build_hooks(
         # A model_fn's EstimatorSpec.scaffold: its fields (init_op, init_fn, saver, ready_op, ...) are copied
         # into ours (Scaffold's copy_from_scaffold); a saver it gives replaces the default one.
         scaffold = Scaffold(max_to_keep=max_to_keep, copy_from_scaffold=built.spec.scaffold)
-        names = TensorNames(named=built.named, graph=built.graph)
+        names = TensorNames(  # under steps_per_run > 1, a graph tensor of a variable the loop writes is refused
+            named=built.named,
+            graph=built.graph,
+            loop_variables=built.window.variables - {built.global_step.op.name} if built.window else frozenset(),
+        )
         unknown = check_tensor_names(loaded, running, names)  # every unknown name at once, before any hook
         if unknown:
             raise ConfigError(unknown)

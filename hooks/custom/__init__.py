@@ -81,6 +81,10 @@ class CustomHookConfig(HookConfig):
         """The class, or each lifecycle function, as ``(key, "module:name")``."""
         return [(key.rstrip("_"), value) for key in ("class_", *LIFECYCLE_METHODS) if (value := getattr(self, key))]
 
+    def fetches_unknown_tensors(self) -> bool:
+        """True: a custom hook's ``before_run`` may ask for any tensor (the loop carries every named one)."""
+        return True
+
     def list_issues(self, index: int, run: HookList) -> list[ListIssue]:
         """Unknown or unterminated ``${...}`` placeholders in ``args``, each at its string.
 
@@ -92,8 +96,11 @@ class CustomHookConfig(HookConfig):
             issues.append((
                 ("hooks", index),
                 f"session.steps_per_run is {run.steps_per_run}: this custom hook's before_run/after_run run once "
-                f"per window of up to {run.steps_per_run} steps, and the tensors it asks for hold the values at "
-                "the window's last step (`${steps_per_run}` in its args tells it N; see docs/engine.md)",
+                f"per window of up to {run.steps_per_run} steps; a named tensor of the step (loss:0) or global_step "
+                "it fetches gives its value at the window's last step, and any other tensor of the step, variable "
+                "the loop writes, or feed the loop would drop is refused before the first step (set "
+                "session.steps_per_run: 1); `${steps_per_run}` in its args tells it N (docs/engine.md, \"What a "
+                "hook's fetches and feeds give\")",
                 "warning",
             ))
         return issues

@@ -15,6 +15,7 @@ from hookrun.config_schemas.imports import import_object
 from hookrun.config_schemas.interpolation import interpolate
 from hookrun.hooks.context import HookConfigError, HookContext, missing_methods
 from hookrun.hooks.custom import CustomHookConfig
+from hookrun.hooks.custom.window import WindowedHook
 
 
 class FunctionHook(tf.compat.v1.train.SessionRunHook):
@@ -113,7 +114,9 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         ctx: the runner's context.
 
     Returns:
-        The hook.
+        The hook; under ``session.steps_per_run`` > 1 wrapped in a
+        :class:`hookrun.hooks.custom.window.WindowedHook`, which applies the rule of docs/engine.md
+        ("What a hook's fetches and feeds give") to its fetches and feeds.
 
     Raises:
         SetupError: an import fails.
@@ -146,13 +149,20 @@ def build(config: CustomHookConfig, ctx: HookContext) -> Any:
         missing = missing_methods(hook)
         if missing:
             raise NotAHookError(_missing_message(config.class_, missing, made=type(hook).__name__), ("class",))
-        return hook
+        return _windowed(hook, config, ctx)
     functions = {
         method: import_object(getattr(config, method), ctx.base_dir, what=f"{ctx.where}.{method}")
         for method in LIFECYCLE_METHODS
         if getattr(config, method) is not None
     }
-    return FunctionHook(**functions, name=config.display_name())
+    return _windowed(FunctionHook(**functions, name=config.display_name()), config, ctx)
+
+
+def _windowed(hook: Any, config: CustomHookConfig, ctx: HookContext) -> Any:
+    """``hook`` as is with one step per call; under ``session.steps_per_run`` > 1, in a :class:`WindowedHook`."""
+    if ctx.window is None:
+        return hook
+    return WindowedHook(hook, ctx.window, f"{ctx.where} (custom {config.display_name()})")
 
 
 def _missing_message(path: str, missing: list[str], made: str | None = None) -> str:

@@ -305,7 +305,8 @@ def build_graph(
             (``replica_device_setter``: variables on the parameter servers, the rest on this worker).
         wrap_optimizer: wraps the optimizer before ``minimize`` (``SyncReplicasOptimizer``).
         carry: under ``session.steps_per_run`` > 1, the named tensors the hooks read (the loop carries
-            those and ``loss``); None carries every named tensor.
+            those and ``loss``); None carries every named tensor and ``global_step`` as each window's last
+            step reads it (``RunWindow.step_global_step``, for custom hooks).
         run_dir: the run directory, for ``${run_dir}`` in ``graph.params`` (:func:`builder_params`).
 
     Returns:
@@ -422,6 +423,7 @@ def build_graph(
                     global_step=global_step,
                     builder_name=builder_name,
                     carry=carry,
+                    carry_step_read=carry is None,
                     endless=endless_input(tf, dataset),
                     windows=lambda n: _window_iterator(tf, dataset, iterator, config.data.batch_size, n),
                 )

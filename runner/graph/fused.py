@@ -38,7 +38,10 @@ How it is built (:func:`build_fused_train`):
    (float64), and the last step's value of each named tensor the hooks read (see
    :class:`hookrun.hooks.window.RunWindow`); whether any step's loss was non-finite is the loss sum's
    non-finiteness (a float64 sum of float32 values cannot overflow). Only what the hooks read is
-   carried: every op of the body runs on every step.
+   carried: every op of the body runs on every step. With a custom hook (``carry_step_read``) it also
+   carries ``global_step`` as each step reads it before its update, so such a hook fetching
+   ``global_step`` gets the window's last step's read (docs/engine.md, "What a hook's fetches and feeds
+   give").
 5. The loop runs ``min(N, bound)`` steps, ``bound`` a local variable (N at every session start)
    that ``stop_at_step`` lowers, through the step clock, so the last window ends at exactly
    ``last_step``. When the data ends inside a window, the window ends early and reports the steps
@@ -208,6 +211,7 @@ def build_fused_train(
     carry: Collection[str] | None = None,
     endless: bool = False,
     windows: Callable[[int], Any] | None = None,
+    carry_step_read: bool = False,
 ) -> tuple[Any, RunWindow]:
     """Build the while-loop of up to ``steps_per_run`` training steps; see the module docstring.
 
@@ -231,6 +235,9 @@ def build_fused_train(
             (``Dataset.batch(N, drop_remainder=True)``), or ``N -> None`` when they cannot stack or would take
             more than :data:`WINDOW_BYTES`. Given an iterator, each call pulls its window in one ``get_next``
             before the loop and step ``i`` trains on batch ``i`` of it; ``iterator`` is then not pulled.
+        carry_step_read: also carry ``global_step`` as the window's last step reads it, before that step's
+            update (:attr:`RunWindow.step_global_step`: what a hook fetching ``global_step`` gets at that step
+            under ``MonitoredTrainingSession``); one int64 scalar more per step, for custom hooks.
 
     Returns:
         ``(train, window)``: ``train`` is the ``int32`` steps run by one call (the tensor the
@@ -265,12 +272,18 @@ def build_fused_train(
             initial_last.append(made[0])
             invariants_last.append(made[1])
 
+    if carry_step_read:  # global_step as the step reads it, before its own update (see RunWindow.step_global_step)
+        initial_last.append(tf.zeros([], dtype=global_step.dtype.base_dtype))
+        invariants_last.append(tf.TensorShape([]))
+
     def train_step(count: Any, batch: Any, sums: list[Any]) -> tuple[Any, list[Any], list[Any], Any]:
         """One step on ``batch``, made after ``count``: the next count, the sums, the last values, the update."""
         with tf.control_dependencies([count]):
             features, labels = batch
+            step_read = [global_step.read_value()] if carry_step_read else []
             try:
-                with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse):
+                with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse), \
+                        tf.control_dependencies(step_read):  # the step's update comes after that read
                     train_op, tensors = step(features, labels)
             except PlacedError as err:
                 if "does not exist" in str(err) or _CREATES in str(err):
@@ -283,7 +296,7 @@ def build_fused_train(
                 raise
         with tf.control_dependencies([train_op]):
             new_sums = [s + tf.cast(tensors[name], tf.float64) for s, name in zip(sums, summed, strict=True)]
-            new_last = [tf.identity(tensors[name]) for name in carried]
+            new_last = [tf.identity(tensors[name]) for name in carried] + [tf.identity(t) for t in step_read]
             return count + 1, new_sums, new_last, train_op
 
     # Every op of a step runs after the previous step's update, its variable reads included: the count
@@ -356,7 +369,8 @@ def build_fused_train(
             window_sums = {name: tf.identity(value, name=f"sum_{i}") for i, (name, value) in
                            enumerate(zip(summed, sums, strict=True))}
             window_last = {name: tf.identity(value, name=f"last_{i}") for i, (name, value) in
-                           enumerate(zip(carried, last, strict=True))}
+                           enumerate(zip(carried, last[:len(carried)], strict=True))}
+            step_global_step = tf.identity(last[-1], name="step_global_step") if carry_step_read else None
 
     created = [v.op.name for v in v1.global_variables() + v1.local_variables()
                if id(v) not in variables_before and v.op.name != BOUND_NAME]
@@ -385,6 +399,10 @@ def build_fused_train(
         any_nonfinite=any_nonfinite,
         sums=window_sums,
         last=window_last,
+        first={name: named[name] for name in carried},
+        variables=frozenset(v.op.name for v in v1.global_variables() + v1.local_variables()
+                            if v.op.name != BOUND_NAME),
+        step_global_step=step_global_step,
         bound=bound,
         bound_value=bound_value,
         set_bound=set_bound,

@@ -21,7 +21,7 @@ from typing import Any
 
 from hookrun.hooks.context import HookFailure
 from hookrun.hooks.files import describe_write_failure
-from hookrun.runner.errors import TrainingError
+from hookrun.runner.errors import SetupError, TrainingError
 
 
 class StopSignals:
@@ -413,6 +413,8 @@ def run_monitored(
         raise TrainingError(f"training failed {where}: {_raiser(err, hooks)}called sys.exit({err.code!r})") from err
     except Exception as err:
         if isinstance(err, HookFailure):  # complete as it is (e.g. a checkpoint refused for NaN weights)
+            if getattr(err, "exit_code", 1) == 2:  # refused before the first step (a custom hook under steps_per_run)
+                raise SetupError(str(err)) from err
             raise TrainingError(str(err)) from err
         where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
         write_failure = describe_write_failure(err)
