@@ -14,6 +14,7 @@ from hookrun.config_schemas.graph import BUILTIN_BUILDERS
 from hookrun.config_schemas.hook_base import HookList
 from hookrun.config_schemas.imports import find_module
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
+from hookrun.config_schemas.run_files import hook_path_issues
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.data.reader import KIND_SAMPLE_ROWS, load_raw_data
 from hookrun.runner.data.sources import SAMPLE_CHARS
@@ -57,9 +58,11 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
     """Structural checks of the hook list, asked of each hook (``HookConfig.list_issues``).
 
     Each hook type knows its own rules (e.g. ``evaluation`` needs validation data, ``early_stopping`` an
-    ``evaluation`` before it, two ``checkpoint_saver`` hooks must not share a directory). The one rule of
-    the run itself: a warning when the data repeats forever (``epochs: null``) and no hook ends the
-    run at a step (``HookConfig.ends_at_step``).
+    ``evaluation`` before it, two ``checkpoint_saver`` hooks must not share a directory). The rules of
+    the run itself: the run directory's paths (:func:`hookrun.config_schemas.run_files.hook_path_issues`:
+    no hook writes outside it, over another hook's path or over one of the run's own), and a warning
+    when the data repeats forever (``epochs: null``) and no hook ends the run at a step
+    (``HookConfig.ends_at_step``).
     """
     config = loaded.config
     data = config.data
@@ -75,6 +78,7 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
         for index, hook in enumerate(config.hooks)
         for where, message, severity in hook.list_issues(index, run)
     ]
+    issues += [loaded.issue(where, message) for where, message in hook_path_issues(config.hooks)]
     if data.epochs is None and not any(h.ends_at_step(0) is not None for h in config.hooks):
         issues.append(
             loaded.issue(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -20,6 +21,7 @@ __all__ = [
     "LOCK_FILE",
     "RunDirLock",
     "atomic_write_text",
+    "check_adoptable",
     "check_event_dirs",
     "clean_temporary_files",
     "close_summary_writers",
@@ -62,6 +64,82 @@ def resolve_run_dir(path: Path) -> Path:
     if not resolved.is_dir():
         raise SetupError(f"{resolved}: run directory exists but is a file; choose another `session.run_dir`")
     return resolved
+
+
+#: Directories that are never a run directory, however empty: the file system's roots and shared places.
+WRONG_ROOTS = frozenset(
+    {
+        "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt",
+        "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/local", "/var", "/var/tmp",
+    }
+)
+
+#: Entries that make no run: the lock file of a run killed at its start, a writer's temporary files.
+_HOUSEKEEPING = re.compile(r"\.hookrun\.lock|\.write-probe\..*")
+
+
+def _is_hookrun_run(path: Path) -> bool:
+    """Whether ``path`` holds what ``hookrun train`` writes first: its status or its saved config.
+
+    A ``summary.json`` that is a JSON object with a ``status`` and a ``started`` string, or a ``config.yaml``
+    whose ``session.run_dir`` is ``.`` (the self-contained copy ``train`` saves) beside a ``preprocessing.json``.
+    """
+    import json
+
+    import yaml
+
+    try:
+        summary = json.loads(read_regular_bytes(path / "summary.json", follow_symlinks=False, limit=1 << 20))
+        if isinstance(summary, dict) and isinstance(summary.get("status"), str) and isinstance(
+            summary.get("started"), str
+        ):
+            return True
+    except (OSError, ValueError):
+        pass
+    try:
+        config = yaml.safe_load(read_regular_bytes(path / "config.yaml", follow_symlinks=False, limit=1 << 22))
+        session = config.get("session") if isinstance(config, dict) else None
+        if isinstance(session, dict) and session.get("run_dir") == "." and (path / "preprocessing.json").is_file():
+            return True
+    except (OSError, ValueError, yaml.YAMLError):
+        pass
+    return False
+
+
+def check_adoptable(path: Path) -> None:
+    """Refuse a run directory that ``train`` must not write into: a wrong root, or someone else's directory.
+
+    ``train`` adopts a directory that does not exist, an empty one (or holding only a stale lock file or a
+    writer's temporary files) or a hookrun run (:func:`_is_hookrun_run`). Anything else would have its
+    ``config.yaml``, ``summary.json``, ``history.csv``, ``checkpoint``... replaced.
+
+    Args:
+        path: the run directory, absolute and resolved (:func:`resolve_run_dir`).
+
+    Raises:
+        SetupError: ``path`` is ``/``, the home directory or another shared root (:data:`WRONG_ROOTS`), or a
+            directory holding files that is not a hookrun run (exit 2, naming up to 5 of its entries).
+    """
+    home = os.path.realpath(os.path.expanduser("~"))
+    if str(path) in WRONG_ROOTS or str(path) == home:
+        raise SetupError(
+            f"{path}: not a place for a run directory (a system or home directory); choose another `--run-dir`, "
+            "e.g. runs/NAME"
+        )
+    try:
+        names = sorted(os.listdir(path))
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # not a directory or unreadable: prepare_run_dir names it
+    names = [n for n in names if not _HOUSEKEEPING.fullmatch(n) and not is_temporary_name(n)]
+    if not names or _is_hookrun_run(path):
+        return
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise SetupError(
+        f"{path}: not empty and not a hookrun run directory (it holds {shown}), whose files training would "
+        "replace; choose a new or empty `--run-dir`"
+    )
 
 
 def prepare_run_dir(path: Path) -> Path:

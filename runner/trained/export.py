@@ -101,7 +101,7 @@ def export(
     started = time.perf_counter()
     run = open_run(run_dir)
     target = check_output_path(output, overwrite, "directory")
-    check_not_replacing(target, [run.run_dir])
+    check_not_replacing(target, [run.run_dir], hook_paths=run.hook_paths())
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
     built = build_inference_graph(tf, run, examples=True)

@@ -45,6 +45,15 @@ class SavedRun:
     loaded: LoadedConfig
     preprocessor: Preprocessor
 
+    def hook_paths(self) -> list[str]:
+        """The paths its hooks write inside the run directory (``history_saver``'s ``filename``, ...), relative."""
+        return [
+            claim.path
+            for hook in self.loaded.config.hooks
+            for claim in hook.run_paths()
+            if not claim.path.startswith("/") and ".." not in claim.path.split("/")
+        ]
+
 
 def open_run(run_dir: str | Path) -> SavedRun:
     """Open a run directory: load its ``config.yaml`` and ``preprocessing.json`` (no TensorFlow).
