@@ -7,6 +7,7 @@ are printed and the run goes on.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hookrun.config_schemas.errors import SetupError
@@ -150,6 +151,28 @@ def check_warm_start(loaded: LoadedConfig, run_dir: Path | None = None) -> list[
     return [] if reason is None else [loaded.issue(("graph", "warm_start", "from"), reason)]
 
 
+def check_run_dir_path(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigIssue]:
+    """The run directory's path is one TensorFlow can use (:func:`hookrun.runner.run_dir.directory.check_usable_path`).
+
+    Glob characters, bytes that are not UTF-8 and a path too long for the files written in it are refused by
+    ``validate`` as by ``train``; ``--run-dir`` is named as given, ``session.run_dir`` at its key.
+
+    Returns:
+        One error at ``session.run_dir`` (or ``name``, for the default ``runs/<name>``), else nothing.
+    """
+    from hookrun.runner.run_dir.directory import check_usable_path
+
+    session_dir = loaded.config.session.run_dir
+    what = "--run-dir" if run_dir is not None else "run directory"
+    if run_dir is None:
+        run_dir = loaded.base_dir / session_dir if session_dir is not None else Path("runs") / loaded.config.name
+    try:
+        check_usable_path(Path(os.path.abspath(run_dir)), what)
+    except SetupError as err:
+        return [loaded.issue(("session", "run_dir") if session_dir is not None else ("name",), str(err))]
+    return []
+
+
 def check_steps_per_run(loaded: LoadedConfig) -> list[ConfigIssue]:
     """``session.steps_per_run`` > 1 is refused with ``cluster:`` (an error, exit 2).
 
@@ -177,7 +200,7 @@ def preflight(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigI
     """All checks before TensorFlow, in file order.
 
     :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, :func:`check_warm_start`,
-    :func:`check_steps_per_run`.
+    :func:`check_run_dir_path`, :func:`check_steps_per_run`.
 
     Args:
         loaded: the config.
@@ -188,6 +211,7 @@ def preflight(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigI
         + check_imports(loaded)
         + check_hooks(loaded)
         + check_warm_start(loaded, run_dir)
+        + check_run_dir_path(loaded, run_dir)
         + check_steps_per_run(loaded)
     )
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

@@ -251,3 +251,91 @@ def test_system_roots_are_refused_before_anything_is_written(root):
 
     with pytest.raises(SetupError, match="not a place for a run directory"):
         check_adoptable(Path(root))
+
+
+# --- paths are paths: refused before anything is written, one line, exit 2 --------------------------------------
+
+
+def _one_line(result) -> str:
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "internal error" not in result.output
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+@pytest.mark.parametrize("name", ["g[1]", "a*b", "what?", "back\\slash", os.fsdecode(b"bad\xff-utf8")])
+def test_run_directories_tensorflow_would_glob_or_cannot_name_are_refused_before_anything_is_written(
+    tmp_path, linear_csv, name
+):
+    """``runs/g[1]`` trained, then resume, evaluate, predict and export exited 2 ("no checkpoint can be read"):
+    TensorFlow globs checkpoint paths; invalid UTF-8 in the name was "internal error", exit 1."""
+    config = _config(tmp_path, STEPS)
+    run_dir = tmp_path / "runs" / name
+    line = _one_line(cli.invoke(app, ["train", str(config), "--run-dir", str(run_dir)]))
+    assert "rename it or choose another path" in line
+    assert not (tmp_path / "runs").exists()
+
+
+def test_a_run_directory_too_long_for_its_files_is_refused_before_training(tmp_path, linear_csv):
+    """A run directory of 4,040-4,094 bytes started training, then failed writing its files (exit 1)."""
+    config = _config(tmp_path, STEPS)
+    run_dir = tmp_path / "long"
+    while len(os.fsencode(str(run_dir))) < 4050:
+        run_dir = run_dir / ("d" * min(200, 4050 - len(os.fsencode(str(run_dir))) - 1))
+    line = _one_line(cli.invoke(app, ["train", str(config), "--run-dir", str(run_dir)]))
+    assert "bytes" in line and "shorter path" in line
+    assert not (tmp_path / "long").exists()
+
+
+def test_a_run_directory_tensorflow_would_glob_is_refused_by_evaluate_predict_and_export(trained, tmp_path):
+    """A run copied to ``runs/g[1]``: evaluate, predict and export said "no checkpoint"; now they name the ``[``."""
+    run = tmp_path / "g[1]"
+    shutil.copytree(trained / "run", run, symlinks=True)
+    data = str(trained / "data.csv")
+    for args in (
+        ["evaluate", str(run), "--data", data],
+        ["predict", str(run), "--data", data, "--output", str(tmp_path / "p.csv")],
+        ["export", str(run), "--output", str(tmp_path / "model")],
+    ):
+        assert "glob pattern" in _one_line(cli.invoke(app, args))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["g[1]"]
+
+
+def test_empty_path_options_are_refused_not_read_as_the_current_directory(run, tmp_path):
+    """``evaluate RUN_A --checkpoint ''`` (an unset variable) evaluated the current directory's run."""
+    data = ["--data", "data.csv"]
+    config = _config(tmp_path, STEPS, name="e.yaml")
+    cases = [
+        (["evaluate", str(run), *data, "--checkpoint", ""], "--checkpoint: an empty path"),
+        (["predict", str(run), *data, "--checkpoint", "", "--output", "p.csv"], "--checkpoint: an empty path"),
+        (["predict", str(run), *data, "--output", ""], "an empty path"),
+        (["export", "", "--output", "m"], "an empty path"),
+        (["export", str(run), "--output", ""], "an empty path"),
+        (["train", str(config), "--run-dir", ""], "an empty path"),
+    ]
+    before = _snapshot(tmp_path)
+    for args, words in cases:
+        result = cli.invoke(app, args)
+        assert result.exit_code == 2, (args, result.output)
+        assert words in " ".join(result.output.split()).replace("│", ""), (args, result.output)
+    assert _snapshot(tmp_path) == before
+
+
+def test_over_long_and_looping_paths_are_one_line_exit_2(run, tmp_path):
+    """A 5,000-character --checkpoint, a 300-character --output name, an --output through a symlink loop:
+    "internal error", exit 1."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    data = ["--data", "data.csv"]
+    before = _snapshot(tmp_path)
+    for args in (
+        ["evaluate", str(run), *data, "--checkpoint", "c" * 5000],
+        ["predict", str(run), *data, "--checkpoint", "c" * 5000, "--output", "p.csv"],
+        ["predict", str(run), *data, "--output", "o" * 300 + ".csv"],
+        ["export", str(run), "--output", "o" * 300],
+        ["predict", str(run), *data, "--output", "loop/p.csv"],
+        ["export", str(run), "--output", "loop/m"],
+    ):
+        line = _one_line(cli.invoke(app, args))
+        assert "cannot use this path" in line and len(line) < 400, (args, line)
+    assert _snapshot(tmp_path) == before

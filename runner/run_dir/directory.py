@@ -23,6 +23,7 @@ __all__ = [
     "atomic_write_text",
     "check_adoptable",
     "check_event_dirs",
+    "check_usable_path",
     "clean_temporary_files",
     "close_summary_writers",
     "prepare_run_dir",
@@ -34,6 +35,58 @@ __all__ = [
 
 def _reason(err: OSError) -> str:
     return err.strerror or str(err)
+
+
+#: Characters TensorFlow's file functions read as a glob pattern in a checkpoint path (``GetMatchingPaths``:
+#: ``*?[\\``): ``tf.train.latest_checkpoint``, ``Saver.restore`` and ``max_to_keep``'s deletions glob the prefix.
+GLOB_CHARACTERS = "*?[\\"
+
+#: The longest run-directory path (bytes) that leaves room for every file hookrun and TensorFlow write in it
+#: (``best/model.ckpt-<step>.data-00000-of-00001.tempstate<n>``, an event file with the host's name) under
+#: Linux's ``PATH_MAX`` of 4,096 bytes.
+MAX_RUN_DIR_BYTES = 4096 - 320
+
+
+def printable_path(path: Path | str, limit: int = 200) -> str:
+    r"""``path`` for a one-line message: bytes that are not UTF-8 as ``\xNN``, the middle elided past ``limit``."""
+    text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-limit // 4 :]}"
+
+
+def check_usable_path(path: Path | str, what: str, limit: int | None = MAX_RUN_DIR_BYTES) -> None:
+    """Refuse, before anything is written, a path TensorFlow cannot use as a checkpoint's place.
+
+    Args:
+        path: the absolute path (a run directory, a checkpoint prefix).
+        what: how messages name it (``--run-dir``, ``--checkpoint``).
+        limit: the most bytes it may have, or None.
+
+    Raises:
+        SetupError: it holds bytes that are not UTF-8 (TensorFlow's paths are UTF-8 strings), a glob
+            character (:data:`GLOB_CHARACTERS`: TensorFlow would not find its checkpoints again), or
+            is longer than ``limit`` (files in it would exceed ``PATH_MAX``; exit 2, one line).
+    """
+    text = str(path)
+    shown = printable_path(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SetupError(
+            f"{what} {shown}: the path holds bytes that are not UTF-8, which TensorFlow cannot name files with; "
+            "rename it or choose another path"
+        ) from None
+    found = sorted({c for c in text if c in GLOB_CHARACTERS})
+    if found:
+        chars = " ".join(f"`{c}`" for c in found)
+        raise SetupError(
+            f"{what} {shown}: the path holds {chars}, which TensorFlow reads as a glob pattern in checkpoint "
+            "paths (its checkpoints would not be found again); rename it or choose another path"
+        )
+    if limit is not None and len(os.fsencode(text)) > limit:
+        raise SetupError(
+            f"{what} {shown}: the path is {len(os.fsencode(text)):,} bytes, more than the {limit:,} that leave "
+            "room for the files written in it; choose a shorter path"
+        )
 
 
 def resolve_run_dir(path: Path) -> Path:
@@ -48,10 +101,12 @@ def resolve_run_dir(path: Path) -> Path:
     Raises:
         SetupError: a symlink loop, a name too long for the file system, a path through a file,
             an existing file that is not a directory, or another error the operating system gives
-            when looking it up.
+            when looking it up; a path TensorFlow cannot use (:func:`check_usable_path`: not UTF-8,
+            glob characters, too long).
     """
     try:
         resolved = path.resolve()
+        check_usable_path(resolved, "run directory")
         os.stat(resolved)
     except FileNotFoundError:
         return resolved

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from hookrun.runner.errors import SetupError
+from hookrun.runner.run_dir.directory import printable_path
 
 
 def check_output_path(path: str | Path, overwrite: bool, what: str, option: str = "--output") -> Path:
@@ -26,13 +27,31 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
         The path, absolute (the symlink itself when it is one: it is replaced, not written through).
 
     Raises:
-        SetupError: a parent is a file; the path exists without ``overwrite``; with
+        SetupError: an empty path; one the operating system cannot look up (a name too long, a symlink loop
+            above it); a parent is a file; the path exists without ``overwrite``; with
             ``overwrite`` it is a directory where a file goes (or the reverse), or neither a regular
             file, a directory nor a symlink (a device such as ``/dev/null``, a FIFO: replacing it
             would remove it).
     """
+    if str(path) == "":
+        raise SetupError(f"{option}: an empty path (an unset variable?); give a {what}")
     given = Path(path)
+    try:
+        return _check_output_path(given, overwrite, what, option)
+    except (OSError, RuntimeError) as err:  # a name too long, a symlink loop: one line, exit 2
+        reason = getattr(err, "strerror", None) or str(err)
+        raise SetupError(
+            f"{option} {printable_path(given)}: cannot use this path ({reason}); choose another path"
+        ) from None
+
+
+def _check_output_path(given: Path, overwrite: bool, what: str, option: str) -> Path:
+    """:func:`check_output_path` once the path is known not to be empty; OSError when it cannot be looked up."""
     target = Path(os.path.abspath(given))
+    try:
+        os.lstat(target)  # a name too long (ENAMETOOLONG), a symlink loop above it (ELOOP): raised
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # new, or under a file: named below
     existing = target.parent
     while not existing.exists():  # missing directories are created when the output is written
         existing = existing.parent
@@ -128,7 +147,7 @@ def check_not_replacing(
     Raises:
         SetupError: ``target`` is one of them, a directory above one, or a path the run owns.
     """
-    real = target.resolve()
+    real = Path(os.path.realpath(target))  # a symlink loop at ``target`` stays itself (it is replaced)
     for path in protected:
         kept = path.resolve()
         if real == kept or real in kept.parents:
