@@ -189,7 +189,8 @@ def hook_path_issues(hooks: Sequence[HookConfig]) -> list[tuple[tuple[str | int,
         a path inside a directory only its owner writes (``checkpoint_dir: best`` beside
         ``early_stopping`` ``keep_best``); else a hook path that is one of the run's own
         (:data:`RUN_ENTRIES`: ``filename: preprocessing.json``). Two ``checkpoint_saver`` hooks on one
-        directory are ``checkpoint_saver``'s own rule (``HookConfig.list_issues``).
+        directory spelled alike are ``checkpoint_saver``'s own rule (``HookConfig.list_issues``); spelled
+        differently (``ckpt`` and ``./ckpt/``), they are refused here.
     """
     issues: list[tuple[tuple[str | int, ...], str]] = []
     claims: list[tuple[int, HookConfig, HookPath, str]] = []
@@ -203,8 +204,8 @@ def hook_path_issues(hooks: Sequence[HookConfig]) -> list[tuple[tuple[str | int,
     reported: set[int] = set()
     for later, (index, _hook, claim, path) in enumerate(claims):
         for earlier, (other_index, other, other_claim, other_path) in enumerate(claims[:later]):
-            if claim.kind == other_claim.kind == "checkpoints":
-                continue
+            if claim.kind == other_claim.kind == "checkpoints" and claim.path == other_claim.path:
+                continue  # checkpoint_saver's own rule names it (``list_issues``); `./ckpt` and `ckpt` are ours
             message = _pair_clash(path, claim.kind, other_path, other_claim.kind)
             if message is not None:
                 issues.append(

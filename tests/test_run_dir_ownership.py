@@ -86,6 +86,13 @@ def _snapshot(directory: Path) -> dict[str, bytes]:
             ],
             ["hooks[1].keep_best", "hooks[0].output_dir"],
         ),
+        (  # one directory spelled two ways: checkpoint_saver's own rule compared the strings
+            [
+                {"type": "checkpoint_saver", "save_steps": 10},
+                {"type": "checkpoint_saver", "save_steps": 20, "checkpoint_dir": "./"},
+            ],
+            ["hooks[1].checkpoint_dir", "hooks[0].checkpoint_dir"],
+        ),
         (  # a hook file where another hook keeps its checkpoints
             [
                 {"type": "checkpoint_saver", "save_steps": 10, "checkpoint_dir": "ckpt"},
