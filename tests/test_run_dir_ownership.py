@@ -346,3 +346,13 @@ def test_over_long_and_looping_paths_are_one_line_exit_2(run, tmp_path):
         line = _one_line(cli.invoke(app, args))
         assert "cannot use this path" in line and len(line) < 400, (args, line)
     assert _snapshot(tmp_path) == before
+
+
+def test_every_registry_entry_is_documented_in_run_directory_md():
+    """The registry and its page stay in step: each entry's name is in the ownership table of the docs."""
+    from hookrun.config_schemas.run_files import RUN_ENTRIES
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "run-directory.md").read_text(encoding="utf-8")
+    section = page.split("## Who owns what: one registry", 1)[1].split("\n## ", 1)[0]
+    missing = [e.name for e in RUN_ENTRIES if e.name != "temporary files" and f"`{e.name}`" not in section]
+    assert not missing, missing
