@@ -161,12 +161,25 @@ def _is_hookrun_run(path: Path) -> bool:
     return False
 
 
+def _empty_tree(path: Path, depth: int = 4) -> bool:
+    """Whether ``path`` is a real directory holding only empty directories: nothing there would be replaced.
+
+    (An event directory another task of a cluster made before the chief looked.)
+    """
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode) or depth == 0:
+            return False
+        return all(_empty_tree(Path(entry.path), depth - 1) for entry in os.scandir(path))
+    except OSError:
+        return False
+
+
 def check_adoptable(path: Path) -> None:
     """Refuse a run directory that ``train`` must not write into: a wrong root, or someone else's directory.
 
-    ``train`` adopts a directory that does not exist, an empty one (or holding only a stale lock file or a
-    writer's temporary files) or a hookrun run (:func:`_is_hookrun_run`). Anything else would have its
-    ``config.yaml``, ``summary.json``, ``history.csv``, ``checkpoint``... replaced.
+    ``train`` adopts a directory that does not exist, an empty one (or holding only a stale lock file, a
+    writer's temporary files or empty directories) or a hookrun run (:func:`_is_hookrun_run`). Anything
+    else would have its ``config.yaml``, ``summary.json``, ``history.csv``, ``checkpoint``... replaced.
 
     Args:
         path: the run directory, absolute and resolved (:func:`resolve_run_dir`).
@@ -187,7 +200,10 @@ def check_adoptable(path: Path) -> None:
         return
     except OSError:
         return  # not a directory or unreadable: prepare_run_dir names it
-    names = [n for n in names if not _HOUSEKEEPING.fullmatch(n) and not is_temporary_name(n)]
+    names = [
+        n for n in names
+        if not _HOUSEKEEPING.fullmatch(n) and not is_temporary_name(n) and not _empty_tree(path / n)
+    ]
     if not names or _is_hookrun_run(path):
         return
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
