@@ -128,6 +128,9 @@ class HookPath:
         confined: True when it must stay inside the run directory (a file name); False when a place
             outside it is the user's choice (an ``output_dir``).
         label: how messages show it when the key's value is not the path (``best/``), else None: ``repr(path)``.
+        glob_free: True for a part of a checkpoint path (``checkpoint_basename``): no ``*``, ``?``, ``[``.
+        owned: False for a name only checked to stay in the run directory, not a path of its own (the
+            ``checkpoint_basename`` prefix: two savers in two directories may share it).
     """
 
     key: str
@@ -135,25 +138,33 @@ class HookPath:
     kind: PathKind
     confined: bool = True
     label: str | None = None
+    glob_free: bool = False
+    owned: bool = True
 
     def shown(self) -> str:
         """The path as messages show it."""
         return self.label or repr(self.path)
 
 
-def confinement_problem(value: str, kind: PathKind) -> str | None:
+def confinement_problem(value: str, kind: PathKind, glob_free: bool = False) -> str | None:
     """Why ``value`` (a hook's file name or directory) is not a path inside the run directory, or None.
 
     Refused: an empty name, an absolute path, a ``..`` part, a NUL or backslash (a Windows separator,
-    read differently elsewhere), and for a ``file`` any directory part (``a/h.csv``: hook files are
+    read differently elsewhere), for ``checkpoints`` a glob character (TensorFlow globs checkpoint
+    paths), and for a ``file`` any directory part (``a/h.csv``: hook files are
     written in the run directory itself, so ``validate`` and ``train`` accept the same names).
     """
     if value.strip() == "":
         return "is empty; give a file name in the run directory"
     if "\0" in value or "\\" in value:
         return "holds a NUL or a backslash; give a plain name"
-    if value.startswith("/") or value.startswith("~"):
+    if value.startswith("/"):
         return "is an absolute path, outside the run directory; give a name inside it"
+    if (glob_free or kind == "checkpoints") and any(c in value for c in "*?["):
+        return (
+            "holds a glob character (`*`, `?`, `[`), which TensorFlow reads as a pattern in checkpoint paths "
+            "(its checkpoints would not be found again); give a plain name"
+        )
     parts = value.split("/")
     if ".." in parts:
         return "has a `..` part, leading outside the run directory; give a name inside it"
@@ -196,10 +207,10 @@ def hook_path_issues(hooks: Sequence[HookConfig]) -> list[tuple[tuple[str | int,
     claims: list[tuple[int, HookConfig, HookPath, str]] = []
     for index, hook in enumerate(hooks):
         for claim in hook.run_paths():
-            problem = confinement_problem(claim.path, claim.kind)
+            problem = confinement_problem(claim.path, claim.kind, claim.glob_free)
             if problem is not None and (claim.confined or claim.path.strip() == ""):
                 issues.append((("hooks", index, claim.key), f"{claim.path!r} {problem}"))
-            elif problem is None:  # else outside the run directory: the user's own place
+            elif problem is None and claim.owned:  # else outside the run directory: the user's own place
                 claims.append((index, hook, claim, _normal(claim.path)))
     reported: set[int] = set()
     for later, (index, _hook, claim, path) in enumerate(claims):

@@ -138,6 +138,24 @@ def test_paths_that_do_not_collide_pass_validate(tmp_path, linear_csv, hooks):
 
 
 @pytest.mark.parametrize(
+    "key, value, words",
+    [
+        ("checkpoint_dir", "../elsewhere", "`..`"),
+        ("checkpoint_dir", "/tmp/hookrun-ckpt", "absolute"),
+        ("checkpoint_dir", "ckpt[1]", "glob"),
+        ("checkpoint_basename", "../model.ckpt", "`..`"),
+        ("checkpoint_basename", "sub/model.ckpt", "not a file name"),
+        ("checkpoint_basename", "m[1]", "glob"),
+    ],
+)
+def test_checkpoint_paths_outside_the_run_directory_or_globbed_are_refused(tmp_path, linear_csv, key, value, words):
+    """``checkpoint_dir: ../x`` wrote checkpoints outside the run directory; ``[`` made TensorFlow glob them."""
+    config = _config(tmp_path, [{"type": "stop_at_step", "num_steps": 4}, {"type": "checkpoint_saver",
+                                                                           "save_steps": 4, key: value}])
+    _exit_2(["validate", str(config)], f"hooks[1].{key}", words)
+
+
+@pytest.mark.parametrize(
     "filename, words",
     [
         ("../x.csv", "`..`"),

@@ -41,7 +41,11 @@ class CheckpointSaverConfig(HookConfig):
     def run_paths(self) -> list[HookPath]:
         """The checkpoint directory (the run directory by default), inside the run directory."""
         where = self.checkpoint_dir if self.checkpoint_dir is not None else "."
-        return [HookPath("checkpoint_dir", where, "checkpoints")]
+        # the basename is a file-name prefix in that directory: confined as a file name, and glob-free as a directory
+        basename = HookPath(
+            "checkpoint_basename", self.checkpoint_basename, "file", glob_free=True, owned=False
+        )
+        return [HookPath("checkpoint_dir", where, "checkpoints"), basename]
 
     def checkpoints_to_keep(self) -> int:
         """The session's ``Saver`` keeps ``max_to_keep`` checkpoints (the Scaffold builds it)."""

@@ -52,7 +52,7 @@ class SavedRun:
             claim.path
             for hook in self.loaded.config.hooks
             for claim in hook.run_paths()
-            if not claim.path.startswith("/") and ".." not in claim.path.split("/")
+            if claim.owned and not claim.path.startswith("/") and ".." not in claim.path.split("/")
         ]
 
 
