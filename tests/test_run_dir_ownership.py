@@ -232,6 +232,17 @@ def test_overwrite_never_replaces_a_run_owned_path_whatever_names_it(run, tmp_pa
     assert (run / "best").is_dir() and (run / "eval").is_dir()
 
 
+def test_output_never_replaces_another_runs_files(run, trained, tmp_path):
+    """``predict RUN_A --output RUN_B/config.yaml --overwrite`` replaced run B's saved config."""
+    other = tmp_path / "other"
+    shutil.copytree(trained / "run", other, symlinks=True)
+    before = _snapshot(other)
+    for name in ("config.yaml", "preprocessing.json", "checkpoint"):
+        _exit_2(["predict", str(run), "--data", "data.csv", "-o", f"other/{name}", "--overwrite"], "other")
+    _exit_2(["export", str(run), "--output", "other/best", "--overwrite"], "a file of the run directory")
+    assert _snapshot(other) == before
+
+
 # --- --run-dir adopts only an empty directory, a new one or a hookrun run ---------------------------------------
 
 

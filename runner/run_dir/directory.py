@@ -24,6 +24,7 @@ __all__ = [
     "check_adoptable",
     "check_event_dirs",
     "check_usable_path",
+    "is_hookrun_run",
     "clean_temporary_files",
     "close_summary_writers",
     "prepare_run_dir",
@@ -133,7 +134,7 @@ WRONG_ROOTS = frozenset(
 _HOUSEKEEPING = re.compile(r"\.hookrun\.lock|\.write-probe\..*")
 
 
-def _is_hookrun_run(path: Path) -> bool:
+def is_hookrun_run(path: Path) -> bool:
     """Whether ``path`` holds what ``hookrun train`` writes first: its status or its saved config.
 
     A ``summary.json`` that is a JSON object with a ``status`` and a ``started`` string, or a ``config.yaml``
@@ -178,7 +179,7 @@ def check_adoptable(path: Path) -> None:
     """Refuse a run directory that ``train`` must not write into: a wrong root, or someone else's directory.
 
     ``train`` adopts a directory that does not exist, an empty one (or holding only a stale lock file, a
-    writer's temporary files or empty directories) or a hookrun run (:func:`_is_hookrun_run`). Anything
+    writer's temporary files or empty directories) or a hookrun run (:func:`is_hookrun_run`). Anything
     else would have its ``config.yaml``, ``summary.json``, ``history.csv``, ``checkpoint``... replaced.
 
     Args:
@@ -204,7 +205,7 @@ def check_adoptable(path: Path) -> None:
         n for n in names
         if not _HOUSEKEEPING.fullmatch(n) and not is_temporary_name(n) and not _empty_tree(path / n)
     ]
-    if not names or _is_hookrun_run(path):
+    if not names or is_hookrun_run(path):
         return
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     raise SetupError(

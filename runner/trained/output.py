@@ -145,7 +145,8 @@ def check_not_replacing(
         hook_paths: the run's hooks' own paths, relative to the run directory.
 
     Raises:
-        SetupError: ``target`` is one of them, a directory above one, or a path the run owns.
+        SetupError: ``target`` is one of them, a directory above one, or a path the run owns, or that any
+            hookrun run directory above it owns (another run's ``best/best.json``).
     """
     real = Path(os.path.realpath(target))  # a symlink loop at ``target`` stays itself (it is replaced)
     for path in protected:
@@ -158,6 +159,24 @@ def check_not_replacing(
                 raise SetupError(
                     f"{option} {target}: would replace {owner}, a file of the run directory {path}; choose another path"
                 )
+    for run_dir in _runs_above(target):  # another run's files: RUN_B/best/best.json from `predict RUN_A`
+        owner = run_owned_path(target, run_dir)
+        if owner is not None:
+            raise SetupError(
+                f"{option} {target}: would replace {owner}, a file of the run directory {run_dir}; choose another path"
+            )
+
+
+def _runs_above(target: Path) -> list[Path]:
+    """The hookrun run directories (:func:`~hookrun.runner.run_dir.directory.is_hookrun_run`) above ``target``."""
+    from hookrun.runner.run_dir.directory import is_hookrun_run
+
+    found = []
+    for base in {Path(os.path.realpath(target.parent)), Path(os.path.realpath(target)).parent}:
+        for directory in (base, *base.parents):
+            if is_hookrun_run(directory):
+                found.append(directory)
+    return found
 
 
 @contextmanager
