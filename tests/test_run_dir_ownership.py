@@ -385,3 +385,12 @@ def test_every_registry_entry_is_documented_in_run_directory_md():
     section = page.split("## Who owns what: one registry", 1)[1].split("\n## ", 1)[0]
     missing = [e.name for e in RUN_ENTRIES if e.name != "temporary files" and f"`{e.name}`" not in section]
     assert not missing, missing
+
+
+@pytest.mark.parametrize("name", ["m[1]", os.fsdecode(b"m\xff")])
+def test_an_export_tensorflow_could_not_load_is_refused_before_it_is_written(run, tmp_path, name):
+    """``export --output m[1]`` wrote a SavedModel whose variables never load (TensorFlow globs them);
+    invalid UTF-8 in the name was "internal error", exit 1."""
+    line = _one_line(cli.invoke(app, ["export", str(run), "--output", str(tmp_path / name)]))
+    assert "--output" in line and "rename it or choose another path" in line
+    assert not (tmp_path / name).exists()
