@@ -250,12 +250,12 @@ def test_a_directory_that_is_not_a_run_is_refused_and_left_untouched(tmp_path, l
     """``train --run-dir DIR`` replaced the user's config.yaml, history.csv, summary.json and deleted ``checkpoint``."""
     mine = tmp_path / "mine"
     mine.mkdir()
-    for name in ("config.yaml", "history.csv", "summary.json", "checkpoint"):
+    for name in ("config.yaml", "history.csv", "summary.json", "checkpoint", "\x1b[2Jnew\nline"):
         (mine / name).write_text(f"my own {name}\n")
     before = _snapshot(mine)
     config = _config(tmp_path, STEPS)
     lines = _exit_2(["train", str(config), "--run-dir", str(mine)], "not a hookrun run directory", "config.yaml")
-    assert len(lines) == 1
+    assert len(lines) == 1 and "\x1b" not in lines[0] and "\\x1b[2Jnew\\x0aline" in lines[0], lines
     assert _snapshot(mine) == before and sorted(os.listdir(mine)) == sorted(before)
 
 

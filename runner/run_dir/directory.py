@@ -175,6 +175,11 @@ def _empty_tree(path: Path, depth: int = 4) -> bool:
         return False
 
 
+def _printable_name(name: str) -> str:
+    r"""A file name safe to print on one line: control characters and undecodable bytes as ``\xNN``."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c) & 0xFF:02x}" for c in name)[:80]
+
+
 def check_adoptable(path: Path) -> None:
     """Refuse a run directory that ``train`` must not write into: a wrong root, or someone else's directory.
 
@@ -192,8 +197,8 @@ def check_adoptable(path: Path) -> None:
     home = os.path.realpath(os.path.expanduser("~"))
     if str(path) in WRONG_ROOTS or str(path) == home:
         raise SetupError(
-            f"{path}: not a place for a run directory (a system or home directory); choose another `--run-dir`, "
-            "e.g. runs/NAME"
+            f"{printable_path(path)}: not a place for a run directory (a system or home directory); choose another "
+            "`--run-dir`, e.g. runs/NAME"
         )
     try:
         names = sorted(os.listdir(path))
@@ -207,9 +212,10 @@ def check_adoptable(path: Path) -> None:
     ]
     if not names or is_hookrun_run(path):
         return
-    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    shown = ", ".join(_printable_name(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     raise SetupError(
-        f"{path}: not empty and not a hookrun run directory (it holds {shown}), whose files training would "
+        f"{printable_path(path)}: not empty and not a hookrun run directory (it holds {shown}), whose files "
+        "training would "
         "replace; choose a new or empty `--run-dir`"
     )
 
