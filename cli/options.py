@@ -7,6 +7,20 @@ from typing import Annotated
 
 import typer
 
+
+def non_empty_path(value: str) -> Path:
+    """A path option's value; an empty string (an unset shell variable) is refused (exit 2), not read as ``.``.
+
+    Raises:
+        typer.BadParameter: ``value`` is empty.
+    """
+    if isinstance(value, Path):
+        return value
+    if value == "":
+        raise typer.BadParameter("an empty path (an unset variable?); give a path, or `.` for this directory")
+    return Path(value)
+
+
 ConfigArg = Annotated[
     Path,
     typer.Argument(help="The YAML config file.", show_default=False, metavar="CONFIG"),
@@ -23,7 +37,10 @@ SetOption = Annotated[
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
 RunDirArg = Annotated[
-    Path, typer.Argument(help="The run directory `hookrun train` wrote.", show_default=False, metavar="RUN_DIR")
+    Path,
+    typer.Argument(
+        help="The run directory `hookrun train` wrote.", show_default=False, metavar="RUN_DIR", parser=non_empty_path
+    ),
 ]
 CheckpointOption = Annotated[
     str,

@@ -10,6 +10,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from hookrun.config_schemas.base import StrictModel
+from hookrun.config_schemas.run_files import HookPath
 
 #: The ``tf.compat.v1.train.SessionRunHook`` methods, in the order the lifecycle calls them.
 LIFECYCLE_METHODS = ("begin", "after_create_session", "before_run", "after_run", "end")
@@ -114,6 +115,17 @@ class HookConfig(StrictModel):
         on that path or among the event files there (:func:`hookrun.runner.run_dir.directory.check_event_dirs`).
         """
         return None
+
+    def run_paths(self) -> list[HookPath]:
+        """Every file or directory this hook writes, relative to the run directory (see :mod:`run_files`).
+
+        The run directory's registry (:func:`hookrun.config_schemas.run_files.hook_path_issues`) refuses,
+        before TensorFlow, a path two hooks write, a path of the run's own, and a file name outside the
+        run directory. By default: the hook's event directory (:meth:`event_dir`, its ``output_dir``), which
+        may be outside the run directory (the user's choice).
+        """
+        where = self.event_dir()
+        return [] if where is None else [HookPath("output_dir", where, "events", confined=False)]
 
     def checkpoints_to_keep(self) -> int | None:
         """How many checkpoints the session's ``Saver`` must keep for this hook (``max_to_keep``), or None."""

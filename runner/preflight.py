@@ -7,6 +7,7 @@ are printed and the run goes on.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from hookrun.config_schemas.errors import SetupError
@@ -14,6 +15,7 @@ from hookrun.config_schemas.graph import BUILTIN_BUILDERS
 from hookrun.config_schemas.hook_base import HookList
 from hookrun.config_schemas.imports import ImportFailure, check_import_safe, find_module
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
+from hookrun.config_schemas.run_files import hook_path_issues
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.data.reader import KIND_SAMPLE_ROWS, load_raw_data
 from hookrun.runner.data.sources import SAMPLE_CHARS
@@ -57,9 +59,11 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
     """Structural checks of the hook list, asked of each hook (``HookConfig.list_issues``).
 
     Each hook type knows its own rules (e.g. ``evaluation`` needs validation data, ``early_stopping`` an
-    ``evaluation`` before it, two ``checkpoint_saver`` hooks must not share a directory). The one rule of
-    the run itself: a warning when the data repeats forever (``epochs: null``) and no hook ends the
-    run at a step (``HookConfig.ends_at_step``).
+    ``evaluation`` before it, two ``checkpoint_saver`` hooks must not share a directory). The rules of
+    the run itself: the run directory's paths (:func:`hookrun.config_schemas.run_files.hook_path_issues`:
+    no hook writes outside it, over another hook's path or over one of the run's own), and a warning
+    when the data repeats forever (``epochs: null``) and no hook ends the run at a step
+    (``HookConfig.ends_at_step``).
     """
     config = loaded.config
     data = config.data
@@ -75,6 +79,7 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
         for index, hook in enumerate(config.hooks)
         for where, message, severity in hook.list_issues(index, run)
     ]
+    issues += [loaded.issue(where, message) for where, message in hook_path_issues(config.hooks)]
     if data.epochs is None and not any(h.ends_at_step(0) is not None for h in config.hooks):
         issues.append(
             loaded.issue(
@@ -156,6 +161,28 @@ def check_warm_start(loaded: LoadedConfig, run_dir: Path | None = None) -> list[
     return [] if reason is None else [loaded.issue(("graph", "warm_start", "from"), reason)]
 
 
+def check_run_dir_path(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigIssue]:
+    """The run directory's path is one TensorFlow can use (:func:`hookrun.runner.run_dir.directory.check_usable_path`).
+
+    Glob characters, bytes that are not UTF-8 and a path too long for the files written in it are refused by
+    ``validate`` as by ``train``; ``--run-dir`` is named as given, ``session.run_dir`` at its key.
+
+    Returns:
+        One error at ``session.run_dir`` (or ``name``, for the default ``runs/<name>``), else nothing.
+    """
+    from hookrun.runner.run_dir.directory import check_usable_path
+
+    session_dir = loaded.config.session.run_dir
+    what = "--run-dir" if run_dir is not None else "run directory"
+    if run_dir is None:
+        run_dir = loaded.base_dir / session_dir if session_dir is not None else Path("runs") / loaded.config.name
+    try:
+        check_usable_path(Path(os.path.abspath(run_dir)), what)
+    except SetupError as err:
+        return [loaded.issue(("session", "run_dir") if session_dir is not None else ("name",), str(err))]
+    return []
+
+
 def check_steps_per_run(loaded: LoadedConfig) -> list[ConfigIssue]:
     """``session.steps_per_run`` > 1 is refused with ``cluster:`` (an error, exit 2).
 
@@ -183,7 +210,7 @@ def preflight(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigI
     """All checks before TensorFlow, in file order.
 
     :func:`check_data`, :func:`check_imports`, :func:`check_hooks`, :func:`check_warm_start`,
-    :func:`check_steps_per_run`.
+    :func:`check_run_dir_path`, :func:`check_steps_per_run`.
 
     Args:
         loaded: the config.
@@ -194,6 +221,7 @@ def preflight(loaded: LoadedConfig, run_dir: Path | None = None) -> list[ConfigI
         + check_imports(loaded)
         + check_hooks(loaded)
         + check_warm_start(loaded, run_dir)
+        + check_run_dir_path(loaded, run_dir)
         + check_steps_per_run(loaded)
     )
     return sorted(issues, key=lambda i: (i.line or 0, i.column or 0))

@@ -37,6 +37,7 @@ from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_ch
 from hookrun.runner.run_dir.config_change import compare_configs
 from hookrun.runner.run_dir.directory import (
     RunDirLock,
+    check_adoptable,
     check_event_dirs,
     clean_temporary_files,
     close_summary_writers,
@@ -570,6 +571,8 @@ def train(
                 run_dir=directory, initial_step=0, final_global_step=0, steps=0, loop_seconds=served,
                 end_of_data=False, notes=cluster_plan.notes, task=str(cluster_plan.task),
             )
+    if cluster_plan is None or cluster_plan.is_chief:  # other tasks write only their own files beside the chief's
+        check_adoptable(directory)
     with contextlib.ExitStack() as held:
         # An existing run directory is locked before TensorFlow is even imported, so a second
         # `hookrun train` on it fails at once; a new one is locked as soon as it is created.

@@ -81,11 +81,12 @@ def one_error_line(result) -> str:
 
 def test_a_symlinked_lock_file_or_trace_file_leaves_its_target_intact(tmp_path, linear_csv):
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    trained(tmp_path, linear_csv, run_dir, 4)  # a run (a directory that is none is refused: issue 23)
     victims = {}
     for name in (".hookrun.lock", "trace.jsonl", "history.csv"):
         victim = tmp_path / f"victim-{name}"
         victim.write_text("precious\n")
+        (run_dir / name).unlink(missing_ok=True)
         (run_dir / name).symlink_to(victim)
         victims[name] = victim
     result = train(write_config(tmp_path, 8), run_dir, "--trace")
@@ -93,6 +94,14 @@ def test_a_symlinked_lock_file_or_trace_file_leaves_its_target_intact(tmp_path, 
     for victim in victims.values():
         assert victim.read_text() == "precious\n"
     assert not (run_dir / "trace.jsonl").is_symlink()  # a file of hookrun's own replaced the link
+
+
+def run_directory(path: Path) -> Path:
+    """``path`` made a hookrun run that holds no checkpoint yet (its first ``summary.json``), where a file can be
+    planted: a directory that is no run is refused before anything else (issue 23)."""
+    path.mkdir()
+    (path / "summary.json").write_text('{"status": "running", "started": "2026-01-01T00:00:00Z"}\n')
+    return path
 
 
 def _event_config(tmp_path: Path, hooks_: list[dict]) -> Path:
@@ -108,8 +117,7 @@ def _event_config(tmp_path: Path, hooks_: list[dict]) -> Path:
     {"type": "summary_saver", "save_steps": 2, "output_dir": "tb/train"},
 ])
 def test_a_symlinked_event_directory_is_refused_and_nothing_written_through_it(tmp_path, linear_csv, hook):
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    run_dir = run_directory(tmp_path / "run")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     planted = run_dir / ("eval" if hook["type"] == "evaluation" else "tb")
@@ -127,8 +135,7 @@ def test_planted_event_file_names_are_refused_and_their_target_is_untouched(tmp_
     import socket
     import time
 
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    run_dir = run_directory(tmp_path / "run")
     victim = tmp_path / "victim.txt"
     victim.write_text("precious\n")
     now = int(time.time())
@@ -394,8 +401,7 @@ def test_a_symlinked_best_directory_is_refused_and_its_target_untouched(tmp_path
     victim = tmp_path / "victim"
     victim.mkdir()
     (victim / "checkpoint").write_text("precious\n")
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
+    run_dir = run_directory(tmp_path / "run")
     (run_dir / "best").symlink_to(victim)
     result = train(keep_best_config(tmp_path), run_dir)
     assert result.exit_code == 2, result.output

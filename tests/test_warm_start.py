@@ -323,7 +323,8 @@ def test_a_run_refused_after_the_warm_start_pinned_its_source_removes_the_pinned
     pins.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(pins))  # where the pinned copy goes (TMPDIR)
     run_dir = tmp_path / "b"
-    run_dir.mkdir()
+    run_dir.mkdir()  # a run killed before its first checkpoint (a directory that is no run is refused earlier)
+    (run_dir / "summary.json").write_text('{"status": "running", "started": "2026-01-01T00:00:00Z"}\n')
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me", encoding="utf-8")
     (run_dir / "events.out.tfevents.1.planted").symlink_to(victim)

@@ -14,6 +14,7 @@ from hookrun.cli.options import (
     ResultJsonOption,
     RunDirArg,
     VerboseOption,
+    non_empty_path,
 )
 
 
@@ -21,7 +22,10 @@ def export_command(
     run_dir: RunDirArg,
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", help="The SavedModel directory to write.", show_default=False, metavar="DIR"),
+        typer.Option(
+            "--output", "-o", help="The SavedModel directory to write.", show_default=False, metavar="DIR",
+            parser=non_empty_path,
+        ),
     ],
     checkpoint: CheckpointOption = "latest",
     overwrite: OverwriteOption = False,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption
+from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption, non_empty_path
 
 
 def inspect_command(
@@ -27,7 +27,7 @@ def inspect_command(
         Path | None,
         typer.Option(
             "--run-dir", help="The run directory (overrides session.run_dir); only read, never created.",
-            show_default=False,
+            show_default=False, parser=non_empty_path,
         ),
     ] = None,
     set_: SetOption = None,

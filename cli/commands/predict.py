@@ -14,6 +14,7 @@ from hookrun.cli.options import (
     ResultJsonOption,
     RunDirArg,
     VerboseOption,
+    non_empty_path,
 )
 
 
@@ -30,7 +31,9 @@ def predict_command(
         ),
     ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="The CSV to write.", show_default=False, metavar="FILE")
+        Path, typer.Option(
+            "--output", "-o", help="The CSV to write.", show_default=False, metavar="FILE", parser=non_empty_path
+        )
     ],
     checkpoint: CheckpointOption = "latest",
     overwrite: OverwriteOption = False,

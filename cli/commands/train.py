@@ -7,14 +7,17 @@ from typing import Annotated, Any
 
 import typer
 
-from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption
+from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption, non_empty_path
 
 
 def train_command(
     config: ConfigArg,
     run_dir: Annotated[
         Path | None,
-        typer.Option("--run-dir", help="Where artefacts go (overrides session.run_dir).", show_default=False),
+        typer.Option(
+            "--run-dir", help="Where artefacts go (overrides session.run_dir).", show_default=False,
+            parser=non_empty_path,
+        ),
     ] = None,
     set_: SetOption = None,
     verbose: VerboseOption = False,

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from hookrun.config_schemas.bounds import Count, Seconds, Steps
 from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
+from hookrun.config_schemas.run_files import HookPath
 
 
 class CheckpointSaverConfig(HookConfig):
@@ -36,6 +37,15 @@ class CheckpointSaverConfig(HookConfig):
     max_to_keep: Count = Field(
         default=5, description="Most recent checkpoints kept (count), as `tf.compat.v1.train.Saver`."
     )
+
+    def run_paths(self) -> list[HookPath]:
+        """The checkpoint directory (the run directory by default), inside the run directory."""
+        where = self.checkpoint_dir if self.checkpoint_dir is not None else "."
+        # the basename is a file-name prefix in that directory: confined as a file name, and glob-free as a directory
+        basename = HookPath(
+            "checkpoint_basename", self.checkpoint_basename, "file", glob_free=True, owned=False
+        )
+        return [HookPath("checkpoint_dir", where, "checkpoints"), basename]
 
     def checkpoints_to_keep(self) -> int:
         """The session's ``Saver`` keeps ``max_to_keep`` checkpoints (the Scaffold builds it)."""

@@ -10,6 +10,7 @@ from pydantic import Field
 from hookrun.config_schemas.bounds import Count
 from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
+from hookrun.config_schemas.run_files import HookPath
 from hookrun.config_schemas.suggest import did_you_mean
 
 
@@ -40,6 +41,10 @@ class EarlyStoppingConfig(HookConfig):
         description="Save a checkpoint of the best weights under `<run_dir>/best/` at each new best "
         "(with best.json: step, monitor, value).",
     )
+
+    def run_paths(self) -> list[HookPath]:
+        """With ``keep_best``, ``best/`` (its checkpoints and ``best.json``), written by this hook only."""
+        return [HookPath("keep_best", "best", "dir", label="best/ (keep_best: true)")] if self.keep_best else []
 
     def unknown_monitor(self, names: Sequence[str], evaluated_for: str = "") -> str | None:
         """Why ``monitor`` is not one of the evaluation's values, or None when it is.

@@ -8,6 +8,7 @@ from pydantic import Field
 
 from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.run_files import HookPath
 
 
 class HistorySaverConfig(HookConfig):
@@ -27,4 +28,12 @@ class HistorySaverConfig(HookConfig):
         default_factory=list,
         description="Further scalar tensor names; each adds a column holding its mean over the window.",
     )
-    filename: str = Field(default="history.csv", description="CSV file name inside the run directory.")
+    filename: str = Field(
+        default="history.csv",
+        description="CSV file name inside the run directory (a plain name: no directory, no `..`; not a file "
+        "of the run's own, such as `config.yaml`, nor another hook's).",
+    )
+
+    def run_paths(self) -> list[HookPath]:
+        """The history file, a plain name in the run directory."""
+        return [HookPath("filename", self.filename, "file")]

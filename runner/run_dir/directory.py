@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
 import threading
@@ -20,7 +21,10 @@ __all__ = [
     "LOCK_FILE",
     "RunDirLock",
     "atomic_write_text",
+    "check_adoptable",
     "check_event_dirs",
+    "check_usable_path",
+    "is_hookrun_run",
     "clean_temporary_files",
     "close_summary_writers",
     "prepare_run_dir",
@@ -32,6 +36,58 @@ __all__ = [
 
 def _reason(err: OSError) -> str:
     return err.strerror or str(err)
+
+
+#: Characters TensorFlow's file functions read as a glob pattern in a checkpoint path (``GetMatchingPaths``:
+#: ``*?[\\``): ``tf.train.latest_checkpoint``, ``Saver.restore`` and ``max_to_keep``'s deletions glob the prefix.
+GLOB_CHARACTERS = "*?[\\"
+
+#: The longest run-directory path (bytes) that leaves room for every file hookrun and TensorFlow write in it
+#: (``best/model.ckpt-<step>.data-00000-of-00001.tempstate<n>``, an event file with the host's name) under
+#: Linux's ``PATH_MAX`` of 4,096 bytes.
+MAX_RUN_DIR_BYTES = 4096 - 320
+
+
+def printable_path(path: Path | str, limit: int = 200) -> str:
+    r"""``path`` for a one-line message: bytes that are not UTF-8 as ``\xNN``, the middle elided past ``limit``."""
+    text = os.fsencode(str(path)).decode("utf-8", "backslashreplace")
+    return text if len(text) <= limit else f"{text[: limit // 2]}...{text[-limit // 4 :]}"
+
+
+def check_usable_path(path: Path | str, what: str, limit: int | None = MAX_RUN_DIR_BYTES) -> None:
+    """Refuse, before anything is written, a path TensorFlow cannot use as a checkpoint's place.
+
+    Args:
+        path: the absolute path (a run directory, a checkpoint prefix).
+        what: how messages name it (``--run-dir``, ``--checkpoint``).
+        limit: the most bytes it may have, or None.
+
+    Raises:
+        SetupError: it holds bytes that are not UTF-8 (TensorFlow's paths are UTF-8 strings), a glob
+            character (:data:`GLOB_CHARACTERS`: TensorFlow would not find its checkpoints again), or
+            is longer than ``limit`` (files in it would exceed ``PATH_MAX``; exit 2, one line).
+    """
+    text = str(path)
+    shown = printable_path(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SetupError(
+            f"{what} {shown}: the path holds bytes that are not UTF-8, which TensorFlow cannot name files with; "
+            "rename it or choose another path"
+        ) from None
+    found = sorted({c for c in text if c in GLOB_CHARACTERS})
+    if found:
+        chars = " ".join(f"`{c}`" for c in found)
+        raise SetupError(
+            f"{what} {shown}: the path holds {chars}, which TensorFlow reads as a glob pattern in checkpoint "
+            "paths (its checkpoints would not be found again); rename it or choose another path"
+        )
+    if limit is not None and len(os.fsencode(text)) > limit:
+        raise SetupError(
+            f"{what} {shown}: the path is {len(os.fsencode(text)):,} bytes, more than the {limit:,} that leave "
+            "room for the files written in it; choose a shorter path"
+        )
 
 
 def resolve_run_dir(path: Path) -> Path:
@@ -46,10 +102,12 @@ def resolve_run_dir(path: Path) -> Path:
     Raises:
         SetupError: a symlink loop, a name too long for the file system, a path through a file,
             an existing file that is not a directory, or another error the operating system gives
-            when looking it up.
+            when looking it up; a path TensorFlow cannot use (:func:`check_usable_path`: not UTF-8,
+            glob characters, too long).
     """
     try:
         resolved = path.resolve()
+        check_usable_path(resolved, "run directory")
         os.stat(resolved)
     except FileNotFoundError:
         return resolved
@@ -62,6 +120,104 @@ def resolve_run_dir(path: Path) -> Path:
     if not resolved.is_dir():
         raise SetupError(f"{resolved}: run directory exists but is a file; choose another `session.run_dir`")
     return resolved
+
+
+#: Directories that are never a run directory, however empty: the file system's roots and shared places.
+WRONG_ROOTS = frozenset(
+    {
+        "/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/media", "/mnt", "/opt",
+        "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/tmp", "/usr", "/usr/local", "/var", "/var/tmp",
+    }
+)
+
+#: Entries that make no run: the lock file of a run killed at its start, a writer's temporary files.
+_HOUSEKEEPING = re.compile(r"\.hookrun\.lock|\.write-probe\..*")
+
+
+def is_hookrun_run(path: Path) -> bool:
+    """Whether ``path`` holds what ``hookrun train`` writes first: its status or its saved config.
+
+    A ``summary.json`` that is a JSON object with a ``status`` and a ``started`` string, or a ``config.yaml``
+    whose ``session.run_dir`` is ``.`` (the self-contained copy ``train`` saves) beside a ``preprocessing.json``.
+    """
+    import json
+
+    import yaml
+
+    try:
+        summary = json.loads(read_regular_bytes(path / "summary.json", follow_symlinks=False, limit=1 << 20))
+        if isinstance(summary, dict) and isinstance(summary.get("status"), str) and isinstance(
+            summary.get("started"), str
+        ):
+            return True
+    except (OSError, ValueError):
+        pass
+    try:
+        config = yaml.safe_load(read_regular_bytes(path / "config.yaml", follow_symlinks=False, limit=1 << 22))
+        session = config.get("session") if isinstance(config, dict) else None
+        if isinstance(session, dict) and session.get("run_dir") == "." and (path / "preprocessing.json").is_file():
+            return True
+    except (OSError, ValueError, yaml.YAMLError):
+        pass
+    return False
+
+
+def _empty_tree(path: Path, depth: int = 4) -> bool:
+    """Whether ``path`` is a real directory holding only empty directories: nothing there would be replaced.
+
+    (An event directory another task of a cluster made before the chief looked.)
+    """
+    try:
+        if not stat.S_ISDIR(os.lstat(path).st_mode) or depth == 0:
+            return False
+        return all(_empty_tree(Path(entry.path), depth - 1) for entry in os.scandir(path))
+    except OSError:
+        return False
+
+
+def _printable_name(name: str) -> str:
+    r"""A file name safe to print on one line: control characters and undecodable bytes as ``\xNN``."""
+    return "".join(c if c.isprintable() else f"\\x{ord(c) & 0xFF:02x}" for c in name)[:80]
+
+
+def check_adoptable(path: Path) -> None:
+    """Refuse a run directory that ``train`` must not write into: a wrong root, or someone else's directory.
+
+    ``train`` adopts a directory that does not exist, an empty one (or holding only a stale lock file, a
+    writer's temporary files or empty directories) or a hookrun run (:func:`is_hookrun_run`). Anything
+    else would have its ``config.yaml``, ``summary.json``, ``history.csv``, ``checkpoint``... replaced.
+
+    Args:
+        path: the run directory, absolute and resolved (:func:`resolve_run_dir`).
+
+    Raises:
+        SetupError: ``path`` is ``/``, the home directory or another shared root (:data:`WRONG_ROOTS`), or a
+            directory holding files that is not a hookrun run (exit 2, naming up to 5 of its entries).
+    """
+    home = os.path.realpath(os.path.expanduser("~"))
+    if str(path) in WRONG_ROOTS or str(path) == home:
+        raise SetupError(
+            f"{printable_path(path)}: not a place for a run directory (a system or home directory); choose another "
+            "`--run-dir`, e.g. runs/NAME"
+        )
+    try:
+        names = sorted(os.listdir(path))
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # not a directory or unreadable: prepare_run_dir names it
+    names = [
+        n for n in names
+        if not _HOUSEKEEPING.fullmatch(n) and not is_temporary_name(n) and not _empty_tree(path / n)
+    ]
+    if not names or is_hookrun_run(path):
+        return
+    shown = ", ".join(_printable_name(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    raise SetupError(
+        f"{printable_path(path)}: not empty and not a hookrun run directory (it holds {shown}), whose files "
+        "training would "
+        "replace; choose a new or empty `--run-dir`"
+    )
 
 
 def prepare_run_dir(path: Path) -> Path:

@@ -109,10 +109,12 @@ def export(
 
     Raises:
         SetupError, ConfigError: no such run or checkpoint, ``output`` exists (without ``overwrite``) or its
-            directory does not, a checkpoint that does not fit the builder, a builder that fails in ``infer``
+            directory does not, ``output`` holds a glob character or bytes that are not UTF-8 (its variables
+            could not be loaded), a checkpoint that does not fit the builder, a builder that fails in ``infer``
             mode, an ``export_outputs`` signature named ``examples`` (exit 2); nothing is written.
     """
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
+    from hookrun.runner.run_dir.directory import check_usable_path
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
     from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
@@ -121,7 +123,9 @@ def export(
     started = time.perf_counter()
     run = open_run(run_dir)
     target = check_output_path(output, overwrite, "directory")
-    check_not_replacing(target, [run.run_dir])
+    # a SavedModel's variables are a checkpoint TensorFlow globs when it loads them: one in `m[1]` never loads
+    check_usable_path(target, "--output", limit=None)
+    check_not_replacing(target, [run.run_dir], hook_paths=run.hook_paths())
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
     built = build_inference_graph(tf, run, examples=True)

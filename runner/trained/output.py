@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from hookrun.runner.errors import SetupError
+from hookrun.runner.run_dir.directory import printable_path
 
 
 def check_output_path(path: str | Path, overwrite: bool, what: str, option: str = "--output") -> Path:
@@ -27,13 +27,31 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
         The path, absolute (the symlink itself when it is one: it is replaced, not written through).
 
     Raises:
-        SetupError: a parent is a file; the path exists without ``overwrite``; with
+        SetupError: an empty path; one the operating system cannot look up (a name too long, a symlink loop
+            above it); a parent is a file; the path exists without ``overwrite``; with
             ``overwrite`` it is a directory where a file goes (or the reverse), or neither a regular
             file, a directory nor a symlink (a device such as ``/dev/null``, a FIFO: replacing it
             would remove it).
     """
+    if str(path) == "":
+        raise SetupError(f"{option}: an empty path (an unset variable?); give a {what}")
     given = Path(path)
+    try:
+        return _check_output_path(given, overwrite, what, option)
+    except (OSError, RuntimeError) as err:  # a name too long, a symlink loop: one line, exit 2
+        reason = getattr(err, "strerror", None) or str(err)
+        raise SetupError(
+            f"{option} {printable_path(given)}: cannot use this path ({reason}); choose another path"
+        ) from None
+
+
+def _check_output_path(given: Path, overwrite: bool, what: str, option: str) -> Path:
+    """:func:`check_output_path` once the path is known not to be empty; OSError when it cannot be looked up."""
     target = Path(os.path.abspath(given))
+    try:
+        os.lstat(target)  # a name too long (ENAMETOOLONG), a symlink loop above it (ELOOP): raised
+    except (FileNotFoundError, NotADirectoryError):
+        pass  # new, or under a file: named below
     existing = target.parent
     while not existing.exists():  # missing directories are created when the output is written
         existing = existing.parent
@@ -57,45 +75,108 @@ def check_output_path(path: str | Path, overwrite: bool, what: str, option: str 
     return target
 
 
-#: Entries of a run directory (and of its ``best/``) that hookrun writes and reads back: an output there
-#: would replace the run's own state (``config.yaml``, the preprocessing, checkpoints, status, history).
-RUN_FILES = frozenset(
-    {"config.yaml", "preprocessing.json", "checkpoint", "summary.json", "graph.pbtxt", "history.csv", "best"}
-)
-_RUN_FILE = re.compile(r"(^events\.out\.tfevents\.)|(^eval-\d+(-[^/]*)?\.json$)|(-\d+\.(index|meta|data-\d+-of-\d+)$)")
+def _same(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
 
 
-def is_run_file(name: str) -> bool:
-    """Whether ``name`` is one of a run directory's own entries (:data:`RUN_FILES`, checkpoint files, events)."""
-    return name in RUN_FILES or _RUN_FILE.search(name) is not None
+def run_owned_path(target: Path, run_dir: Path, hook_paths: Sequence[str] = ()) -> str | None:
+    """What of the run ``run_dir`` owns ``target``, whatever names it (a symlink, ``..``, a bind mount), or None.
+
+    Every directory above ``target`` (symlinks resolved, and ``target``'s own parent unresolved: a symlink
+    at ``target`` is replaced, not followed) is compared with the run directory by device and inode; when one
+    is the run directory, the path below it is looked up in the registry
+    (:func:`hookrun.config_schemas.run_files.run_owner`) and among ``hook_paths``.
+
+    Args:
+        target: the output path (absolute).
+        run_dir: the run directory.
+        hook_paths: the run's own hook paths (``history_saver``'s ``filename``, ``checkpoint_dir``), relative.
+
+    Returns:
+        Text naming the path and its owner (``best/best.json (best/, written by early_stopping (keep_best))``),
+        or None.
+    """
+    from hookrun.config_schemas.run_files import run_owner
+
+    try:
+        run_info = os.stat(run_dir)
+    except OSError:
+        return None
+    for candidate in {Path(os.path.realpath(target)), Path(os.path.realpath(target.parent)) / target.name}:
+        below: list[str] = []
+        current = candidate
+        while not _same_path(current, run_info):
+            if current.parent == current:
+                break
+            below.insert(0, current.name)
+            current = current.parent
+        else:
+            if not below:
+                return "the directory itself"
+            relative = "/".join(below)
+            entry = run_owner(relative)
+            if entry is not None:
+                return f"{relative} ({entry.name}, written by {entry.owner})"
+            for own in hook_paths:
+                own = os.path.normpath(own)
+                if own != "." and (relative == own or relative.startswith(own + "/")):
+                    return f"{relative} ({own}, written by one of its hooks)"
+    return None
 
 
-def check_not_replacing(target: Path, protected: list[Path], option: str = "--output") -> None:
+def _same_path(path: Path, info: os.stat_result) -> bool:
+    try:
+        return _same(os.stat(path), info)
+    except OSError:
+        return False
+
+
+def check_not_replacing(
+    target: Path, protected: list[Path], option: str = "--output", hook_paths: list[str] | None = None
+) -> None:
     """Refuse an output that would replace (or hold) one of ``protected``: the run directory, an input file.
 
     Args:
         target: the checked output path (:func:`check_output_path`).
         protected: paths the output must not be, nor be a parent of; for a directory among them (the
-            run directory), nor one of its own entries (:func:`is_run_file`) in it or in its ``best/``.
+            run directory), nor anything in it the run owns (the registry,
+            :mod:`hookrun.config_schemas.run_files`, and ``hook_paths``), whatever alias names it.
         option: the option naming it, for messages.
+        hook_paths: the run's hooks' own paths, relative to the run directory.
 
     Raises:
-        SetupError: ``target`` is one of them, a directory above one, or a run directory's own file
-            (symlinks resolved).
+        SetupError: ``target`` is one of them, a directory above one, or a path the run owns, or that any
+            hookrun run directory above it owns (another run's ``best/best.json``).
     """
-    real = target.resolve()
-    placed = Path(os.path.realpath(target.parent)) / target.name  # a symlink there is replaced, not followed
+    real = Path(os.path.realpath(target))  # a symlink loop at ``target`` stays itself (it is replaced)
     for path in protected:
         kept = path.resolve()
         if real == kept or real in kept.parents:
             raise SetupError(f"{option} {target}: would replace {path}, which this command reads; choose another path")
         if kept.is_dir():
-            for candidate in {real, placed}:
-                if candidate.parent in (kept, kept / "best") and is_run_file(candidate.name):
-                    raise SetupError(
-                        f"{option} {target}: would replace {candidate}, a file of the run directory {path}; "
-                        "choose another path"
-                    )
+            owner = run_owned_path(target, kept, hook_paths or [])
+            if owner is not None:
+                raise SetupError(
+                    f"{option} {target}: would replace {owner}, a file of the run directory {path}; choose another path"
+                )
+    for run_dir in _runs_above(target):  # another run's files: RUN_B/best/best.json from `predict RUN_A`
+        owner = run_owned_path(target, run_dir)
+        if owner is not None:
+            raise SetupError(
+                f"{option} {target}: would replace {owner}, a file of the run directory {run_dir}; choose another path"
+            )
+
+
+def _runs_above(target: Path) -> list[Path]:
+    """The hookrun run directories (:func:`~hookrun.runner.run_dir.directory.is_hookrun_run`) above ``target``."""
+    from hookrun.runner.run_dir.directory import is_hookrun_run
+
+    found = []
+    for base in {Path(os.path.realpath(target.parent)), Path(os.path.realpath(target)).parent}:
+        for directory in (base, *base.parents):
+            if is_hookrun_run(directory):
+                found.append(directory)
+    return found
 
 
 @contextmanager

@@ -250,7 +250,7 @@ def predict(
     run = open_run(run_dir)
     target = check_output_path(output, overwrite, "file")
     fileset, plan = prediction_input(run, data)
-    check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)])
+    check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)], hook_paths=run.hook_paths())
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
     built = build_inference_graph(tf, run)  # float32 numbers, as the exported signature: the two agree

@@ -9,6 +9,7 @@ model sees its inputs exactly as in training (the same ``tf.data`` transform,
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,15 @@ class SavedRun:
     loaded: LoadedConfig
     preprocessor: Preprocessor
 
+    def hook_paths(self) -> list[str]:
+        """The paths its hooks write inside the run directory (``history_saver``'s ``filename``, ...), relative."""
+        return [
+            claim.path
+            for hook in self.loaded.config.hooks
+            for claim in hook.run_paths()
+            if claim.owned and not claim.path.startswith("/") and ".." not in claim.path.split("/")
+        ]
+
 
 def open_run(run_dir: str | Path) -> SavedRun:
     """Open a run directory: load its ``config.yaml`` and ``preprocessing.json`` (no TensorFlow).
@@ -60,9 +70,19 @@ def open_run(run_dir: str | Path) -> SavedRun:
         ConfigError: its ``config.yaml`` does not load (exit 2).
     """
     from hookrun.runner.config import load_config
+    from hookrun.runner.run_dir.directory import check_usable_path, printable_path
 
-    directory = Path(run_dir).resolve()
-    if not directory.is_dir():
+    if str(run_dir) == "":
+        raise SetupError("RUN_DIR: an empty path (an unset variable?); give the directory `hookrun train` wrote")
+    try:
+        directory = Path(run_dir).resolve()
+    except (OSError, RuntimeError) as err:  # a symlink loop, a name too long
+        raise SetupError(
+            f"{printable_path(run_dir)}: cannot use this run directory ({getattr(err, 'strerror', None) or err}); "
+            "give the directory `hookrun train` wrote"
+        ) from None
+    check_usable_path(directory, "run directory", limit=None)
+    if not _is_dir(directory):
         raise SetupError(f"{run_dir}: no such run directory; give the directory `hookrun train` wrote")
     for name in (CONFIG_FILE, PREPROCESSING_FILE):
         if not (directory / name).is_file():
@@ -72,6 +92,14 @@ def open_run(run_dir: str | Path) -> SavedRun:
     loaded = load_config(directory / CONFIG_FILE)
     preprocessor = Preprocessor.load(directory / PREPROCESSING_FILE, loaded.config.data)
     return SavedRun(directory, loaded, preprocessor)
+
+
+def _is_dir(path: Path) -> bool:
+    """``path.is_dir()``, False where the operating system cannot look it up (a name too long, a loop)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def resolve_checkpoint(tf: Any, run: SavedRun, which: str = "latest") -> tuple[str, int]:
@@ -100,8 +128,21 @@ def resolve_checkpoint(tf: Any, run: SavedRun, which: str = "latest") -> tuple[s
             raise SetupError(f"{where}: no checkpoint to restore ({hint}); or give --checkpoint PATH")
         _refuse_newer_damaged(tf, where, resume.path, resume.step, which)
         return resume.path, resume.step
+    if which.strip() == "":
+        raise SetupError("--checkpoint: an empty path (an unset variable?); give latest, best or a checkpoint prefix")
+    from hookrun.runner.run_dir.directory import check_usable_path, printable_path
+
     path = Path(which)
-    if path.is_dir():
+    try:
+        check_usable_path(path.absolute(), "--checkpoint", limit=None)
+        os.stat(f"{which}.index")  # a name too long for the file system, a symlink loop: one line, not a traceback
+    except OSError as err:
+        if not isinstance(err, FileNotFoundError):
+            raise SetupError(
+                f"--checkpoint {printable_path(which)}: cannot use this path "
+                f"({err.strerror or err}); give latest, best or a checkpoint prefix"
+            ) from None
+    if _is_dir(path):
         resume = _find(tf, find_checkpoint, path.resolve())
         if resume.path is None:
             raise SetupError(f"{which}: no checkpoint in this directory; give --checkpoint latest, best or a prefix")
