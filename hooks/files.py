@@ -189,3 +189,33 @@ def task_file_name(name: str, task: str | None) -> str:
         return name
     stem, dot, suffix = name.rpartition(".")
     return f"{stem}-{task}.{suffix}" if dot and stem else f"{name}-{task}"
+
+
+#: Deepest nesting of arrays and objects a run-directory JSON file may have: hookrun writes at most 4
+#: levels; Python's parser recurses once a level and fails near 1,000 with a ``RecursionError``.
+MAX_JSON_DEPTH = 64
+
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def loads_json(text: str, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """``json.loads(text)``, refusing nesting deeper than ``max_depth`` before parsing it.
+
+    Args:
+        text: the JSON text.
+        max_depth: most levels of ``[`` / ``{`` (count).
+
+    Raises:
+        ValueError: not JSON (``json.JSONDecodeError``), or nested deeper than ``max_depth`` (which
+            would otherwise end in a ``RecursionError``).
+    """
+    import json
+
+    depth = deepest = 0
+    for char in re.sub(r"[^\[\]{}]", "", _JSON_STRING.sub("", text)):
+        depth += 1 if char in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > max_depth:
+                raise ValueError(f"nested deeper than {max_depth} levels")
+    return json.loads(text)
