@@ -54,6 +54,8 @@ class StatusRecord:
         earlier_seconds: wall time of the earlier sessions of a resumed run (seconds).
         earlier: the summary the earlier session left (kept while this one runs).
         session_start: ``time.time()`` when this session's record was written (seconds).
+        written: the session's final summary is written (``failed`` with its reason, say): a later
+            exception must not replace it with :meth:`write_failed`'s shorter one.
     """
 
     path: Path
@@ -62,6 +64,7 @@ class StatusRecord:
     earlier_seconds: float = 0.0
     earlier: dict[str, Any] = field(default_factory=dict)
     session_start: float = field(default_factory=time.time)
+    written: bool = False
 
     def fields(self, status: str) -> dict[str, Any]:
         """``status``, ``started``, ``ended`` (now), ``wall_seconds`` (every session's, summed) and ``overrides``."""
