@@ -203,10 +203,16 @@ def test_directory(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, MINIMAL)
 
-    def deny(self: Path, *args: object, **kwargs: object) -> None:
-        raise PermissionError(13, "Permission denied")
+    import os
 
-    monkeypatch.setattr(Path, "open", deny)
+    real_open = os.open
+
+    def deny(file: object, *args: object, **kwargs: object) -> int:  # root reads a chmod 000 file
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", deny)
     issue = only_issue(path)
     assert issue.file == str(path)
     assert "permission denied" in issue.message
