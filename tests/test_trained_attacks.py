@@ -257,3 +257,13 @@ def test_a_checkpoint_deleted_while_read_is_one_line_exit_2(run, tmp_path, monke
     _one_line_exit_2([command, str(run), *args], "model.ckpt-4: the checkpoint was deleted while it was being read")
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out").exists()
     assert not list(run.glob("eval-*.json"))
+
+
+def test_bad_data_files_are_named_by_the_option_that_gave_them(run, tmp_path):
+    """``evaluate --data /dev/zero`` blamed `data.train`, a key of the run's config the user never typed."""
+    before = _snapshot(run)
+    for command in (["evaluate", str(run)], ["predict", str(run), "-o", "out.csv"]):
+        _one_line_exit_2([*command, "--data", "/dev/zero"], "/dev/zero: not a regular file", "`--data` takes data")
+        line = _one_line_exit_2([*command, "--data", "missing.csv"], "missing.csv", "check `--data`")
+        assert "data.train" not in line and "relative to the current directory" in line, line
+    assert _snapshot(run) == before
