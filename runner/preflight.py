@@ -68,13 +68,26 @@ def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
 
 
 def memory_bytes() -> int | None:
-    """The physical memory of this machine (bytes), or None where the OS does not say."""
+    """The memory this process may use (bytes): the machine's, or its cgroup's limit if lower; None if unknown.
+
+    The cgroup limit (``/sys/fs/cgroup/memory.max``, v1's ``memory.limit_in_bytes``) is what a container
+    gets; beyond it the kernel kills the process as it would beyond the machine's memory.
+    """
     import os
 
     try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+        found = int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
     except (AttributeError, OSError, ValueError):
-        return None
+        found = None
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit_file, encoding="ascii") as handle:
+                text = handle.read(64).strip()
+        except OSError:
+            continue
+        if text.isdigit() and (found is None or int(text) < found):
+            found = int(text)
+    return found
 
 
 def check_model_size(graph: GraphConfig, num_features: int, memory: int | None = None) -> None:
@@ -89,7 +102,7 @@ def check_model_size(graph: GraphConfig, num_features: int, memory: int | None =
     Args:
         graph: the ``graph:`` section (checked params, defaults filled in).
         num_features: the model's input width after encoding (one-hot columns counted) (count).
-        memory: bytes available (default: this machine's physical memory, :func:`memory_bytes`).
+        memory: bytes available (default: :func:`memory_bytes`, the machine's or its cgroup's limit).
 
     Raises:
         DataError: at ``graph.params.hidden_units`` (or ``n_classes`` for a linear classifier) (exit 2).
@@ -115,7 +128,8 @@ def check_model_size(graph: GraphConfig, num_features: int, memory: int | None =
         raise DataError(
             f"{weights:,} weights ({num_features:,} features in) need about "
             f"{weights * BYTES_PER_WEIGHT / 2**30:,.1f} GiB with their gradients and optimizer slots, more than "
-            f"this machine's {memory / 2**30:,.1f} GiB of memory; use narrower layers",
+            f"the {memory / 2**30:,.1f} GiB of memory this process may use (the machine's, or its cgroup's limit); use "
+            "narrower layers",
             loc=where,
         )
 
