@@ -419,3 +419,19 @@ def test_deeply_nested_json_marks_that_run_unreadable_and_the_table_is_printed(t
     result = cli.invoke(app, ["runs", str(root)])
     assert result.exit_code == 0 and "internal error" not in result.output, result.output
     assert "deep" in result.output and "unreadable" in result.output
+
+
+def test_deeply_nested_run_files_are_one_line_errors(tmp_path):
+    """``best.json``, ``preprocessing.json`` and ``hook_state-N.json`` nested 100,000 deep: RecursionError."""
+    from hookrun.config_schemas.data import DataConfig
+    from hookrun.config_schemas.errors import SetupError
+    from hookrun.hooks.early_stopping.hook import read_best
+    from hookrun.runner.data.preprocessing import Preprocessor
+
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "best.json").write_text(deep)
+    with pytest.raises(SetupError, match="best.json: damaged .*nested deeper than 64 levels"):
+        read_best(tmp_path / "best.json")
+    (tmp_path / "preprocessing.json").write_text('{"columns": ' + deep + "}")
+    with pytest.raises(SetupError, match="preprocessing.json"):
+        Preprocessor.load(tmp_path / "preprocessing.json", DataConfig(train="d.csv", label="y"))
