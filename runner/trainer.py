@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -799,8 +800,9 @@ def non_finite_evaluation(evaluations: list[dict[str, Any]]) -> str | None:
     if not evaluations:
         return None
     last = evaluations[-1]
-    bad = [f"{name} {value}" for name, value in last.items()
-           if name != "step" and isinstance(value, float) and not math.isfinite(value)]
+    bad = [f"{name} {float(value)}" for name, value in last.items()  # numpy's float32 is no Python float
+           if name != "step" and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+           and not math.isfinite(float(value))]
     if not bad:
         return None
     return (
