@@ -69,3 +69,18 @@ def test_an_ascii_terminal_gets_escapes_and_exit_0(tmp_path: Path) -> None:
     assert done.returncode == 0 and "internal error" not in err, (out, err)
     assert "global step 0 \\u2192 3" in out, out
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["status"] == "finished"
+
+
+def test_a_stop_asked_before_training_stops_it_before_its_first_step(make_config, run_train, tmp_path: Path) -> None:
+    """The reader may leave while the data is read: the step loop then stops before its first step, once."""
+    import signal
+
+    from hookrun.runner.session import monitored
+
+    hooks = [{"type": "stop_at_step", "num_steps": 5}, {"type": "checkpoint_saver", "save_steps": 100}]
+    monitored.request_stop(signal.SIGPIPE)
+    stopped = run_train(make_config(hooks=hooks))
+    assert (stopped.signal, stopped.final_global_step, stopped.steps) == (signal.SIGPIPE, 0, 0)
+    assert (tmp_path / "run" / "model.ckpt-0.index").exists()
+    again = run_train(make_config(hooks=hooks))  # the request was used up: the resumed run trains
+    assert (again.signal, again.final_global_step) == (None, 5)
