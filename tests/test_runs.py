@@ -435,3 +435,22 @@ def test_deeply_nested_run_files_are_one_line_errors(tmp_path):
     (tmp_path / "preprocessing.json").write_text('{"columns": ' + deep + "}")
     with pytest.raises(SetupError, match="preprocessing.json"):
         Preprocessor.load(tmp_path / "preprocessing.json", DataConfig(train="d.csv", label="y"))
+
+
+def test_numbers_too_large_for_a_float_are_infinite_not_an_internal_error(tmp_path):
+    """A 400-digit ``val_loss`` or ``wall_seconds`` in summary.json or an eval file: "internal error: OverflowError"."""
+    root = tmp_path / "runs"
+    huge = "9" * 400
+    (root / "big").mkdir(parents=True)
+    (root / "big" / "config.yaml").write_text("name: big\n")
+    (root / "big" / "summary.json").write_text(
+        '{"status": "finished", "final_global_step": 4, "wall_seconds": ' + huge
+        + ', "validation": {"step": 4, "val_loss": -' + huge + "}}"
+    )
+    _summary_only_run(root / "evals")
+    (root / "evals" / "eval-4.json").write_text('{"data": ["validation"], "metrics": {"val_loss": ' + huge + "}}")
+    rows = {row.name: row for row in list_runs(root).runs}
+    assert rows["big"].wall_seconds is None and rows["big"].metrics["val_loss"].final == float("-inf")
+    assert rows["evals"].metrics["val_loss"].final == float("inf") and rows["evals"].metrics["val_loss"].best is None
+    result = cli.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0 and "internal error" not in result.output, result.output

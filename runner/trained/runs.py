@@ -203,6 +203,16 @@ def _config_facts(run_dir: Path, notes: list[str]) -> tuple[str, dict[str, str]]
     return history, modes
 
 
+def _real(value: object) -> float | None:
+    """A JSON number as a float (an integer too large for one is ``inf`` or ``-inf``); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # 10**400 in a hand-edited file
+        return math.inf if value > 0 else -math.inf
+
+
 def _first_line(err: BaseException) -> str:
     return (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
 
@@ -250,9 +260,9 @@ def _eval_values(run_dir: Path, notes: list[str]) -> list[tuple[int, str, float]
             if data.get("data") != ["validation"]:
                 continue  # other rows (--data test.csv) are no validation values
             found.extend(
-                (int(match.group(1)), str(k), float(v))
+                (int(match.group(1)), str(k), number)
                 for k, v in data["metrics"].items()
-                if str(k).startswith("val_") and isinstance(v, (int, float)) and not isinstance(v, bool)
+                if str(k).startswith("val_") and (number := _real(v)) is not None
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             notes.append(f"{path.name} unreadable ({_first_line(err)})")
@@ -334,15 +344,14 @@ def read_run(run_dir: Path, name: str | None = None) -> RunRow:
     if not isinstance(step, int) or isinstance(step, bool):
         step = _checkpoint_step(run_dir)  # running, failed or without a summary: the newest checkpoint's
     row.steps = step
-    wall = summary.get("wall_seconds")
-    if not isinstance(wall, (int, float)):
-        parts = [summary.get("loop_seconds"), summary.get("end_seconds")]
-        wall = sum(p for p in parts if isinstance(p, (int, float))) if any(
-            isinstance(p, (int, float)) for p in parts) else None
+    wall = _real(summary.get("wall_seconds"))
+    if wall is None:
+        parts = [p for p in (_real(summary.get("loop_seconds")), _real(summary.get("end_seconds"))) if p is not None]
+        wall = sum(parts) if parts else None
     if row.status == "running" and summary.get("status") == "running":
         with contextlib.suppress(OSError):  # the start record's wall time, plus this session so far
-            wall = float(wall or 0) + max(0.0, time.time() - summary_path.stat().st_mtime)
-    row.wall_seconds = round(float(wall), 3) if isinstance(wall, (int, float)) else None
+            wall = (wall or 0.0) + max(0.0, time.time() - summary_path.stat().st_mtime)
+    row.wall_seconds = round(wall, 3) if wall is not None and math.isfinite(wall) else None
     overrides = summary.get("overrides")
     row.overrides = [str(o) for o in overrides] if isinstance(overrides, list) else []
     if row.error is None and isinstance(summary.get("error"), str):
@@ -352,9 +361,9 @@ def read_run(run_dir: Path, name: str | None = None) -> RunRow:
     last = summary.get("validation")
     if isinstance(last, dict) and isinstance(last.get("step"), int):
         values.extend(
-            (last["step"], str(k), float(v))
+            (last["step"], str(k), number)
             for k, v in last.items()
-            if str(k).startswith("val_") and isinstance(v, (int, float)) and not isinstance(v, bool)
+            if str(k).startswith("val_") and (number := _real(v)) is not None
         )
     values.extend(_eval_values(run_dir, notes))
     row.metrics = _metrics(values, modes)
