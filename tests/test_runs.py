@@ -388,7 +388,7 @@ def test_control_characters_in_names_and_overrides_are_escaped(tmp_path):
     """``ESC[2J`` in a run's name or ``--set`` cleared the screen; a newline in a name split its row."""
     root = tmp_path / "runs"
     _summary_only_run(root / "evil\x1b[2J\nname", overrides=["data.label=\x1b]0;owned\x07", "x=\u202egnp.exe"])
-    _summary_only_run(root / "plain", overrides=["x=1"])
+    _summary_only_run(root / "plain", overrides=["x=1"], started="2026-\x1b[2J[bold]x\x07")
     (root / "evil\x1b[2J\nname" / "history.csv").write_text("step,val_\x1b[31mred\n10,0.5\n")
     result = CliRunner(env={"COLUMNS": "250"}).invoke(app, ["runs", str(root)])
     assert result.exit_code == 0, result.output
@@ -396,6 +396,8 @@ def test_control_characters_in_names_and_overrides_are_escaped(tmp_path):
     row = next(line for line in result.output.splitlines() if line.startswith("evil"))
     assert row.startswith("evil\\x1b[2J\\nname ") and "label=\\x1b]0;owned\\x07" in row, repr(row)
     assert "val_\\x1b[31mred" in result.output
+    plain = next(line for line in result.output.splitlines() if line.startswith("plain"))
+    assert "\\x1b[2J[bold]x" in plain, repr(plain)  # a hand-edited `started`: escaped, not rich markup
     listed = json.loads(cli.invoke(app, ["runs", str(root), "--json"]).output)  # JSON escapes them itself
     assert {r["name"] for r in listed["runs"]} == {"evil\x1b[2J\nname", "plain"}
 

@@ -80,8 +80,9 @@ def _columns(table: RunsTable) -> list[_Column]:
     right = {"justify": "right", "no_wrap": True}
     columns = [
         _Column("name", "run", [escape(printable(row.name)) for row in table.runs], {"overflow": "fold"}),
-        _Column("started", "started (UTC)", [(row.started or "")[5:16].replace("T", " ") for row in table.runs],
-                {"no_wrap": True}),  # MM-DD HH:MM
+        _Column("started", "started (UTC)",  # MM-DD HH:MM (a hand-edited `started` is any text: escaped)
+                [escape(printable((row.started or "")[5:16].replace("T", " "))) for row in table.runs],
+                {"no_wrap": True}),
         _Column("status", "status", [f"[{styles.get(row.status, 'magenta')}]{escape(printable(row.status))}[/]"
                                      for row in table.runs], {"no_wrap": True}),
         _Column("steps", "steps", ["" if row.steps is None else f"{row.steps:,}" for row in table.runs], right),
