@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from hookrun.config_schemas.bounds import BYTES_PER_WEIGHT, INT32_MAX
 from hookrun.config_schemas.builders import CLASSIFIERS
 from hookrun.config_schemas.errors import SetupError
@@ -59,6 +61,7 @@ def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
         state.transform(raw.train)
         check_label_for_builder(config.graph, state, raw.train)
         check_model_size(config.graph, len(state.feature_names))
+        check_label_scale(config.data.label_scale, config.data.label, raw)
         if raw.validation is not None:
             state.transform(raw.validation, strict_labels=False)
         check_small_split(loaded, raw)
@@ -132,6 +135,43 @@ def check_model_size(graph: GraphConfig, num_features: int, memory: int | None =
             "narrower layers",
             loc=where,
         )
+
+
+#: Largest training-units label whose square (the squared error) is a finite float32: sqrt(3.4e38).
+MAX_TRAINING_LABEL = 1.8e19
+
+
+def check_label_scale(scale: float | None, label: str, raw: RawData) -> None:
+    """Refuse a ``data.label_scale`` that makes the read labels too large for float32 once divided by it.
+
+    The loss squares ``label / label_scale`` in float32: a label of 10 with ``label_scale: 1e-18`` is
+    1e19, its square past float32's 3.4e38, so the first loss is ``inf`` and training diverges. Checked
+    on the rows the quick read holds (``validate`` and ``train`` alike); a larger label further in the
+    data ends the run with a NaN loss.
+
+    Args:
+        scale: ``data.label_scale``, or None.
+        label: ``data.label``.
+        raw: the rows read (a numeric label is ``float64``, NaN where missing).
+
+    Raises:
+        DataError: at ``data.label_scale``, naming the largest label read (exit 2).
+    """
+    if scale is None:
+        return
+    for rows in (raw.train, raw.validation):
+        if rows is None:
+            continue
+        values = rows.values.get(label)
+        if values is None or values.dtype.kind != "f" or not values.size:
+            continue
+        largest = float(np.nanmax(np.abs(values))) if not np.isnan(values).all() else 0.0
+        if largest / scale > MAX_TRAINING_LABEL:
+            raise DataError(
+                f"label_scale {scale:g}: a label of {largest:g} becomes {largest / scale:.3g} in training, whose "
+                f"square overflows float32 (largest {MAX_TRAINING_LABEL:.2g}); use a larger label_scale",
+                loc=("data", "label_scale"),
+            )
 
 
 def check_small_split(loaded: LoadedConfig, raw: RawData) -> None:

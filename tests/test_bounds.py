@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from hookrun.config_schemas import bounds
@@ -170,3 +171,33 @@ def test_a_numpy_float32_or_nan_final_value_counts_as_not_finite() -> None:
     assert "val_mae nan" in non_finite_evaluation([{"step": 2, "val_mae": 1.0}, {"step": 4, "val_mae": float("nan")}])
     assert non_finite_evaluation([{"step": 2, "val_mae": float("inf")}, {"step": 4, "val_mae": 0.5}]) is None
     assert non_finite_evaluation([]) is None
+
+
+def test_a_label_scale_whose_training_labels_overflow_is_refused(make_config: Callable[..., LoadedConfig],
+                                                                  tmp_path: Path) -> None:
+    """Labels of 1,000 with ``label_scale: 1e-18`` are 1e21 in training: an ``inf`` loss from the first step."""
+    from tests.conftest import linear_rows, write_csv
+
+    rows = linear_rows()
+    rows[:, 2] = 1000.0 + np.arange(len(rows))
+    write_csv(tmp_path / "data.csv", rows)
+    make_config(data={"label_scale": 1e-18})
+    config = str(tmp_path / "config.yaml")
+    for args in (["validate", config], ["train", config, "--run-dir", str(tmp_path / "run")]):
+        result = _cli(*args)
+        assert result.exit_code == 2, result.output
+        assert ("data.label_scale: label_scale 1e-18: a label of 1063 becomes 1.06e+21 in training, whose square "
+                "overflows float32") in result.output, result.output
+    make_config(data={"label_scale": 1e-16})
+    assert _cli("validate", config).exit_code == 0
+
+
+def test_the_largest_label_scale_trains_to_finite_metrics(make_config: Callable[..., LoadedConfig],
+                                                          run_train: Any) -> None:
+    loaded = make_config(
+        data={"label_scale": bounds.MAX_LABEL_SCALE, "validation_split": 0.25},
+        hooks=[{"type": "stop_at_step", "num_steps": 4}, {"type": "evaluation", "every_n_steps": 2, "log": False}],
+    )
+    result = run_train(loaded)
+    last = result.evaluations[-1]
+    assert last["step"] == 4 and all(np.isfinite(v) for k, v in last.items() if k.startswith("val_")), last
