@@ -21,7 +21,7 @@ from rich.console import Console
 
 from hookrun.cli.exit_codes import EXIT_OUTPUT_CLOSED
 
-__all__ = ["EXIT_OUTPUT_CLOSED", "OutputConsole", "discard", "output_consoles", "reader_gone"]
+__all__ = ["EXIT_OUTPUT_CLOSED", "OutputConsole", "discard", "reader_gone"]
 
 
 def discard(stream: IO[Any] | None) -> None:
@@ -56,8 +56,3 @@ class OutputConsole(Console):
         from hookrun.runner.session.monitored import request_stop
 
         request_stop(signal.SIGPIPE)
-
-
-def output_consoles() -> tuple[OutputConsole, OutputConsole]:
-    """``(standard output, standard error)`` consoles for a command."""
-    return OutputConsole(), OutputConsole(stderr=True)
