@@ -24,6 +24,7 @@ def main() -> None:
     except KeyboardInterrupt:  # while `signal` itself loaded: Python's default SIGINT handler was still in place
         print("interrupted", file=sys.stderr, flush=True)
         sys.exit(130)
+    _safe_streams()
     _show_data_warnings_as_one_line()
     try:
         from hookrun.cli.typer_app import app
@@ -41,6 +42,20 @@ def main() -> None:
         if signum is None:
             raise
         sys.exit(interrupts.announce(signum))
+
+
+def _safe_streams() -> None:
+    r"""Make ``sys.stdout`` and ``sys.stderr`` print what their encoding cannot hold as escapes.
+
+    ``PYTHONIOENCODING=ascii`` (or an ASCII ``C`` locale, or a surrogate from an undecodable file name) made
+    the first ``→`` printed raise ``UnicodeEncodeError`` ("internal error", exit 1) after training had
+    finished. With ``errors="backslashreplace"`` it prints as ``\u2192``; the encoding is left as it is.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):  # not a text stream Python opened (a test's capture)
+            pass
 
 
 def _show_data_warnings_as_one_line() -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import signal
+import sys
 from collections.abc import Iterator
 
 import typer
 from rich.console import Console
 
 from hookrun.cli import interrupts
+from hookrun.cli.console import EXIT_OUTPUT_CLOSED, discard, reader_gone
 from hookrun.cli.exit_codes import EXIT_INVALID, EXIT_TRAINING_FAILED
 from hookrun.config_schemas.errors import HookrunError
 from hookrun.config_schemas.loader import ConfigError
@@ -28,6 +30,8 @@ def reported_errors(console: Console, debug: bool = False) -> Iterator[None]:
 
     - :class:`ConfigError`: every issue, exit 2;
     - any other ``HookrunError``: ``error: <message>``, its ``exit_code`` (1 or 2);
+    - ``BrokenPipeError`` on standard output or error (``hookrun runs --json | head -1``): the reader
+      left; nothing more is printed, exit 141 (128 + SIGPIPE);
     - ``KeyboardInterrupt`` (Ctrl-C, or SIGTERM through :mod:`hookrun.cli.interrupts`), and any
       exception raised after such a signal: ``interrupted`` (``terminated``), exit 130 (143);
     - anything else (a bug in hookrun): ``internal error: ...``, exit 1, and the
@@ -52,6 +56,13 @@ def reported_errors(console: Console, debug: bool = False) -> Iterator[None]:
         raise typer.Exit(err.exit_code) from None
     except KeyboardInterrupt as err:
         raise typer.Exit(interrupts.announce(interrupts.signal_of(err) or signal.SIGINT)) from None
+    except BrokenPipeError:
+        gone = [stream for stream in (sys.stdout, sys.stderr) if reader_gone(stream)]
+        if not gone:  # some other pipe (a user's socket): a failure like any other
+            raise
+        for stream in gone:  # nothing more to say to a reader that left, and the flush at exit must not fail
+            discard(stream)
+        raise typer.Exit(EXIT_OUTPUT_CLOSED) from None
     except Exception as err:
         if debug:
             console.print_exception()

@@ -17,8 +17,10 @@ from __future__ import annotations
 import os
 import signal
 import sys
-import threading
-from typing import Any
+
+#: Imports only what CPython has loaded at start-up anyway (``os``, ``sys``, ``signal``): every
+#: millisecond before :func:`install` is a moment in which Ctrl-C reaches CPython, not hookrun
+#: (``typing`` and ``threading`` cost 3 ms here; docs/security.md has the window measured).
 
 #: Exit codes by signal, as in ``cli/exit_codes.py``.
 _MESSAGES = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -59,7 +61,7 @@ _handle.hookrun_replaced = replaced  # type: ignore[attr-defined]
 _default_unraisable = sys.unraisablehook
 
 
-def _unraisable(unraisable: Any) -> None:
+def _unraisable(unraisable: object) -> None:
     """An :class:`Interrupted` raised where Python cannot raise it (a weakref callback inside an import).
 
     Python would print it as ``Exception ignored in ...`` with a traceback and carry on, losing the
@@ -88,11 +90,13 @@ def install() -> None:
     """
     global installed
     sys.unraisablehook = _unraisable
-    if threading.current_thread() is threading.main_thread():
+    try:
         for signum in _MESSAGES:
             if signal.getsignal(signum) is not signal.SIG_IGN:  # ignored by the parent (nohup, `cmd &`): keep it so
                 replaced[signum] = signal.signal(signum, _handle)
         installed = True
+    except ValueError:  # not the main thread (no `threading` import to ask: see above)
+        pass
 
 
 def signal_of(error: BaseException | None = None) -> int | None:
@@ -117,9 +121,12 @@ def announce(signum: int) -> int:
     turn the one line into a traceback).
     """
     global announced
-    if installed and threading.current_thread() is threading.main_thread():
-        for other in _MESSAGES:
-            signal.signal(other, signal.SIG_IGN)
+    if installed:
+        try:
+            for other in _MESSAGES:
+                signal.signal(other, signal.SIG_IGN)
+        except ValueError:  # not the main thread
+            pass
     if not (installed and announced):
         announced = True
         try:

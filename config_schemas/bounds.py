@@ -13,6 +13,16 @@ TensorFlow, numpy or the OS.
 - Durations in seconds: at most :data:`MAX_SECONDS` (about 31 years; ``threading`` waits and
   ``time.sleep`` overflow near 2**63 nanoseconds).
 - Seeds: 0 to :data:`MAX_SEED` (numpy and TensorFlow take 32- and 64-bit seeds).
+- ``data.label_scale``: :data:`MIN_LABEL_SCALE` to :data:`MAX_LABEL_SCALE`, so that it and its square
+  are finite ``float32`` numbers (the metrics are multiplied back by them; ``1e39`` is ``inf``).
+- ``data.validation_split``: :data:`MIN_SPLIT` to ``1 - MIN_SPLIT``: a finer fraction holds out (or
+  keeps) less than one row in a million. ``validate`` also splits the data when its quick read holds
+  all of it, so it refuses a split that leaves no training or no validation row, as ``train`` does.
+- A built-in builder's layers (``hidden_units``): each weight matrix at most :data:`INT32_MAX`
+  elements, and all the weights, with their gradients and optimizer slots
+  (:data:`BYTES_PER_WEIGHT`), within this machine's memory. Checked with the data's feature count by
+  ``validate`` and ``train`` alike (``hookrun.runner.preflight.check_model_size``), before TensorFlow
+  would allocate them (``[2147483647]`` was killed by the kernel, or crashed, after minutes).
 """
 
 from __future__ import annotations
@@ -33,6 +43,15 @@ MAX_SECONDS = 1e9
 MAX_SEED = 2**32 - 1
 #: Largest GPU index in ``device: gpu:N`` (three digits).
 MAX_GPU_INDEX = 999
+
+#: Smallest and largest ``data.label_scale``: it and its square stay finite float32 numbers (max 3.4e38).
+MIN_LABEL_SCALE = 1e-18
+MAX_LABEL_SCALE = 1e18
+#: Smallest ``data.validation_split`` (and ``1 -`` it the largest): one row in a million.
+MIN_SPLIT = 1e-6
+#: Bytes one float32 weight of a built-in builder takes while training: itself, its gradient and two
+#: optimizer slots (Adam's ``m`` and ``v``; SGD needs fewer).
+BYTES_PER_WEIGHT = 16
 
 #: Most training steps in one session call (``session.steps_per_run``): a window is an int32 loop count.
 MAX_STEPS_PER_RUN = 1_000_000

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, PositiveFloat, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
-from hookrun.config_schemas.bounds import Count, Seed, Steps
+from hookrun.config_schemas.bounds import MAX_LABEL_SCALE, MIN_LABEL_SCALE, MIN_SPLIT, Count, Seed, Steps
 
 #: The missing-value policies given by name.
 MISSING_NAMES = ("error", "drop", "mean", "median")
@@ -71,10 +71,11 @@ class DataConfig(StrictModel):
     )
     validation_split: float | None = Field(
         default=None,
-        gt=0.0,
-        lt=1.0,
+        ge=MIN_SPLIT,
+        le=1.0 - MIN_SPLIT,
         description="Fraction of the training rows held out for validation: a row is held out when a hash of its "
-        "file name, line and `seed` falls below the fraction (the same rows every run). Exclusive with `validation`.",
+        "file name, line and `seed` falls below the fraction (the same rows every run). Exclusive with `validation`. "
+        "Between 0.000001 and 0.999999; it must leave at least one training and one validation row.",
     )
     batch_size: Count = Field(default=32, description="Rows per step (rows).")
     epochs: Steps | None = Field(
@@ -115,9 +116,12 @@ class DataConfig(StrictModel):
         description="Scale each numeric feature to zero mean and unit variance, with statistics from the training "
         "split.",
     )
-    label_scale: PositiveFloat | None = Field(
+    label_scale: float | None = Field(
         default=None,
-        description="Divide a numeric label by this for training (label units); metrics stay in the label's units.",
+        ge=MIN_LABEL_SCALE,
+        le=MAX_LABEL_SCALE,
+        description="Divide a numeric label by this for training (label units); metrics stay in the label's units. "
+        "Between 1e-18 and 1e18 (the metrics are multiplied back by it and its square, in float32).",
     )
 
     @field_validator("train", "validation")

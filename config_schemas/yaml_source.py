@@ -13,7 +13,9 @@ This module never imports TensorFlow.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -621,7 +623,10 @@ def to_data(node: Node, source: str, index: LocationIndex | None, loc: Loc = ())
 
 
 def read_text(file: Path, source: str) -> str:
-    """Read the config file as UTF-8 text; raise ConfigError naming the fix."""
+    """Read the config file as UTF-8 text; raise ConfigError naming the fix.
+
+    Only a regular file is read: a FIFO, socket or device is refused at once (never waited on).
+    """
 
     def fail(message: str, line: int | None = None) -> ConfigError:
         return ConfigError([ConfigIssue(source, line, None, "", message)])
@@ -631,7 +636,16 @@ def read_text(file: Path, source: str) -> str:
     if file.is_dir():
         raise fail("this is a directory; give the path of a YAML config file inside it")
     try:
-        with file.open("rb") as handle:
+        # O_NONBLOCK: opening a FIFO must not wait for a writer (`validate` hung on one); then only a
+        # regular file is read (a FIFO, socket or device could block or never end).
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with os.fdopen(fd, "rb") as handle:
+            mode = os.fstat(fd).st_mode
+            if not stat.S_ISREG(mode):
+                kind = "a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else (
+                    "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "not a regular file")
+                raise fail(f"this is {kind}, not a regular file; give the path of a YAML config file (to pass a "
+                           "config through a pipe, write it to a file first)")
             raw = handle.read(MAX_FILE_BYTES + 1)
     except PermissionError:
         raise fail("cannot read the file: permission denied; check its permissions") from None

@@ -8,6 +8,7 @@ planted in a run directory never redirects a write, and no file hookrun did not 
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import tempfile
@@ -189,3 +190,32 @@ def task_file_name(name: str, task: str | None) -> str:
         return name
     stem, dot, suffix = name.rpartition(".")
     return f"{stem}-{task}.{suffix}" if dot and stem else f"{name}-{task}"
+
+
+#: Deepest nesting of arrays and objects a run-directory JSON file may have: hookrun writes at most 4
+#: levels; Python's parser recurses once a level and fails near 1,000 with a ``RecursionError``.
+MAX_JSON_DEPTH = 64
+
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)  # unrolled: linear, no per-character branch
+
+
+def loads_json(text: str, max_depth: int = MAX_JSON_DEPTH) -> object:
+    """``json.loads(text)``, refusing nesting deeper than ``max_depth`` before parsing it.
+
+    Args:
+        text: the JSON text.
+        max_depth: most levels of ``[`` / ``{`` (count).
+
+    Raises:
+        ValueError: not JSON (``json.JSONDecodeError``), or nested deeper than ``max_depth`` (which
+            would otherwise end in a ``RecursionError``).
+    """
+    import json
+
+    if text.count("[") + text.count("{") <= max_depth:  # cannot nest deeper (hookrun's own files: at once)
+        return json.loads(text)
+    brackets = re.sub(r"[^\[\]{}]", "", _JSON_STRING.sub("", text))
+    steps = map({"[": 1, "{": 1, "]": -1, "}": -1}.__getitem__, brackets)
+    if max(itertools.accumulate(steps), default=0) > max_depth:
+        raise ValueError(f"nested deeper than {max_depth} levels")
+    return json.loads(text)

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hookrun.hooks import tf_internals
-from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.files import atomic_write_text, loads_json
 
 #: ``hook_state-<step>.json``, beside ``<basename>-<step>.index``.
 STATE_PREFIX = "hook_state"
@@ -96,7 +96,7 @@ class HookStates:
         if not path.exists():
             return
         try:
-            saved = json.loads(path.read_text(encoding="utf-8"))["hooks"]
+            saved = loads_json(path.read_text(encoding="utf-8"))["hooks"]
         except (OSError, ValueError, KeyError, TypeError) as err:
             raise HookStateError(
                 f"{path}: cannot read the hooks' saved state ({type(err).__name__}: {err}); "

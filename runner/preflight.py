@@ -10,14 +10,26 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import numpy as np
+
+from hookrun.config_schemas.bounds import BYTES_PER_WEIGHT, INT32_MAX
+from hookrun.config_schemas.builders import CLASSIFIERS
 from hookrun.config_schemas.errors import SetupError
-from hookrun.config_schemas.graph import BUILTIN_BUILDERS
+from hookrun.config_schemas.graph import BUILTIN_BUILDERS, GraphConfig
 from hookrun.config_schemas.hook_base import HookList
 from hookrun.config_schemas.imports import ImportFailure, check_import_safe, find_module
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.config_schemas.run_files import hook_path_issues
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
-from hookrun.runner.data.reader import KIND_SAMPLE_ROWS, load_raw_data
+from hookrun.runner.data.reader import (
+    KIND_SAMPLE_ROWS,
+    DataError,
+    RawData,
+    check_split,
+    chunk_validation_mask,
+    load_raw_data,
+    resolve_sets,
+)
 from hookrun.runner.data.sources import SAMPLE_CHARS
 
 #: Data rows read by the quick check (rows): the rows that fix each column's kind; ``train`` reads every file.
@@ -40,7 +52,9 @@ def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
         file (validation file), a text label for a regressor, more classes
         than ``n_classes``, ...; located at the config key to change
         (``data.train``, ``data.validation``, ``data.missing_by_column.X``,
-        ``graph.params.n_classes``, ...). Else nothing.
+        ``graph.params.n_classes``, ...), or, when those rows are all the training data, a
+        ``validation_split`` that leaves no training or no validation row (as ``train`` would refuse it).
+        Else nothing.
     """
     config = loaded.config
     try:
@@ -48,11 +62,148 @@ def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
         state = Preprocessor.fit(raw.train, config.data, raw.split)
         state.transform(raw.train)
         check_label_for_builder(config.graph, state, raw.train)
+        check_model_size(config.graph, len(state.feature_names))
+        check_label_scale(config.data.label_scale, config.data.label, raw)
         if raw.validation is not None:
             state.transform(raw.validation, strict_labels=False)
+        check_small_split(loaded, raw)
     except SetupError as err:
         return [loaded.issue(getattr(err, "loc", ("data", "train")), str(err))]
     return []
+
+
+def memory_bytes() -> int | None:
+    """The memory this process may use (bytes): the machine's, or its cgroup's limit if lower; None if unknown.
+
+    The cgroup limit (``/sys/fs/cgroup/memory.max``, v1's ``memory.limit_in_bytes``) is what a container
+    gets; beyond it the kernel kills the process as it would beyond the machine's memory.
+    """
+    import os
+
+    try:
+        found = int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        found = None
+    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            with open(limit_file, encoding="ascii") as handle:
+                text = handle.read(64).strip()
+        except OSError:
+            continue
+        if text.isdigit() and (found is None or int(text) < found):
+            found = int(text)
+    return found
+
+
+def check_model_size(graph: GraphConfig, num_features: int, memory: int | None = None) -> None:
+    """Refuse a built-in builder whose weights TensorFlow cannot hold, before it tries to allocate them.
+
+    The layers are ``num_features -> hidden_units... -> outputs`` (1, or ``n_classes`` for a
+    classifier). Each weight matrix must have at most :data:`~hookrun.config_schemas.bounds.INT32_MAX`
+    elements, and every weight, with its gradient and optimizer slots
+    (:data:`~hookrun.config_schemas.bounds.BYTES_PER_WEIGHT` bytes each), must fit ``memory``.
+    Custom builders are not checked.
+
+    Args:
+        graph: the ``graph:`` section (checked params, defaults filled in).
+        num_features: the model's input width after encoding (one-hot columns counted) (count).
+        memory: bytes available (default: :func:`memory_bytes`, the machine's or its cgroup's limit).
+
+    Raises:
+        DataError: at ``graph.params.hidden_units`` (or ``n_classes`` for a linear classifier) (exit 2).
+    """
+    if graph.builder not in BUILTIN_BUILDERS:
+        return
+    hidden = [int(units) for units in graph.params.get("hidden_units", [])]
+    outputs = int(graph.params["n_classes"]) if graph.builder in CLASSIFIERS else 1
+    widths = [max(1, num_features), *hidden, outputs]
+    where = ("graph", "params", "hidden_units" if hidden else "n_classes")
+    for index, (fan_in, units) in enumerate(zip(widths, widths[1:], strict=False)):
+        if fan_in * units > INT32_MAX:
+            layer = f"layer {index} ({fan_in:,} x {units:,})" if index < len(hidden) else (
+                f"the output layer ({fan_in:,} x {units:,})")
+            raise DataError(
+                f"{layer} has {fan_in * units:,} weights, more than a TensorFlow tensor holds "
+                f"({INT32_MAX:,}); use narrower layers",
+                loc=where,
+            )
+    weights = sum(a * b + b for a, b in zip(widths, widths[1:], strict=False))
+    memory = memory_bytes() if memory is None else memory
+    if memory is not None and weights * BYTES_PER_WEIGHT > memory:
+        raise DataError(
+            f"{weights:,} weights ({num_features:,} features in) need about "
+            f"{weights * BYTES_PER_WEIGHT / 2**30:,.1f} GiB with their gradients and optimizer slots, more than "
+            f"the {memory / 2**30:,.1f} GiB of memory this process may use (the machine's, or its cgroup's limit); use "
+            "narrower layers",
+            loc=where,
+        )
+
+
+#: Largest training-units label whose square (the squared error) is a finite float32: sqrt(3.4e38).
+MAX_TRAINING_LABEL = 1.8e19
+
+
+def check_label_scale(scale: float | None, label: str, raw: RawData) -> None:
+    """Refuse a ``data.label_scale`` that makes the read labels too large for float32 once divided by it.
+
+    The loss squares ``label / label_scale`` in float32: a label of 10 with ``label_scale: 1e-18`` is
+    1e19, its square past float32's 3.4e38, so the first loss is ``inf`` and training diverges. Checked
+    on the rows the quick read holds (``validate`` and ``train`` alike); a larger label further in the
+    data ends the run with a NaN loss.
+
+    Args:
+        scale: ``data.label_scale``, or None.
+        label: ``data.label``.
+        raw: the rows read (a numeric label is ``float64``, NaN where missing).
+
+    Raises:
+        DataError: at ``data.label_scale``, naming the largest label read (exit 2).
+    """
+    if scale is None:
+        return
+    for rows in (raw.train, raw.validation):
+        if rows is None:
+            continue
+        values = rows.values.get(label)
+        if values is None or values.dtype.kind != "f" or not values.size:
+            continue
+        largest = float(np.nanmax(np.abs(values))) if not np.isnan(values).all() else 0.0
+        if largest / scale > MAX_TRAINING_LABEL:
+            raise DataError(
+                f"label_scale {scale:g}: a label of {largest:g} becomes {largest / scale:.3g} in training, whose "
+                f"square overflows float32 (largest {MAX_TRAINING_LABEL:.2g}); use a larger label_scale",
+                loc=("data", "label_scale"),
+            )
+
+
+def check_small_split(loaded: LoadedConfig, raw: RawData) -> None:
+    """Split the preview's rows by ``data.validation_split`` when they are all the training data.
+
+    So ``validate`` refuses what ``train`` would (``validation_split: 0.999999999`` of 64 rows leaves
+    no training row): the preview is the whole data when it is one uncompressed file of at most
+    :data:`~hookrun.runner.data.sources.SAMPLE_CHARS` bytes holding fewer than :data:`PREVIEW_ROWS`
+    rows. Larger data is split only by ``train`` (reading it all here would make ``validate`` as slow).
+
+    Args:
+        loaded: the config.
+        raw: the preview read without the split (``load_raw_data(..., split=False)``).
+
+    Raises:
+        DataError: the split leaves no training or no validation row (at ``data.validation_split``).
+    """
+    data = loaded.config.data
+    if data.validation_split is None or data.seed is None or raw.train.num_rows >= PREVIEW_ROWS:
+        return
+    train_set, _ = resolve_sets(data, loaded.base_dir)
+    if len(train_set.files) != 1 or train_set.files[0].gzip:
+        return
+    try:
+        if train_set.files[0].path.stat().st_size > SAMPLE_CHARS:
+            return
+    except OSError:
+        return
+    held = chunk_validation_mask(raw.train, train_set, data.validation_split, data.seed)
+    check_split(data.validation_split, int((~held).sum()), int(held.sum()))
 
 
 def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:

@@ -27,6 +27,7 @@ from typing import Any
 
 from rich.text import Text
 
+from hookrun.config_schemas.errors import SetupError
 from hookrun.hooks import tf_internals
 
 #: TensorFlow's hooks module: its warnings explain why a run stopped, so they always get through; as do
@@ -50,13 +51,44 @@ def import_tensorflow(verbose: bool = False) -> ModuleType:
 
     Returns:
         The ``tensorflow`` module.
+
+    Raises:
+        SetupError: no usable temporary directory (exit 2; see :func:`check_temporary_directory`).
     """
+    check_temporary_directory()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "2")
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     os.environ.setdefault(LEGACY_KERAS, "1")
     import tensorflow as tf
 
     return tf
+
+
+def check_temporary_directory() -> str:
+    """The temporary directory (``tempfile.gettempdir()``), which TensorFlow's import needs.
+
+    ``import tensorflow`` asks for it (absl's test utilities, at import), so where no candidate can
+    take a small file (every one full or read-only, or a file-size limit of 0: ``ulimit -f 0``) the
+    import itself failed with "No usable temporary directory found" as an internal error.
+
+    Returns:
+        The directory.
+
+    Raises:
+        SetupError: no candidate (``TMPDIR``, ``/tmp``, ``/var/tmp``, ``/usr/tmp``, the current
+            directory) can be written; names them and the fix (exit 2).
+    """
+    import tempfile
+
+    try:
+        return tempfile.gettempdir()
+    except FileNotFoundError as err:
+        tried = (err.strerror or str(err)).partition(" found in ")[2] or "TMPDIR, /tmp, /var/tmp, /usr/tmp"
+        raise SetupError(
+            f"no usable temporary directory: none of {tried} can take a file (full, read-only, or a file-size "
+            "limit: ulimit -f); TensorFlow needs one to start: free space, raise the limit, or set TMPDIR to a "
+            "writable directory"
+        ) from None
 
 
 class _ConsoleHandler(logging.Handler):

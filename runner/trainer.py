@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
+import numbers
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -647,7 +649,7 @@ def _train_locked(
         try:
             return _train_session(loaded, directory, console, verbose, prepared, record, trace)
         except BaseException as err:
-            if record is not None:
+            if record is not None and not record.written:
                 record.write_failed(err)
             raise
     finally:
@@ -773,10 +775,14 @@ def _train_session(
     }
     if result.evaluations:
         summary["validation"] = result.evaluations[-1]
+    overflow = non_finite_evaluation(result.evaluations) if result.signal is None else None
     if record is not None:
-        summary.update(record.fields("interrupted" if result.signal is not None else "finished"))
+        status = "interrupted" if result.signal is not None else "failed" if overflow else "finished"
+        summary.update(record.fields(status))
         if result.signal is not None:
             summary["signal"] = result.signal
+        if overflow:
+            summary["error"] = f"TrainingError: {overflow}"
     for contribution in contributions:
         summary.update(contribution.summary)
     summary_file = "summary.json"
@@ -784,7 +790,37 @@ def _train_session(
         summary["task"] = result.task
         summary_file = cluster.plan.task_file(summary_file)
     atomic_write_text(directory / summary_file, json.dumps(summary, indent=2) + "\n")
+    if overflow:
+        if record is not None:
+            record.written = True  # the summary above says `failed` and keeps every value: not rewritten
+        raise TrainingError(overflow)
     return result
+
+
+def non_finite_evaluation(evaluations: list[dict[str, Any]]) -> str | None:
+    """Why the run's last evaluation cannot be trusted, or None: a value that is ``inf`` or NaN.
+
+    A run whose final ``val_rmse`` is ``inf`` (a metric that overflowed float32, e.g. multiplied back by a
+    large ``data.label_scale``) has not produced a usable model, whatever its exit code would say.
+
+    Args:
+        evaluations: :attr:`TrainResult.evaluations` (``step`` and ``val_*`` values).
+
+    Returns:
+        One line naming the step and the values, or None.
+    """
+    if not evaluations:
+        return None
+    last = evaluations[-1]
+    bad = [f"{name} {float(value)}" for name, value in last.items()  # numpy's float32 is no Python float
+           if name != "step" and isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral)
+           and not math.isfinite(float(value))]
+    if not bad:
+        return None
+    return (
+        f"the last evaluation (step {last.get('step')}) is not finite: {', '.join(bad)} (a value overflowed float32, "
+        "e.g. through data.label_scale, or training diverged); the checkpoints are kept"
+    )
 
 
 def check_graph(loaded: LoadedConfig, run_dir: Path | None = None, verbose: bool = False) -> dict[str, Any]:

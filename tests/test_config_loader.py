@@ -203,10 +203,16 @@ def test_directory(tmp_path: Path) -> None:
 def test_unreadable_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path, MINIMAL)
 
-    def deny(self: Path, *args: object, **kwargs: object) -> None:
-        raise PermissionError(13, "Permission denied")
+    import os
 
-    monkeypatch.setattr(Path, "open", deny)
+    real_open = os.open
+
+    def deny(file: object, *args: object, **kwargs: object) -> int:  # root reads a chmod 000 file
+        if str(file) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(file, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", deny)
     issue = only_issue(path)
     assert issue.file == str(path)
     assert "permission denied" in issue.message
@@ -699,3 +705,22 @@ def test_resolved_yaml_quotes_text_that_yaml_1_2_reads_as_numbers(tmp_path: Path
     again = load_config(write(tmp_path, resolved_yaml(loaded), "again.yaml"))
     assert again.config.data.features == ["1e3", "0o17", "yes", "1:20", "true"]
     assert yaml.safe_load(resolved_yaml(loaded))["data"]["features"] == ["1e3", "0o17", "yes", "1:20", "true"]
+
+
+@pytest.mark.parametrize("command", ["validate", "train"])
+def test_a_fifo_or_device_config_is_refused_not_waited_on(tmp_path, command):
+    """A config that is a FIFO made ``validate`` and ``train`` hang (waiting for a writer that never comes)."""
+    import os
+
+    fifo = tmp_path / "config.yaml"
+    os.mkfifo(fifo)
+    for path, kind in [(fifo, "a FIFO (named pipe)"), ("/dev/zero", "a device")]:
+        done = subprocess.run(
+            [sys.executable, "-m", "hookrun.cli.app", command, str(path), *(["--run-dir", str(tmp_path / "r")]
+                                                                            if command == "train" else [])],
+            capture_output=True, text=True, timeout=30,
+        )
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (f"{path}: error: this is {kind}, not a regular file; give the path of a YAML "
+                                       "config file (to pass a config through a pipe, write it to a file first)")
+    assert not (tmp_path / "r").exists()

@@ -80,3 +80,18 @@ def test_a_signal_at_any_early_moment_exits_with_one_line(tmp_path: Path, signum
             assert (returncode, lines) == (code, [line]), (delay, out, err)
         seen.append(returncode)
     assert code in seen  # at least one signal reached hookrun's own handling
+
+
+def test_nothing_but_signal_is_imported_before_the_handlers_are_installed() -> None:
+    """Every module imported before ``interrupts.install()`` widens the window in which Ctrl-C reaches
+    CPython's own handler (a traceback): ``typing`` and ``threading`` cost 3 ms of it (docs/security.md)."""
+    probe = (
+        "import sys; before = set(sys.modules)\n"
+        "from hookrun.cli.app import main\n"  # the console script's import line
+        "from hookrun.cli import interrupts; interrupts.install()\n"  # the first thing main() does
+        "print(' '.join(sorted(set(sys.modules) - before)))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert loaded <= {"hookrun", "hookrun.cli", "hookrun.cli.app", "hookrun.cli.interrupts", "signal"}, loaded

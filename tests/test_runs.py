@@ -344,3 +344,115 @@ def test_the_cli_table_at_80_columns_shows_every_real_run_whole(runs):
         if "val_rmse" in row.metrics:
             rmse = row.metrics["val_rmse"]
             assert f"{rmse.final:.4g} / {rmse.best:.4g}@{rmse.best_step}" in line, line
+
+
+def test_a_non_finite_value_is_never_the_best(tmp_path):
+    """``-inf`` (an overflow) showed as the best ``val_loss`` and sorted first."""
+    root = tmp_path / "runs"
+    _summary_only_run(root / "diverged")
+    (root / "diverged" / "history.csv").write_text("step,val_loss,val_auc\n10,0.5,0.7\n20,-inf,inf\n30,0.4,0.6\n")
+    _summary_only_run(root / "steady")
+    (root / "steady" / "history.csv").write_text("step,val_loss\n10,0.3\n")
+    _summary_only_run(root / "overflowed")
+    (root / "overflowed" / "history.csv").write_text("step,val_loss\n10,inf\n")
+    table = list_runs(root, sort="val_loss")
+    rows = {row.name: row for row in table.runs}
+    loss, auc = rows["diverged"].metrics["val_loss"], rows["diverged"].metrics["val_auc"]
+    assert (loss.final, loss.best, loss.best_step) == (0.4, 0.4, 30)
+    assert (auc.best, auc.best_step) == (0.7, 10)  # +inf is no best of a max metric either
+    over = rows["overflowed"].metrics["val_loss"]
+    assert (over.final, over.best, over.best_step) == (float("inf"), None, None)
+    assert [row.name for row in table.runs] == ["steady", "diverged", "overflowed"]  # no best value: last
+    result = cli.invoke(app, ["runs", str(root), "--sort", "val_loss"])
+    assert result.exit_code == 0, result.output
+    assert "-inf" not in result.output and "inf / -" in result.output, result.output
+
+
+def test_a_symlink_that_sorts_first_does_not_hide_the_real_run(tmp_path):
+    """``latest -> ok1`` listed ``latest`` and skipped the real ``ok1`` as its alias."""
+    root = tmp_path / "runs"
+    _summary_only_run(root / "ok1")
+    (root / "latest").symlink_to("ok1")
+    _summary_only_run(root / "sweep" / "b")
+    (root / "sweep" / "a-latest").symlink_to("b")
+    only = tmp_path / "elsewhere"
+    _summary_only_run(only)
+    (root / "link").symlink_to(only)  # the only way to it: listed by the link's name
+    table = list_runs(root)
+    assert sorted(row.name for row in table.runs) == ["link", "ok1", "sweep/b"]
+    assert sorted(table.skipped) == ["latest: the same run directory as ok1",
+                                     "sweep/a-latest: the same run directory as sweep/b"]
+
+
+def test_control_characters_in_names_and_overrides_are_escaped(tmp_path):
+    """``ESC[2J`` in a run's name or ``--set`` cleared the screen; a newline in a name split its row."""
+    root = tmp_path / "runs"
+    _summary_only_run(root / "evil\x1b[2J\nname", overrides=["data.label=\x1b]0;owned\x07", "x=\u202egnp.exe"])
+    _summary_only_run(root / "plain", overrides=["x=1"], started="2026-\x1b[2J[bold]x\x07")
+    (root / "evil\x1b[2J\nname" / "history.csv").write_text("step,val_\x1b[31mred\n10,0.5\n")
+    result = CliRunner(env={"COLUMNS": "250"}).invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0, result.output
+    assert not any(c in result.output for c in "\x1b\x07\u202e"), repr(result.output)
+    row = next(line for line in result.output.splitlines() if line.startswith("evil"))
+    assert row.startswith("evil\\x1b[2J\\nname ") and "label=\\x1b]0;owned\\x07" in row, repr(row)
+    assert "val_\\x1b[31mred" in result.output
+    plain = next(line for line in result.output.splitlines() if line.startswith("plain"))
+    assert "\\x1b[2J[bold]x" in plain, repr(plain)  # a hand-edited `started`: escaped, not rich markup
+    listed = json.loads(cli.invoke(app, ["runs", str(root), "--json"]).output)  # JSON escapes them itself
+    assert {r["name"] for r in listed["runs"]} == {"evil\x1b[2J\nname", "plain"}
+
+
+def test_deeply_nested_json_marks_that_run_unreadable_and_the_table_is_printed(tmp_path):
+    """A 100,000-deep ``summary.json`` ended ``runs`` with "internal error: RecursionError" and no table."""
+    root = tmp_path / "runs"
+    _summary_only_run(root / "ok")
+    deep = root / "deep"
+    deep.mkdir()
+    (deep / "config.yaml").write_text("name: d\n")
+    (deep / "summary.json").write_text("[" * 100_000 + "]" * 100_000)
+    _summary_only_run(root / "evals")
+    (root / "evals" / "eval-5.json").write_text('{"data": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (root / "evals" / "config.yaml").write_text("hooks: " + "[" * 5_000 + "]" * 5_000 + "\n")
+    rows = {row.name: row for row in list_runs(root).runs}
+    assert rows["deep"].status == "unreadable" and rows["deep"].notes == ["summary.json damaged"]
+    assert rows["evals"].status == "finished"
+    assert rows["evals"].notes == ["config.yaml unreadable (nested too deeply)",
+                                   "eval-5.json unreadable (nested deeper than 64 levels)"], rows["evals"].notes
+    result = cli.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0 and "internal error" not in result.output, result.output
+    assert "deep" in result.output and "unreadable" in result.output
+
+
+def test_deeply_nested_run_files_are_one_line_errors(tmp_path):
+    """``best.json``, ``preprocessing.json`` and ``hook_state-N.json`` nested 100,000 deep: RecursionError."""
+    from hookrun.config_schemas.data import DataConfig
+    from hookrun.config_schemas.errors import SetupError
+    from hookrun.hooks.early_stopping.hook import read_best
+    from hookrun.runner.data.preprocessing import Preprocessor
+
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "best.json").write_text(deep)
+    with pytest.raises(SetupError, match="best.json: damaged .*nested deeper than 64 levels"):
+        read_best(tmp_path / "best.json")
+    (tmp_path / "preprocessing.json").write_text('{"columns": ' + deep + "}")
+    with pytest.raises(SetupError, match="preprocessing.json"):
+        Preprocessor.load(tmp_path / "preprocessing.json", DataConfig(train="d.csv", label="y"))
+
+
+def test_numbers_too_large_for_a_float_are_infinite_not_an_internal_error(tmp_path):
+    """A 400-digit ``val_loss`` or ``wall_seconds`` in summary.json or an eval file: "internal error: OverflowError"."""
+    root = tmp_path / "runs"
+    huge = "9" * 400
+    (root / "big").mkdir(parents=True)
+    (root / "big" / "config.yaml").write_text("name: big\n")
+    (root / "big" / "summary.json").write_text(
+        '{"status": "finished", "final_global_step": 4, "wall_seconds": ' + huge
+        + ', "validation": {"step": 4, "val_loss": -' + huge + "}}"
+    )
+    _summary_only_run(root / "evals")
+    (root / "evals" / "eval-4.json").write_text('{"data": ["validation"], "metrics": {"val_loss": ' + huge + "}}")
+    rows = {row.name: row for row in list_runs(root).runs}
+    assert rows["big"].wall_seconds is None and rows["big"].metrics["val_loss"].final == float("-inf")
+    assert rows["evals"].metrics["val_loss"].final == float("inf") and rows["evals"].metrics["val_loss"].best is None
+    result = cli.invoke(app, ["runs", str(root)])
+    assert result.exit_code == 0 and "internal error" not in result.output, result.output

@@ -257,3 +257,77 @@ def test_a_checkpoint_deleted_while_read_is_one_line_exit_2(run, tmp_path, monke
     _one_line_exit_2([command, str(run), *args], "model.ckpt-4: the checkpoint was deleted while it was being read")
     assert not (tmp_path / "out.csv").exists() and not (tmp_path / "out").exists()
     assert not list(run.glob("eval-*.json"))
+
+
+def test_bad_data_files_are_named_by_the_option_that_gave_them(run, tmp_path):
+    """``evaluate --data /dev/zero`` blamed `data.train`, a key of the run's config the user never typed."""
+    before = _snapshot(run)
+    for command in (["evaluate", str(run)], ["predict", str(run), "-o", "out.csv"]):
+        _one_line_exit_2([*command, "--data", "/dev/zero"], "/dev/zero: not a regular file", "`--data` takes data")
+        line = _one_line_exit_2([*command, "--data", "missing.csv"], "missing.csv", "check `--data`")
+        assert "data.train" not in line and "relative to the current directory" in line, line
+    assert _snapshot(run) == before
+
+
+def _limited(args, file_size_bytes, cwd):
+    """``hookrun ARGS`` in a process whose files may hold at most ``file_size_bytes`` (``ulimit -f``)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_bytes, file_size_bytes))
+
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0", "COLUMNS": "400"}
+    return subprocess.run([sys.executable, "-m", "hookrun.cli.app", *args], capture_output=True, text=True,
+                          timeout=240, env=env, cwd=cwd, preexec_fn=limit)
+
+
+def test_a_refused_write_is_one_line_naming_the_output_file(run, tmp_path):
+    """Under ``ulimit -f``: export printed "internal error: OutOfRangeError: <temporary path>; File too large",
+    predict "internal error: OSError: [Errno 27] File too large" (no file named), both exit 1 as bugs."""
+    before = _snapshot(run)
+    cases = [
+        (["export", str(run), "-o", "model"], 4096, tmp_path / "model" / "saved_model.pb", tmp_path / "model"),
+        (["predict", str(run), "--data", "data.csv", "-o", "out.csv"], 512, tmp_path / "out.csv", tmp_path / "out.csv"),
+    ]
+    for args, limit, named, output in cases:
+        done = _limited(args, limit, tmp_path)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode == 1 and lines == [
+            f"error: cannot write {named}: [Errno 27] File too large; nothing was written at {output} (free space, "
+            "raise the file-size limit, or choose another --output)"
+        ], (args, done.stderr)
+        assert not output.exists() and not list(tmp_path.glob(".*.tmp"))  # nor its temporary
+    assert _snapshot(run) == before
+
+
+def test_no_usable_temporary_directory_is_one_line_exit_2(run, tmp_path):
+    """``ulimit -f 0``: "internal error: FileNotFoundError: No usable temporary directory found" (inside
+    ``import tensorflow``), exit 1."""
+    done = _limited(["evaluate", str(run)], 0, tmp_path)
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr
+    assert lines[0].startswith("error: no usable temporary directory: none of [") and "/tmp" in lines[0], lines
+    assert "set TMPDIR to a writable directory" in lines[0]
+
+
+def test_export_on_a_full_disk_is_one_line_exit_1(run, tmp_path):
+    """A full file system: 49 lines of TensorFlow trace, "internal error: ResourceExhaustedError"."""
+    import subprocess
+    import sys
+
+    small = tmp_path / "small"
+    small.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=12k", "tmpfs", str(small)], capture_output=True).returncode:
+        pytest.skip("cannot mount a small tmpfs here (needs root)")
+    try:
+        env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0", "COLUMNS": "400"}
+        done = subprocess.run([sys.executable, "-m", "hookrun.cli.app", "export", str(run), "-o", str(small / "m")],
+                              capture_output=True, text=True, timeout=240, env=env)
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode == 1 and len(lines) == 1, done.stderr
+        assert lines[0].startswith(f"error: cannot write {small / 'm'}/") and "[Errno 28] No space left" in lines[0]
+        assert list(small.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(small)], check=True)

@@ -32,12 +32,11 @@ def evaluate_command(
     """
     import json
 
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import reported_errors
 
-    out = Console()
-    err = Console(stderr=True)
+    out = OutputConsole()
+    err = OutputConsole(stderr=True)
     with reported_errors(err, debug):
         from hookrun.runner.trained.evaluate import evaluate
 

@@ -42,11 +42,10 @@ def export_command(
     """
     import json
 
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import reported_errors
 
-    err = Console(stderr=True)
+    err = OutputConsole(stderr=True)
     with reported_errors(err, debug):
         from hookrun.runner.trained.export import export
 
@@ -54,7 +53,7 @@ def export_command(
         if as_json:
             typer.echo(json.dumps(result.to_json(), indent=2))
             return
-        out = Console()
+        out = OutputConsole()
         out.print(
             f"exported {result.checkpoint} (global step {result.global_step}) to {result.output}",
             highlight=False, soft_wrap=True,

@@ -41,14 +41,13 @@ def inspect_command(
     """
     import json
 
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import print_issues, reported_errors
     from hookrun.config_schemas.loader import ConfigError
     from hookrun.runner.config import load_checked
 
-    out = Console()
-    err = Console(stderr=True)
+    out = OutputConsole()
+    err = OutputConsole(stderr=True)
     with reported_errors(err, debug):
         loaded, issues = load_checked(config, set_ or [], run_dir)
         if issues:

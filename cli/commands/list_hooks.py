@@ -25,14 +25,13 @@ def list_hooks_command(
     """
     import json
 
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.render import builders_table, catalogue_table, params_table
     from hookrun.hooks.catalogue import builder_catalogue, hook_catalogue
 
     hooks = hook_catalogue()
     builders = builder_catalogue()
-    out = Console()
+    out = OutputConsole()
     if name is None:
         if as_json:
             typer.echo(json.dumps(hooks, indent=2, default=str))

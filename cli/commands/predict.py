@@ -49,11 +49,10 @@ def predict_command(
     """
     import json
 
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import reported_errors
 
-    err = Console(stderr=True)
+    err = OutputConsole(stderr=True)
     with reported_errors(err, debug):
         from hookrun.runner.trained.predict import predict
 
@@ -61,7 +60,7 @@ def predict_command(
         if as_json:
             typer.echo(json.dumps(result.to_json(), indent=2))
             return
-        Console().print(
+        OutputConsole().print(
             f"{result.rows:,} rows predicted with {result.checkpoint} (global step {result.global_step}); "
             f"written: {result.output} ({', '.join(result.columns)})",
             highlight=False, soft_wrap=True,

@@ -10,6 +10,7 @@ import typer
 from rich.markup import escape
 
 from hookrun.cli.options import DebugOption
+from hookrun.cli.printable import printable
 
 if TYPE_CHECKING:
     from hookrun.runner.trained.runs import RunsTable
@@ -46,12 +47,11 @@ def runs_command(
     """
     import json
 
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import reported_errors
 
-    out = Console()
-    err = Console(stderr=True)
+    out = OutputConsole()
+    err = OutputConsole(stderr=True)
     with reported_errors(err, debug):
         from hookrun.runner.trained.runs import list_runs
 
@@ -79,10 +79,11 @@ def _columns(table: RunsTable) -> list[_Column]:
     short = _short_overrides([o for row in table.runs for o in row.distinguishing])
     right = {"justify": "right", "no_wrap": True}
     columns = [
-        _Column("name", "run", [escape(row.name) for row in table.runs], {"overflow": "fold"}),
-        _Column("started", "started (UTC)", [(row.started or "")[5:16].replace("T", " ") for row in table.runs],
-                {"no_wrap": True}),  # MM-DD HH:MM
-        _Column("status", "status", [f"[{styles.get(row.status, 'magenta')}]{escape(row.status)}[/]"
+        _Column("name", "run", [escape(printable(row.name)) for row in table.runs], {"overflow": "fold"}),
+        _Column("started", "started (UTC)",  # MM-DD HH:MM (a hand-edited `started` is any text: escaped)
+                [escape(printable((row.started or "")[5:16].replace("T", " "))) for row in table.runs],
+                {"no_wrap": True}),
+        _Column("status", "status", [f"[{styles.get(row.status, 'magenta')}]{escape(printable(row.status))}[/]"
                                      for row in table.runs], {"no_wrap": True}),
         _Column("steps", "steps", ["" if row.steps is None else f"{row.steps:,}" for row in table.runs], right),
         _Column("wall_seconds", "wall", ["" if row.wall_seconds is None else f"{row.wall_seconds:.1f} s"
@@ -91,11 +92,12 @@ def _columns(table: RunsTable) -> list[_Column]:
     for metric in table.metrics:
         values = [row.metrics.get(metric) for row in table.runs]
         columns.append(_Column(
-            metric, metric,
-            ["" if v is None else f"{v.final:.4g} / {v.best:.4g}@{v.best_step}" for v in values],
+            metric, escape(printable(metric)),
+            ["" if v is None else f"{v.final:.4g} / " + ("-" if v.best is None else f"{v.best:.4g}@{v.best_step}")
+             for v in values],
             {"justify": "right", "overflow": "fold"},
         ))
-    overrides = [[escape(short[o]) for o in row.distinguishing] for row in table.runs]
+    overrides = [[escape(printable(short[o])) for o in row.distinguishing] for row in table.runs]
     columns.append(_Column(
         "overrides", "--set that differs", [" ".join(o) for o in overrides], {"overflow": "fold"},
         stacked=["\n".join(o) for o in overrides],
@@ -117,7 +119,7 @@ def _grid(table: RunsTable, columns: list[_Column]) -> Any:
 
     metrics = any(c.key in table.metrics for c in columns)
     grid = Table(
-        title=escape(f"runs in {table.root}" + (f", by {table.sort}" if table.sort else "")),
+        title=escape(printable(f"runs in {table.root}" + (f", by {table.sort}" if table.sort else ""))),
         caption="val_*: final / best@step" if metrics else None,
         box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False,
     )
@@ -181,12 +183,14 @@ def fit_columns(console: Any, table: RunsTable) -> tuple[list[_Column], list[str
 def render_runs(console: Any, table: RunsTable) -> None:
     """Print a :class:`~hookrun.runner.trained.runs.RunsTable` as a rich table, then its notes.
 
-    One column per ``val_*`` metric, ``final / best@step`` (4 significant digits; ``--json`` has every
+    Names, overrides and notes come from files anyone could write: their control characters print as
+    escapes (:func:`~hookrun.cli.printable.printable`), so no row is split and no escape sequence reaches the
+    terminal. One column per ``val_*`` metric, ``final / best@step`` (4 significant digits; ``--json`` has every
     digit); the overrides that differ, each by its last key unless two share it. Columns that do not
     fit the console's width are left out (see :func:`fit_columns`), named in a note under the table.
     """
     if not table.runs:
-        console.print(f"no runs in {table.root}", highlight=False, soft_wrap=True)
+        console.print(f"no runs in {printable(table.root)}", highlight=False, soft_wrap=True, markup=False)
     else:
         shown, left_out = fit_columns(console, table)
         console.print(_grid(table, shown))
@@ -198,9 +202,10 @@ def render_runs(console: Any, table: RunsTable) -> None:
             )
     for row in table.runs:
         for line in ([row.error] if row.error else []) + row.notes:
-            console.print(f"note: {row.name}: {line}", highlight=False, soft_wrap=True, markup=False)
+            console.print(f"note: {printable(row.name)}: {printable(line)}", highlight=False, soft_wrap=True,
+                          markup=False)
     for line in table.skipped[:SKIPPED_SHOWN]:
-        console.print(f"note: skipped {line}", highlight=False, soft_wrap=True, markup=False)
+        console.print(f"note: skipped {printable(line)}", highlight=False, soft_wrap=True, markup=False)
     if len(table.skipped) > SKIPPED_SHOWN:  # a directory of thousands of other entries: not a page of notes
         more = len(table.skipped) - SKIPPED_SHOWN
         console.print(f"note: skipped {more:,} more (--json lists them all)", highlight=False, markup=False)

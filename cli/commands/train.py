@@ -71,7 +71,7 @@ def train_command(
     Re-running with the same run directory resumes from its latest checkpoint.
     Ctrl-C (or SIGTERM) finishes the current step, runs every hook's end()
     (so checkpoint_saver saves), and exits 130 (143 for SIGTERM); a second
-    Ctrl-C exits at once.
+    Ctrl-C exits at once. A closed standard output (hookrun train ... | head) stops the same way, exit 141.
 
     --sweep PATH=V1,V2 trains one run per value (repeatable: every combination), one after another, each
     in its own run directory named after its values under the run directory; every combination is
@@ -85,15 +85,14 @@ def train_command(
     from hookrun.runner.cluster.local import watch_launcher
 
     watch_launcher()  # a task of --local-cluster: stop when the launcher is gone
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import print_issues, reported_errors
     from hookrun.cli.render import history_table, trace_table
     from hookrun.config_schemas.loader import ConfigError
     from hookrun.runner.config import load_checked
 
-    out = Console()
-    err = Console(stderr=True)
+    out = OutputConsole()
+    err = OutputConsole(stderr=True)
     with reported_errors(err, debug):
         if sweep:
             raise typer.Exit(_run_sweep(config, sweep, set_ or [], run_dir, task, local_cluster, verbose,
@@ -142,10 +141,11 @@ def train_command(
                 saved = f", checkpoint saved: {result.checkpoint_path}"
             elif result.checkpoint_path:  # no checkpoint_saver wrote one at this step
                 saved = f", no checkpoint at this step (latest: {result.checkpoint_path})"
-            err.print(
-                f"interrupted at step {result.final_global_step}{saved}", style="yellow", highlight=False,
-                soft_wrap=True,
-            )
+            import signal
+
+            why = "output closed (its reader left): stopped" if result.signal == signal.SIGPIPE else "interrupted"
+            err.print(f"{why} at step {result.final_global_step}{saved}", style="yellow", highlight=False,
+                      soft_wrap=True)
             raise typer.Exit(128 + result.signal)
         how = "end of data" if result.end_of_data else "stop requested"
         out.print(

@@ -85,12 +85,11 @@ def validate_command(
     Does not import TensorFlow unless --build is given. Every file is checked
     even when an earlier one fails. Warnings are printed and exit 0; any error exits 2.
     """
-    from rich.console import Console
-
+    from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import reported_errors
 
-    out = Console()
-    err = Console(stderr=True)
+    out = OutputConsole()
+    err = OutputConsole(stderr=True)
     worst = 0
     for config in configs:
         try:

@@ -16,7 +16,7 @@ from hookrun.config_schemas.errors import SetupError
 from hookrun.hooks.context import BestCheckpoint, Evaluations, HookConfigError, HookContext, HookResult
 from hookrun.hooks.early_stopping import EarlyStoppingConfig
 from hookrun.hooks.evaluation import NO_VALIDATION_DATA
-from hookrun.hooks.files import atomic_write_text
+from hookrun.hooks.files import atomic_write_text, loads_json
 
 #: File beside the best checkpoint: ``{"step", "monitor", "value"}``.
 BEST_FILE = "best.json"
@@ -197,7 +197,7 @@ def read_best(path: Path) -> dict[str, Any] | None:
     if not path.exists():
         return None
     try:
-        state = json.loads(path.read_text(encoding="utf-8"))
+        state = loads_json(path.read_text(encoding="utf-8"))
         state = {"step": int(state["step"]), "monitor": str(state["monitor"]), "value": float(state["value"])}
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise SetupError(

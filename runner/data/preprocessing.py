@@ -31,6 +31,7 @@ from hookrun.config_schemas.builders import BUILDER_PARAMS, CLASSIFIERS
 from hookrun.config_schemas.data import DataConfig, MissingPolicy, policy_name
 from hookrun.config_schemas.errors import DataWarning
 from hookrun.config_schemas.graph import GraphConfig
+from hookrun.hooks.files import loads_json
 from hookrun.runner.data.reader import CATEGORICAL, NUMERIC, RawColumns, TrainingData
 from hookrun.runner.errors import DataError, SetupError
 
@@ -374,7 +375,7 @@ class Preprocessor:
                 "wrote: restore it, or use a new run directory"
             ) from None
         try:
-            data = json.loads(text)
+            data = loads_json(text)
             if isinstance(data.get("standardize"), dict):  # the Standardizer's layout
                 old = data["standardize"]
                 columns = [

@@ -199,9 +199,8 @@ def resolve_files(
                 f"{full}: cannot open the data file ({err.strerror or err}); check `{key}`", loc=loc
             ) from None
         if not exists:
-            raise DataError(
-                f"{full}: data file not found; check `{key}` (paths are relative to the config file)", loc=loc
-            )
+            relative = "the current directory" if key.startswith("--") else "the config file"
+            raise DataError(f"{full}: data file not found; check `{key}` (paths are relative to {relative})", loc=loc)
         if is_dir:
             inside = sorted(p for p in full.iterdir() if not p.name.startswith(".") and not p.is_dir())
             found = [p for p in inside if configured is not None or format_of(p, None) is not None]

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hookrun.hooks.files import atomic_write_text, read_regular_bytes
+from hookrun.hooks.files import atomic_write_text, loads_json, read_regular_bytes
 
 #: The run's summary, in the run directory.
 SUMMARY_FILE = "summary.json"
@@ -32,9 +32,12 @@ def utc_now() -> str:
 
 
 def read_summary(path: Path) -> dict[str, Any] | None:
-    """``summary.json`` as a dict, or None when it is missing, unreadable, not JSON or not an object."""
+    """``summary.json`` as a dict, or None when it is missing, unreadable, not JSON or not an object.
+
+    Nesting deeper than :data:`hookrun.hooks.files.MAX_JSON_DEPTH` counts as not JSON (no ``RecursionError``).
+    """
     try:
-        data = json.loads(read_regular_bytes(path).decode("utf-8"))
+        data = loads_json(read_regular_bytes(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     return data if isinstance(data, dict) else None
@@ -51,6 +54,8 @@ class StatusRecord:
         earlier_seconds: wall time of the earlier sessions of a resumed run (seconds).
         earlier: the summary the earlier session left (kept while this one runs).
         session_start: ``time.time()`` when this session's record was written (seconds).
+        written: the session's final summary is written (``failed`` with its reason, say): a later
+            exception must not replace it with :meth:`write_failed`'s shorter one.
     """
 
     path: Path
@@ -59,6 +64,7 @@ class StatusRecord:
     earlier_seconds: float = 0.0
     earlier: dict[str, Any] = field(default_factory=dict)
     session_start: float = field(default_factory=time.time)
+    written: bool = False
 
     def fields(self, status: str) -> dict[str, Any]:
         """``status``, ``started``, ``ended`` (now), ``wall_seconds`` (every session's, summed) and ``overrides``."""

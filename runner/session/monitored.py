@@ -75,7 +75,15 @@ class StopSignals:
         finally:
             self._handling = False
 
+    def request(self, signum: int) -> None:
+        """Stop at the next step boundary as if ``signum`` had arrived (no handler is chained)."""
+        if self.signum is None:
+            self.signum = signum
+
     def __enter__(self) -> StopSignals:
+        _ACTIVE.append(self)
+        if _PENDING:  # asked before training started (the reader left during start-up)
+            self.request(_PENDING.pop())
         if threading.current_thread() is threading.main_thread():
             for sig in self.SIGNALS:
                 self._previous[sig] = signal.signal(sig, self._handle)
@@ -91,10 +99,34 @@ class StopSignals:
                 signal.signal(sig, self._handle)
 
     def __exit__(self, *exc: object) -> None:
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)  # type: ignore[arg-type]
         self._previous.clear()
         self._chained.clear()
+
+
+#: The :class:`StopSignals` of the step loops running now (one, but for a test's nested run).
+_ACTIVE: list[StopSignals] = []
+#: A stop asked for while no step loop ran: the next one stops before its first step.
+_PENDING: list[int] = []
+
+
+def request_stop(signum: int) -> None:
+    """End training gracefully, as the signal ``signum`` would: at the next step boundary, every hook's ``end``.
+
+    For a stop that is no real signal: standard output was closed (``hookrun train | head``; the CLI's
+    console calls this with ``SIGPIPE`` instead of exiting). While no step loop runs (before training
+    starts), the next one stops before its first step. Safe from any thread.
+
+    Args:
+        signum: the signal to report (``LoopResult.signal``; the CLI exits ``128 + signum``).
+    """
+    if _ACTIVE:
+        _ACTIVE[-1].request(signum)
+    elif not _PENDING:
+        _PENDING.append(signum)
 
 
 def _underlying(handler: object, signum: int) -> object:

@@ -10,8 +10,48 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from hookrun.runner.errors import SetupError
+from hookrun.hooks.files import WRITE_ERRNOS, describe_write_failure
+from hookrun.runner.errors import HookrunError, SetupError
 from hookrun.runner.run_dir.directory import printable_path
+
+
+class OutputWriteError(HookrunError):
+    """The disk refused writing an output (no space, file too large, read-only), part way. Exit code 1.
+
+    Nothing is left at the output's path (it was written to a temporary name, now removed).
+    """
+
+    exit_code = 1
+
+
+def refused_write(err: BaseException, temporary: Path, target: Path) -> OutputWriteError | None:
+    """The one-line error for ``err`` if it is the disk refusing a write under ``temporary``, else None.
+
+    Recognises what :func:`hookrun.hooks.files.describe_write_failure` does (an ``OSError`` with a write
+    errno and a file name; TensorFlow's ``FILE; No space left on device`` and ``FILE; File too large``,
+    raised as ``ResourceExhaustedError`` or ``OutOfRangeError``), and an ``OSError`` with a write errno
+    but no file name (a ``write()`` on an open file: ``predict``'s CSV). The file is named by its final
+    path (``temporary`` replaced by ``target``), not the temporary one no user ever sees.
+
+    Args:
+        err: the exception raised while the output was written.
+        temporary: the temporary path the output was written to.
+        target: the output's path.
+    """
+    line = describe_write_failure(err)
+    if line is None:
+        current: BaseException | None = err
+        while current is not None and line is None:
+            if isinstance(current, OSError) and current.errno in WRITE_ERRNOS:
+                line = f"cannot write {temporary}: [Errno {current.errno}] {current.strerror or current}"
+            current = current.__cause__ or current.__context__
+    if line is None:
+        return None
+    line = line.replace(str(temporary), str(target))
+    return OutputWriteError(
+        f"{line}; nothing was written at {target} (free space, raise the file-size limit, or choose another "
+        "--output)"
+    )
 
 
 def check_output_path(path: str | Path, overwrite: bool, what: str, option: str = "--output") -> Path:
@@ -188,6 +228,7 @@ def atomic_file(target: Path) -> Iterator[Path]:
 
     Raises:
         SetupError: the directory cannot be made or written to (exit 2).
+        OutputWriteError: the disk refused a write in the block (no space, file too large; exit 1).
     """
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -200,6 +241,11 @@ def atomic_file(target: Path) -> Iterator[Path]:
     try:
         yield temporary
         os.replace(temporary, target)
+    except Exception as err:
+        refused = refused_write(err, temporary, target)
+        if refused is not None:
+            raise refused from err
+        raise
     finally:
         temporary.unlink(missing_ok=True)
 
@@ -214,19 +260,26 @@ def atomic_directory(target: Path) -> Iterator[Path]:
 
     Raises:
         SetupError: the directory cannot be made or written to (exit 2).
+        OutputWriteError: the disk refused a write in the block (no space, file too large: TensorFlow's
+            ``ResourceExhaustedError``; exit 1), naming the file by its path under ``target``.
     """
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         holder = Path(tempfile.mkdtemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent))
     except OSError as err:
         raise _unwritable(target, err) from None
+    inside = holder / target.name
     try:
-        inside = holder / target.name
         yield inside
         old = holder / "replaced"
         if target.exists() or target.is_symlink():
             os.replace(target, old)
         os.replace(inside, target)
+    except Exception as err:
+        refused = refused_write(err, inside, target)
+        if refused is not None:
+            raise refused from err
+        raise
     finally:
         shutil.rmtree(holder, ignore_errors=True)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
-import json
+import math
 import os
 import re
 import time
@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from hookrun.hooks.files import loads_json
 from hookrun.runner.errors import SetupError
 from hookrun.runner.run_dir.status import SUMMARY_FILE, read_summary
 
@@ -49,15 +50,16 @@ class MetricValues:
     """One ``val_*`` value of a run over its evaluations.
 
     Attributes:
-        final: the value at the last evaluated step.
-        best: the best value (lowest, or highest for ``mode: max`` / accuracy-like names).
-        best_step: the global step of ``best``.
+        final: the value at the last evaluated step (may be ``inf`` or ``-inf``: a run that diverged).
+        best: the best finite value (lowest, or highest for ``mode: max`` / accuracy-like names), or None
+            when every value was ``inf`` or ``-inf`` (an overflow is no best value).
+        best_step: the global step of ``best``, or None.
         mode: ``min`` or ``max``: which is better.
     """
 
     final: float
-    best: float
-    best_step: int
+    best: float | None
+    best_step: int | None
     mode: str
 
 
@@ -185,6 +187,9 @@ def _config_facts(run_dir: Path, notes: list[str]) -> tuple[str, dict[str, str]]
     except (OSError, ValueError, yaml.YAMLError) as err:
         notes.append(f"config.yaml unreadable ({_first_line(err)})")
         return history, modes
+    except RecursionError:  # PyYAML composes nested collections recursively
+        notes.append("config.yaml unreadable (nested too deeply)")
+        return history, modes
     # By the hooks' keys, not their types (the runner knows no hook by name): a `.csv` `filename` is a
     # history file, a `monitor` with a `mode` says which way that value is better.
     for hook in hooks if isinstance(hooks, list) else []:
@@ -196,6 +201,16 @@ def _config_facts(run_dir: Path, notes: list[str]) -> tuple[str, dict[str, str]]
         if hook.get("mode") in ("min", "max") and isinstance(hook.get("monitor"), str):
             modes[hook["monitor"]] = hook["mode"]
     return history, modes
+
+
+def _real(value: object) -> float | None:
+    """A JSON number as a float (an integer too large for one is ``inf`` or ``-inf``); None for anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        return float(value)
+    except OverflowError:  # 10**400 in a hand-edited file
+        return math.inf if value > 0 else -math.inf
 
 
 def _first_line(err: BaseException) -> str:
@@ -241,13 +256,13 @@ def _eval_values(run_dir: Path, notes: list[str]) -> list[tuple[int, str, float]
         if match is None:
             continue
         try:
-            data = json.loads(_read_text(path))
+            data = loads_json(_read_text(path))
             if data.get("data") != ["validation"]:
                 continue  # other rows (--data test.csv) are no validation values
             found.extend(
-                (int(match.group(1)), str(k), float(v))
+                (int(match.group(1)), str(k), number)
                 for k, v in data["metrics"].items()
-                if str(k).startswith("val_") and isinstance(v, (int, float)) and not isinstance(v, bool)
+                if str(k).startswith("val_") and (number := _real(v)) is not None
             )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
             notes.append(f"{path.name} unreadable ({_first_line(err)})")
@@ -261,6 +276,7 @@ def _mode(name: str, modes: dict[str, str]) -> str:
 
 
 def _metrics(values: list[tuple[int, str, float]], modes: dict[str, str]) -> dict[str, MetricValues]:
+    """Each ``val_*`` name's final value and its best finite one (NaN is skipped; ``inf`` is never best)."""
     series: dict[str, dict[int, float]] = {}
     for step, name, value in values:
         if value == value:  # NaN is no value to compare
@@ -270,8 +286,12 @@ def _metrics(values: list[tuple[int, str, float]], modes: dict[str, str]) -> dic
         mode = _mode(name, modes)
         last = max(by_step)
         pick = min if mode == "min" else max
-        best_step = pick(sorted(by_step), key=lambda s: by_step[s])
-        result[name] = MetricValues(final=by_step[last], best=by_step[best_step], best_step=best_step, mode=mode)
+        finite = [s for s in sorted(by_step) if math.isfinite(by_step[s])]  # -inf val_loss: an overflow, not best
+        best_step = pick(finite, key=lambda s: by_step[s]) if finite else None
+        result[name] = MetricValues(
+            final=by_step[last], best=None if best_step is None else by_step[best_step], best_step=best_step,
+            mode=mode,
+        )
     return result
 
 
@@ -324,15 +344,14 @@ def read_run(run_dir: Path, name: str | None = None) -> RunRow:
     if not isinstance(step, int) or isinstance(step, bool):
         step = _checkpoint_step(run_dir)  # running, failed or without a summary: the newest checkpoint's
     row.steps = step
-    wall = summary.get("wall_seconds")
-    if not isinstance(wall, (int, float)):
-        parts = [summary.get("loop_seconds"), summary.get("end_seconds")]
-        wall = sum(p for p in parts if isinstance(p, (int, float))) if any(
-            isinstance(p, (int, float)) for p in parts) else None
+    wall = _real(summary.get("wall_seconds"))
+    if wall is None:
+        parts = [p for p in (_real(summary.get("loop_seconds")), _real(summary.get("end_seconds"))) if p is not None]
+        wall = sum(parts) if parts else None
     if row.status == "running" and summary.get("status") == "running":
         with contextlib.suppress(OSError):  # the start record's wall time, plus this session so far
-            wall = float(wall or 0) + max(0.0, time.time() - summary_path.stat().st_mtime)
-    row.wall_seconds = round(float(wall), 3) if isinstance(wall, (int, float)) else None
+            wall = (wall or 0.0) + max(0.0, time.time() - summary_path.stat().st_mtime)
+    row.wall_seconds = round(wall, 3) if wall is not None and math.isfinite(wall) else None
     overrides = summary.get("overrides")
     row.overrides = [str(o) for o in overrides] if isinstance(overrides, list) else []
     if row.error is None and isinstance(summary.get("error"), str):
@@ -342,9 +361,9 @@ def read_run(run_dir: Path, name: str | None = None) -> RunRow:
     last = summary.get("validation")
     if isinstance(last, dict) and isinstance(last.get("step"), int):
         values.extend(
-            (last["step"], str(k), float(v))
+            (last["step"], str(k), number)
             for k, v in last.items()
-            if str(k).startswith("val_") and isinstance(v, (int, float)) and not isinstance(v, bool)
+            if str(k).startswith("val_") and (number := _real(v)) is not None
         )
     values.extend(_eval_values(run_dir, notes))
     row.metrics = _metrics(values, modes)
@@ -383,16 +402,23 @@ def _candidates(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
             found.extend((f"{child.name}/{p.name}", p) for p in inner)
         else:
             skipped.append(f"{child.name}: not a run directory (no config.yaml, summary.json or checkpoint)")
+    # A symlink to a run listed already (`latest -> run-5`): once, by the real directory's own name
+    # (whichever sorts first), the alias a note.
     listed: dict[Path, str] = {}
-    unique: list[tuple[str, Path]] = []
-    for name, path in found:  # a symlink to a run listed already (`latest -> run-5`): once, by its own name
+    aliases: list[tuple[str, Path]] = []
+    for name, path in found:
         real = path.resolve()
+        if real != real_root / name or real in listed:  # reached through a symlink (or a second alias)
+            aliases.append((name, real))
+        else:
+            listed[real] = name
+    for name, real in aliases:
         if real in listed:
             skipped.append(f"{name}: the same run directory as {listed[real]}")
-            continue
-        listed[real] = name
-        unique.append((name, path))
-    return unique, skipped
+        else:  # only symlinks lead to it: listed by the first of them
+            listed[real] = name
+    kept = set(listed.values())
+    return [(name, path) for name, path in found if name in kept], skipped
 
 
 def sort_keys(table_metrics: list[str]) -> list[str]:
@@ -446,7 +472,7 @@ def list_runs(root: str | Path = "runs", sort: str | None = None, names: Sequenc
     elif sort is not None:
         def key(row: RunRow) -> tuple[bool, float]:
             value = row.metrics.get(sort)
-            if value is None:
+            if value is None or value.best is None:
                 return (True, 0.0)
             return (False, value.best if value.mode == "min" else -value.best)
 
