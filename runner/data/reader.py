@@ -924,9 +924,15 @@ def chunk_validation_mask(raw: RawColumns, fileset: FileSet, fraction: float, se
     return held
 
 
-def resolve_sets(config: DataConfig, base_dir: Path) -> tuple[FileSet, FileSet | None]:
-    """The training and validation file sets of a config (see :func:`hookrun.runner.data.sources.resolve_files`)."""
-    train = resolve_files(config.train, base_dir, config.format, "data.train")
+def resolve_sets(
+    config: DataConfig, base_dir: Path, train_key: str = "data.train"
+) -> tuple[FileSet, FileSet | None]:
+    """The training and validation file sets of a config (see :func:`hookrun.runner.data.sources.resolve_files`).
+
+    ``train_key`` names ``config.train`` in messages: ``data.train``, or ``--data`` for files given on the
+    command line.
+    """
+    train = resolve_files(config.train, base_dir, config.format, train_key)
     validation = None
     if config.validation is not None:
         validation = resolve_files(config.validation, base_dir, config.format, "data.validation")

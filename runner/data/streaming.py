@@ -137,6 +137,7 @@ def scan_data(
     kinds: dict[str, str] | None = None,
     chunk_rows: int = CHUNK_ROWS,
     shards: int | None = None,
+    train_key: str = "data.train",
 ) -> Scan:
     """Read every data file once, in chunks: check every cell, count the rows, fit the preprocessing.
 
@@ -148,6 +149,8 @@ def scan_data(
         chunk_rows: rows per chunk (memory: about ``chunk_rows x columns x 100`` bytes).
         shards: on a cluster, the training tasks (count): the scan then counts each task's training rows
             (``Scan.shard_rows``), sharded as :class:`StreamInput` shards them.
+        train_key: what named ``config.train``, for messages: ``data.train``, or ``--data`` when the
+            files came from the command line (``hookrun evaluate --data``).
 
     Returns:
         The scan.
@@ -156,7 +159,7 @@ def scan_data(
         DataError: any data error (names file, line and column where there is one).
     """
     started = time.perf_counter()
-    train_set, val_set = resolve_sets(config, base_dir)
+    train_set, val_set = resolve_sets(config, base_dir, train_key)
     plan = plan_columns(config, train_set, kinds, SAMPLE_CHARS)
     stats = Statistics(plan.kinds, config)
     policies = stats.state  # the policies (not yet the statistics): which rows are dropped or refused

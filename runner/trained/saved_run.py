@@ -187,7 +187,7 @@ def evaluation_input(run: SavedRun, files: list[str] | None = None, base_dir: Pa
         only = data.model_copy(
             update={"train": absolute_spec(list(files), where), "validation": None, "validation_split": None}
         )
-        scan = scan_data(only, where, kinds=kinds)
+        scan = scan_data(only, where, kinds=kinds, train_key="--data")
         trained = run.preprocessor.label.vocabulary
         if trained is not None:  # a text label: each class must be one the model learnt
             unknown = [c for c in scan.state.label.vocabulary or [] if c not in set(trained)]
