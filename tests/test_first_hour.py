@@ -1,0 +1,117 @@
+"""Issue 29: what a new user meets in the first hour, as the README and ``--help`` show it.
+
+The messages, the ``--set`` examples, the epoch count and the demo's footer, each checked where a user sees it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from hookrun.cli.app import app
+from hookrun.hooks.progress_bar.columns import epoch_of
+from tests.conftest import CONFIGS, REPO, base_config
+
+runner = CliRunner(env={"COLUMNS": "200"})
+BUNDLED = sorted(CONFIGS.glob("*.yaml"))
+
+
+def write_yaml(path, config):
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+# ------------------------------------------------------------------------------------------- --set examples
+
+
+def _set_examples(text: str) -> list[str]:
+    """The concrete ``PATH=VALUE`` examples in ``text`` (``hooks.N.KEY`` placeholders left out)."""
+    return [m for m in re.findall(r"\b((?:[a-z_]+|\d+)(?:\.(?:[a-z_]+|\d+))+=[\w.]+)", text) if "N." not in m]
+
+
+def test_the_set_help_examples_work_on_every_bundled_config():
+    from hookrun.cli.options import SetOption
+
+    help_text = SetOption.__metadata__[0].help
+    examples = _set_examples(help_text)
+    assert examples, help_text
+    for config in BUNDLED:
+        args = [item for example in examples for item in ("--set", example)]
+        result = runner.invoke(app, ["validate", str(config), *args])
+        assert result.exit_code == 0, (config.name, examples, result.output)
+
+
+def test_the_readme_set_examples_work_on_the_config_they_name():
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    paragraph = text[text.index("`hookrun COMMAND --help` says more."):].split("\n\n")[0]
+    examples = re.findall(r"`--set ([^`]+)`", paragraph)
+    assert len(examples) >= 2, paragraph
+    named = re.findall(r"`(configs/[\w.]+\.yaml)`", paragraph)
+    for config in named or [str(CONFIGS / "mtcars_linear.yaml")]:
+        for example in examples:
+            result = runner.invoke(app, ["validate", str(REPO / config), "--set", example])
+            assert result.exit_code == 0, (config, example, result.output)
+
+
+# ------------------------------------------------------------------------------------------- messages
+
+
+def test_help_keeps_square_brackets_as_written():
+    """typer reads help as rich markup: ``[batch]`` vanished from ``export --help`` ("(: float32")."""
+    result = runner.invoke(app, ["export", "--help"])
+    assert result.exit_code == 0
+    assert "([batch]: float32" in result.stdout
+    assert "(: float32" not in result.stdout
+
+
+@pytest.fixture
+def trained_run(tmp_path, linear_csv):
+    config = base_config(data={"epochs": 1}, hooks=[{"type": "checkpoint_saver", "save_steps": 100}])
+    path = write_yaml(tmp_path / "c.yaml", config)
+    result = runner.invoke(app, ["train", str(path), "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 0, result.output
+    return tmp_path / "run"
+
+
+@pytest.mark.parametrize("command", ["evaluate", "predict"])
+def test_a_missing_data_file_names_data_and_the_current_directory(command, trained_run, tmp_path, monkeypatch):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    args = [command, str(trained_run), "--data", "missing.csv"]
+    if command == "predict":
+        args += ["--output", str(tmp_path / "p.csv")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2, result.output
+    assert str(elsewhere / "missing.csv") in result.stderr
+    assert "check `--data` (paths are relative to the current directory)" in result.stderr
+    assert "config file" not in result.stderr and "data.train" not in result.stderr
+
+
+# ------------------------------------------------------------------------------------------- the epoch shown
+
+
+@pytest.mark.parametrize(("rows", "batch", "epochs"), [(16_478, 64, 30), (16_478, 64, 4), (32, 10, 6), (64, 8, 10)])
+def test_the_last_step_is_in_the_last_epoch(rows, batch, epochs):
+    per = rows / batch
+    last = math.ceil(epochs * per)  # the last batch may be partial: it is epoch `epochs`' last rows
+    assert epoch_of(last, per) == epochs
+    assert epoch_of(1, per) == 1
+    step = math.floor(per) + 1  # its first row is row floor(per) * batch of the repeated stream
+    assert epoch_of(step, per) == 1 + (math.floor(per) * batch >= rows)
+
+
+# ------------------------------------------------------------------------------------------- make demo's footer
+
+
+def test_the_demo_footer_exports_into_a_version_folder():
+    """TF Serving loads ``<model base path>/<version>/``: the printed ``--output`` ends in a number."""
+    makefile = (REPO / "Makefile").read_text(encoding="utf-8")
+    outputs = re.findall(r"hookrun export \S+ --output (\S+)", makefile)
+    assert outputs, "no export command in the Makefile"
+    for output in outputs:
+        assert re.fullmatch(r"\d+", output.rstrip("/").rsplit("/", 1)[-1]), output
