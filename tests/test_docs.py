@@ -52,3 +52,94 @@ def test_tf_env_does_not_claim_no_other_module_imports_tensorflow():
     engine = (REPO / "runner" / "session" / "engine.py").read_text(encoding="utf-8")
     assert re.search(r"^import tensorflow", engine, flags=re.M)  # so the claim would be stale
     assert "Nothing else in hookrun imports TensorFlow at module level" not in source
+
+
+# ----------------------------------------------------------------------------- the pages' code, run as written
+
+
+def _code_blocks(page: Path, languages: tuple[str, ...]) -> list[str]:
+    """The bodies of ``page``'s fenced code blocks in ``languages`` ("" for a block without one)."""
+    text = page.read_text(encoding="utf-8")
+    return [body for lang, body in re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S) if lang in languages]
+
+
+def _hookrun_commands(page: Path) -> list[str]:
+    """Every ``hookrun ...`` command line in ``page``'s shell blocks, comments removed."""
+    commands = []
+    for body in _code_blocks(page, ("", "sh", "shell", "bash", "console")):
+        for line in body.splitlines():
+            line = line.split("  #", 1)[0].strip()
+            if line.startswith("hookrun "):
+                commands.append(line)
+    return commands
+
+
+#: A placeholder in a usage line: CONFIG, RUN_DIR, PATH=V1,V2, [--flag], ``...``.
+_PLACEHOLDER = re.compile(r"\b[A-Z][A-Z_]{2,}\b|\[|\.\.\.")
+
+
+def _runnable(command: str, root: Path) -> bool:
+    """A command without placeholders whose every path-like argument exists under ``root`` (a copy of the repo)."""
+    if _PLACEHOLDER.search(command):
+        return False
+    paths = [a for a in command.split()[2:] if "/" in a or a.endswith((".yaml", ".csv"))]
+    written = {"--output"}  # the argument after these is written, not read
+    args = command.split()
+    outputs = {args[i + 1] for i, a in enumerate(args[:-1]) if a in written}
+    return all((root / p).exists() for p in paths if p not in outputs)
+
+
+@pytest.fixture
+def repo_copy(tmp_path, monkeypatch):
+    """The bundled configs (and their data) under ``tmp_path``, the current directory, as a new clone's root."""
+    import shutil
+
+    shutil.copytree(REPO / "configs", tmp_path / "configs", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_the_pages_hookrun_commands_run_as_written(repo_copy):
+    """Every ``hookrun`` line in the README's and the docs' shell blocks that names only files a clone has runs,
+    exit 0, in the order the page gives them (the README's validate, train, train again)."""
+    from typer.testing import CliRunner
+
+    from hookrun.cli.app import app
+
+    runner = CliRunner(env={"COLUMNS": "120"})
+    ran = []
+    for page in PAGES:
+        for command in _hookrun_commands(page):
+            if not _runnable(command, repo_copy):
+                continue
+            result = runner.invoke(app, command.split()[1:])
+            assert result.exit_code == 0, (page.name, command, result.output)
+            ran.append(command)
+    readme = [c for c in _hookrun_commands(REPO / "README.md") if c in ran]
+    assert readme[:3] == [
+        "hookrun validate configs/mtcars_linear.yaml",
+        "hookrun train configs/mtcars_linear.yaml",
+        "hookrun train configs/mtcars_linear.yaml",
+    ], readme
+    assert "hookrun schema --output hookrun.schema.json" in ran
+
+
+def test_the_readme_first_config_is_the_bundled_file():
+    import yaml
+
+    (block,) = [b for b in _code_blocks(REPO / "README.md", ("yaml",)) if "mtcars-linear" in b]
+    assert yaml.safe_load(block) == yaml.safe_load((REPO / "configs" / "mtcars_linear.yaml").read_text())
+
+
+def test_the_python_api_blocks_run_as_written(repo_copy, capsys):
+    """docs/architecture.md's Python API blocks, run as a user would from the clone's root."""
+    blocks = _code_blocks(REPO / "docs" / "architecture.md", ("python",))
+    assert len(blocks) == 2
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "docs/architecture.md", "exec"), namespace)  # noqa: S102 - the page's own code
+    assert namespace["result"].evaluations[-1]["val_rmse"] > 0  # the dict config's run
+    assert (repo_copy / "runs" / "api" / "preds.csv").exists()
+    assert (repo_copy / "runs" / "api" / "export" / "1" / "saved_model.pb").exists()
+    names = [row.name for row in namespace["table"].runs]
+    assert names[0] == "api-dict", names  # the only run with val_rmse sorts first

@@ -115,3 +115,35 @@ def test_the_demo_footer_exports_into_a_version_folder():
     assert outputs, "no export command in the Makefile"
     for output in outputs:
         assert re.fullmatch(r"\d+", output.rstrip("/").rsplit("/", 1)[-1]), output
+
+
+# ------------------------------------------------------------------------------------------- the Python API
+
+
+def test_train_takes_a_dict_config_and_overrides(tmp_path, linear_csv, monkeypatch, captured):
+    from hookrun.runner import train
+
+    monkeypatch.chdir(tmp_path)  # a dict's relative paths are relative to the current directory
+    config = base_config(hooks=[{"type": "history_saver", "every_n_step": 4}])
+    before = yaml.safe_dump(config)
+    result = train(config, ["data.epochs=1"], run_dir="run", console=captured.console)
+    assert result.final_global_step == 64 // 8  # one epoch, not base_config's 10
+    assert result.run_dir == (tmp_path / "run").resolve() or result.run_dir == tmp_path / "run"
+    assert yaml.safe_dump(config) == before  # the caller's dict is not modified
+    saved = yaml.safe_load((tmp_path / "run" / "config.yaml").read_text())
+    assert saved["data"]["epochs"] == 1
+
+
+def test_a_bad_dict_config_is_a_config_error_naming_the_key(tmp_path, captured):
+    from hookrun.config_schemas.loader import ConfigError
+    from hookrun.runner import train
+
+    config = base_config()
+    config["data"]["batch_size"] = 0
+    with pytest.raises(ConfigError) as info:
+        train(config, console=captured.console, run_dir=tmp_path / "run")
+    assert "<dict config>" in str(info.value) and "data.batch_size" in str(info.value)
+    assert info.value.exit_code == 2
+    with pytest.raises(TypeError, match="path, a dict or a LoadedConfig"):
+        train(42)
+    assert not (tmp_path / "run").exists()
