@@ -147,3 +147,29 @@ def test_a_bad_dict_config_is_a_config_error_naming_the_key(tmp_path, captured):
     with pytest.raises(TypeError, match="path, a dict or a LoadedConfig"):
         train(42)
     assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------------------------- graph.optimizer.momentum
+
+
+def test_momentum_is_documented_and_printed_only_where_it_applies():
+    config_md = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
+    assert re.search(r"^\s+#? ?momentum: 0\.9 .*momentum and rmsprop", config_md, flags=re.M)
+    sgd = runner.invoke(app, ["validate", "--print", str(CONFIGS / "mtcars_linear.yaml")])
+    assert sgd.exit_code == 0
+    optimizer = yaml.safe_load(sgd.stdout[: sgd.stdout.index("\n\n")] if "\n\n" in sgd.stdout else sgd.stdout)
+    assert "momentum" not in optimizer["graph"]["optimizer"]
+    rms = runner.invoke(app, ["validate", "--print", str(CONFIGS / "mtcars_linear.yaml"),
+                              "--set", "graph.optimizer.name=rmsprop"])
+    assert "momentum: 0.9" in rms.stdout
+
+
+def test_a_saved_config_with_the_old_momentum_line_resumes_without_a_graph_change():
+    from hookrun.runner.run_dir.config_change import compare_configs
+
+    new = "graph:\n  optimizer: {name: adam, learning_rate: 0.1}\n"
+    old = "graph:\n  optimizer: {name: adam, learning_rate: 0.1, momentum: 0.9}\n"
+    assert compare_configs(old, new).shape_diff == ""
+    changed = "graph:\n  optimizer: {name: momentum, learning_rate: 0.1, momentum: 0.5}\n"
+    assert compare_configs(changed, "graph:\n  optimizer: {name: momentum, learning_rate: 0.1, momentum: 0.9}\n"
+                           ).shape_diff != ""
