@@ -173,3 +173,34 @@ def test_a_saved_config_with_the_old_momentum_line_resumes_without_a_graph_chang
     changed = "graph:\n  optimizer: {name: momentum, learning_rate: 0.1, momentum: 0.5}\n"
     assert compare_configs(changed, "graph:\n  optimizer: {name: momentum, learning_rate: 0.1, momentum: 0.9}\n"
                            ).shape_diff != ""
+
+
+# ------------------------------------------------------------------------------------------- --sweep beside a run
+
+
+def test_a_default_sweep_beside_a_trained_run_is_listed_by_hookrun_runs(tmp_path, linear_csv, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = base_config(name="lin", data={"epochs": 1}, hooks=[{"type": "stop_at_step", "num_steps": 2}])
+    path = write_yaml(tmp_path / "c.yaml", config)
+    first = runner.invoke(app, ["train", str(path)])  # runs/lin: a run directory
+    assert first.exit_code == 0, first.output
+    swept = runner.invoke(app, ["train", str(path), "--sweep", "graph.optimizer.learning_rate=0.01,0.1"])
+    assert swept.exit_code == 0, swept.output
+    assert not (tmp_path / "runs" / "lin" / "learning_rate=0.01").exists()
+    assert (tmp_path / "runs" / "lin-sweep" / "learning_rate=0.01" / "summary.json").exists()
+    listed = runner.invoke(app, ["runs", "--json"])
+    import json
+
+    names = {row["name"] for row in json.loads(listed.stdout)["runs"]}
+    assert names == {"lin", "lin-sweep/learning_rate=0.01", "lin-sweep/learning_rate=0.1"}, names
+
+
+def test_a_sweep_into_a_named_run_directory_is_refused(tmp_path, linear_csv):
+    config = base_config(data={"epochs": 1}, hooks=[{"type": "stop_at_step", "num_steps": 2}])
+    path = write_yaml(tmp_path / "c.yaml", config)
+    run = tmp_path / "run"
+    assert runner.invoke(app, ["train", str(path), "--run-dir", str(run)]).exit_code == 0
+    swept = runner.invoke(app, ["train", str(path), "--run-dir", str(run), "--sweep", "data.batch_size=4,8"])
+    assert swept.exit_code == 2, swept.output
+    assert f"{run}: is a run directory" in swept.stderr and "--run-dir" in swept.stderr
+    assert not (run / "batch_size=4").exists()
