@@ -204,3 +204,101 @@ def test_a_sweep_into_a_named_run_directory_is_refused(tmp_path, linear_csv):
     assert swept.exit_code == 2, swept.output
     assert f"{run}: is a run directory" in swept.stderr and "--run-dir" in swept.stderr
     assert not (run / "batch_size=4").exists()
+
+
+# ----------------------------------------------------------------------------------- 80 columns, one number format
+
+#: The demo's history (California housing, dollars), as ``hookrun train`` hands it to the table.
+DEMO_COLUMNS = ["step", "mean_loss", "total_loss", "rmse", "mae", "val_loss", "val_rmse", "val_mae"]
+DEMO_ROWS = [
+    {"step": 516 * i, "mean_loss": 0.5423 / i, "total_loss": 279.8234 / i, "rmse": 69483.21 - 900 * i,
+     "mae": 50156.07 - 800 * i, "val_loss": 0.3573 / i, "val_rmse": 59775.13 - 700 * i, "val_mae": 41613.4 - 600 * i}
+    for i in range(1, 16)
+]
+
+
+@pytest.mark.parametrize("width", [80, 60, 200])
+def test_the_history_reads_whole_at_the_console_width(width):
+    from rich.console import Console
+
+    from hookrun.cli.render import history_table
+    from hookrun.hooks.numbers import format_number
+
+    console = Console(width=width, color_system=None, record=True)
+    console.print(history_table(DEMO_ROWS, DEMO_COLUMNS, best_step=516 * 15, best_monitor="val_rmse"))
+    text = console.export_text()
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= width, text
+    assert "…" not in text, text  # no header, no value cut short
+    headers = [line for line in lines if line.startswith("step ")]
+    shown = [word for line in headers for word in line.replace("┃", " ").split()]
+    assert sorted(set(shown)) == sorted(DEMO_COLUMNS), headers
+    assert len(headers) == (1 if width >= 120 else 2 if width == 80 else len(headers))
+    for row in DEMO_ROWS:
+        cells = [line for line in lines if line.split("│")[0].strip() == str(row["step"])]
+        values = {cell.strip().removesuffix("◀ best").strip() for line in cells for cell in line.split("│")[1:]}
+        for column in DEMO_COLUMNS[1:]:
+            assert format_number(row[column]) in values, (column, cells)
+    assert "val_rmse (early_stopping)" in " ".join(text.split())
+
+
+def test_one_value_is_printed_one_way():
+    from hookrun.hooks.numbers import format_number
+
+    assert format_number(52243.4) == "52,243.4"
+    assert [format_number(v) for v in (0.35731, 142.63, 11.944, 1.23e-5, 2.5e10)] == [
+        "0.3573", "142.6", "11.94", "1.23e-05", "2.5e+10"]
+    assert format_number(float("nan")) == "nan" and format_number(None) == "" and format_number(1030) == "1,030"
+    # the four places a val_* value is printed use it
+    for module, text in [
+        ("hooks/evaluation/hook.py", "format_number(value)"),
+        ("cli/commands/train.py", "format_number(best.value)"),
+        ("cli/commands/runs.py", "format_number(v.final)"),
+        ("cli/render.py", "format_number(value)"),
+    ]:
+        assert text in (REPO / module).read_text(encoding="utf-8"), module
+
+
+def test_the_best_checkpoint_line_puts_its_value_before_the_path(tmp_path, linear_csv):
+    deep = tmp_path / ("a-long-directory-name-" * 3) / "run"
+    config = base_config(
+        data={"epochs": 2, "validation_split": 0.25},
+        hooks=[{"type": "evaluation", "every_n_steps": 3, "log": False},
+               {"type": "early_stopping", "monitor": "val_loss", "patience": 5, "keep_best": True}],
+    )
+    path = write_yaml(tmp_path / "c.yaml", config)
+    result = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["train", str(path), "--run-dir", str(deep)])
+    assert result.exit_code == 0, result.output
+    line = next(line for line in result.stdout.splitlines() if line.startswith("best checkpoint"))
+    head = re.match(r"best checkpoint \(step \d+, val_loss ([\d.,e+-]+)\): ", line)
+    assert head and len(head.group(0)) <= 80, line  # the number is whole within the first 80 columns
+
+
+# ------------------------------------------------------------------------------- hookrun runs: the monitored metric
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_runs_shows_the_early_stopping_metric_at_any_width(width, tmp_path):
+    """The demo's runs: val_loss, val_mae, val_mse and val_rmse in dollars, early_stopping on val_rmse."""
+    from rich.console import Console
+
+    from hookrun.cli.commands.runs import render_runs
+    from hookrun.runner.trained.runs import MetricValues, RunRow, RunsTable
+
+    metrics = ["val_loss", "val_mae", "val_mse", "val_rmse"]
+    values = {"val_loss": 0.2731, "val_mae": 36123.52, "val_mse": 2.7291e9, "val_rmse": 52243.41}
+    rows = [
+        RunRow(name=f"learning_rate={rate}", path=f"/r/{rate}", status="finished", started=f"2026-11-2{i}T10:00:00",
+               steps=7740, wall_seconds=21.5, overrides=[f"graph.optimizer.learning_rate={rate}"],
+               distinguishing=[f"graph.optimizer.learning_rate={rate}"], monitored=["val_rmse"],
+               metrics={m: MetricValues(v * (1 + i / 10), v * (1 + i / 20), 7224, "min") for m, v in values.items()})
+        for i, rate in enumerate(("0.001", "0.003", "0.01"))
+    ]
+    table = RunsTable(root=str(tmp_path), runs=rows, metrics=metrics)
+    console = Console(width=width, color_system=None, record=True)
+    render_runs(console, table)
+    text = console.export_text()
+    header = next(line for line in text.splitlines() if line.startswith("run "))
+    assert "val_rmse" in header.split(), text
+    assert "52,243.4 /" in text, text
+    assert table.monitored == ["val_rmse"]

@@ -87,6 +87,7 @@ def train_command(
     from hookrun.cli.errors import print_issues, reported_errors
     from hookrun.cli.render import history_table, trace_table
     from hookrun.config_schemas.loader import ConfigError
+    from hookrun.hooks.numbers import format_number
     from hookrun.runner.config import load_checked
 
     out = Console()
@@ -156,7 +157,7 @@ def train_command(
         if result.best is not None and result.best.path is not None:
             best = result.best
             out.print(
-                f"best checkpoint: {best.path} (step {best.step}, {best.monitor} {best.value:.6g})",
+                f"best checkpoint (step {best.step}, {best.monitor} {format_number(best.value)}): {best.path}",
                 highlight=False, soft_wrap=True,
             )
 
