@@ -11,10 +11,11 @@ import math
 
 
 def format_number(value: float | int | None) -> str:
-    """A metric or loss value as people read it: ``52,243.4``, ``142.6``, ``0.3573``, ``1.2e-05``.
+    """A metric or loss value as people read it: ``52,243.4``, ``142.6``, ``0.3573``, ``0.5000``, ``1.230e-05``.
 
-    From 1,000 up to 10^9: thousands separated, one decimal. Below 1,000: 4 significant digits
-    (``%.4g``, which goes scientific below 10^-4). From 10^9, and for NaN and infinities: ``%.4g``.
+    From 1,000 up to 10^9: thousands separated, one decimal. Below 1,000 and from 10^9: 4 significant
+    digits, trailing zeros kept so a column's values line up (``%#.4g``, scientific below 10^-4 and from
+    10^9). NaN and infinities: ``nan``, ``inf``.
 
     Args:
         value: the number (any unit), or None.
@@ -33,4 +34,4 @@ def format_number(value: float | int | None) -> str:
         return f"{value}"
     if 1000 <= abs(value) < 1e9:
         return f"{value:,.1f}"
-    return f"{value:.4g}"
+    return f"{value:#.4g}"
