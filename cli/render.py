@@ -38,7 +38,8 @@ class HistoryTables:
     Nothing is cut short: no header or value ends in ``…`` (rich's default when a table is squeezed).
     The columns are split in ``history.csv``'s order into as few tables as fit (training columns, then
     validation ones, for the usual history); each repeats ``step`` and the ``◀ best`` marker, and the
-    caption explaining the columns comes once, under the last. A single column too wide for the
+    note explaining the columns comes once, under the last, as wide as the console (a three-column
+    table's caption would be a narrow column of text). A single column too wide for the
     console folds (it is never truncated).
 
     Args:
@@ -94,11 +95,8 @@ class HistoryTables:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> Any:
         """The table, or the tables, that fit ``options.max_width``."""
         groups = self.groups(console, options.max_width)
-        if len(groups) == 1:
-            yield self.table(groups[0])
-            return
         for index, group in enumerate(groups):
-            yield self.table(group, f" ({index + 1}/{len(groups)})", caption=False)
+            yield self.table(group, f" ({index + 1}/{len(groups)})" if len(groups) > 1 else "", caption=False)
         notes = _history_notes(self.rows, self.columns, self.best_step, self.best_monitor)
         if notes:  # once, under the last table, as wide as the console (a narrow table's caption would be a column)
             yield Text("; ".join(notes))
