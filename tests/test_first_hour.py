@@ -246,8 +246,8 @@ def test_one_value_is_printed_one_way():
     from hookrun.hooks.numbers import format_number
 
     assert format_number(52243.4) == "52,243.4"
-    assert [format_number(v) for v in (0.35731, 142.63, 11.944, 1.23e-5, 2.5e10)] == [
-        "0.3573", "142.6", "11.94", "1.23e-05", "2.5e+10"]
+    assert [format_number(v) for v in (0.35731, 142.63, 11.944, 0.5, 1.23e-5, 2.5e10)] == [
+        "0.3573", "142.6", "11.94", "0.5000", "1.230e-05", "2.500e+10"]
     assert format_number(float("nan")) == "nan" and format_number(None) == "" and format_number(1030) == "1,030"
     # the four places a val_* value is printed use it
     for module, text in [
@@ -302,3 +302,47 @@ def test_runs_shows_the_early_stopping_metric_at_any_width(width, tmp_path):
     assert "val_rmse" in header.split(), text
     assert "52,243.4 /" in text, text
     assert table.monitored == ["val_rmse"]
+
+
+# ----------------------------------------------------------------------------------- the start and the end of a run
+
+
+def test_the_device_note_comes_before_training_and_a_status_while_the_graph_is_built(tmp_path, linear_csv):
+    import io
+
+    from rich.console import Console
+
+    from hookrun.runner.config import load_config
+    from hookrun.runner.trainer import train
+
+    config = base_config(device="auto", data={"epochs": 1},
+                         hooks=[{"type": "progress_bar"}, {"type": "history_saver", "every_n_step": 4}])
+    path = write_yaml(tmp_path / "c.yaml", config)
+    console = Console(file=io.StringIO(), force_terminal=True, width=100, color_system=None)
+    result = train(load_config(path), run_dir=tmp_path / "run", console=console)
+    text = console.file.getvalue()
+    assert "reading the data and building the graph…" in text
+    note = "note: device auto: no GPU visible, using CPU"
+    assert note in text and text.index(note) < text.index("Training")
+    assert result.notes_shown == len(result.notes) and "device auto: no GPU visible, using CPU" in result.notes
+    # the CLI prints it once, before the history table
+    cli = runner.invoke(app, ["train", str(path), "--run-dir", str(tmp_path / "run2")])
+    assert cli.exit_code == 0, cli.output
+    assert cli.stdout.count(note) == 1 and cli.stdout.index(note) < cli.stdout.index("History"), cli.stdout
+
+
+def test_running_a_finished_run_again_says_it_is_complete_and_how_to_train_more(tmp_path, linear_csv):
+    hooks = [{"type": "checkpoint_saver", "save_steps": 100}]
+    path = write_yaml(tmp_path / "c.yaml", base_config(data={"epochs": 2}, hooks=hooks))
+    run = tmp_path / "run"
+    first = runner.invoke(app, ["train", str(path), "--run-dir", str(run)])
+    assert first.exit_code == 0 and "the run is complete" not in first.stdout, first.output
+    again = runner.invoke(app, ["train", str(path), "--run-dir", str(run)])
+    assert again.exit_code == 0, again.output
+    assert "trained 0 steps" in again.stdout
+    line = next(line for line in again.stdout.splitlines() if line.startswith("the run is complete"))
+    hint = "--set data.epochs=4"
+    assert hint in line, line
+    more = runner.invoke(app, ["train", str(path), "--run-dir", str(run), *hint.split()])  # the hint works
+    assert more.exit_code == 0, more.output
+    assert "trained 0 steps" not in more.stdout and "the run is complete" not in more.stdout, more.stdout
