@@ -346,3 +346,45 @@ def test_running_a_finished_run_again_says_it_is_complete_and_how_to_train_more(
     more = runner.invoke(app, ["train", str(path), "--run-dir", str(run), *hint.split()])  # the hint works
     assert more.exit_code == 0, more.output
     assert "trained 0 steps" not in more.stdout and "the run is complete" not in more.stdout, more.stdout
+
+
+# ------------------------------------------------------------------------------------------- history.csv, metric names
+
+
+def test_a_history_column_with_a_comma_round_trips_through_the_csv_module(tmp_path):
+    import csv
+
+    from hookrun.hooks.history_saver.hook import HistorySaverHook, read_history
+
+    hook = HistorySaverHook.__new__(HistorySaverHook)  # only the file format: no graph needed
+    hook.columns = ["step", "mean_loss", "total_loss", 'f1,macro', 'say "hi"']
+    hook.rows = [{"step": 2, "mean_loss": 0.5, "total_loss": 1.0, "f1,macro": 0.25, 'say "hi"': None}]
+    path = tmp_path / "history.csv"
+    path.write_text(hook._csv_text(), encoding="utf-8")
+    with path.open(newline="") as handle:
+        assert list(csv.DictReader(handle)) == [
+            {"step": "2", "mean_loss": "0.5", "total_loss": "1", "f1,macro": "0.25", 'say "hi"': ""}]
+    skipped: list[str] = []
+    assert read_history(path, skipped) == hook.rows and skipped == []
+
+
+def test_a_builder_metric_that_is_no_tensorflow_name_is_a_config_error(tmp_path, linear_csv, write_module):
+    module = write_module("comma_metric", """
+        import tensorflow as tf
+
+        def build(features, labels, params):
+            w = tf.compat.v1.get_variable("w", [features.shape[1], 1])
+            pred = tf.matmul(features, w)
+            loss = tf.reduce_mean(tf.square(pred - labels))
+            return {"loss": loss, "predictions": pred, "metrics": {"f1,macro": tf.reduce_mean(tf.abs(pred - labels))}}
+    """)
+    config = base_config(
+        graph={"builder": f"{module}:build"}, data={"epochs": 1, "validation_split": 0.25},
+        hooks=[{"type": "evaluation", "every_n_steps": 2}, {"type": "history_saver", "every_n_step": 2}],
+    )
+    path = write_yaml(tmp_path / "c.yaml", config)
+    result = runner.invoke(app, ["train", str(path), "--run-dir", str(tmp_path / "run")])
+    assert result.exit_code == 2, result.output
+    assert "graph.builder: the metrics name 'f1,macro' is not one TensorFlow accepts" in result.stderr
+    assert "e.g. 'f1_macro'" in result.stderr and "internal error" not in result.stderr
+    assert not (tmp_path / "run").exists()
