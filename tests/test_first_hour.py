@@ -388,3 +388,29 @@ def test_a_builder_metric_that_is_no_tensorflow_name_is_a_config_error(tmp_path,
     assert "graph.builder: the metrics name 'f1,macro' is not one TensorFlow accepts" in result.stderr
     assert "e.g. 'f1_macro'" in result.stderr and "internal error" not in result.stderr
     assert not (tmp_path / "run").exists()
+
+
+# ------------------------------------------------------------------------------------------- shell completion
+
+
+def test_shell_completion_is_offered_and_completes_without_tensorflow():
+    import os
+    import subprocess
+    import sys
+
+    helped = runner.invoke(app, ["--help"])
+    assert "--install-completion" in helped.stdout and "--show-completion" in helped.stdout
+    script = runner.invoke(app, ["--show-completion", "bash"])
+    assert script.exit_code == 0 and "_HOOKRUN_COMPLETE=complete_bash" in script.stdout, script.output
+    code = (
+        "import sys\nsys.argv = ['hookrun']\nfrom hookrun.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('TF' if any(m.startswith('tensorflow') for m in sys.modules) else 'no TF', file=sys.stderr)\n"
+    )
+    env = {**os.environ, "_HOOKRUN_COMPLETE": "complete_bash", "COMP_WORDS": "hookrun tr", "COMP_CWORD": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["train"], (done.stdout, done.stderr)
+    assert done.stderr.strip().endswith("no TF"), done.stderr
+    env.update(COMP_WORDS="hookrun train --ru", COMP_CWORD="2")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert "--run-dir" in done.stdout.split(), done.stdout
