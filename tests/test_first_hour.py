@@ -45,10 +45,12 @@ def test_the_set_help_examples_work_on_every_bundled_config():
         assert result.exit_code == 0, (config.name, examples, result.output)
 
 
-def test_the_readme_set_examples_work_on_the_config_they_name():
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    paragraph = text[text.index("`hookrun COMMAND --help` says more."):].split("\n\n")[0]
-    examples = re.findall(r"`--set ([^`]+)`", paragraph)
+@pytest.mark.parametrize(("page", "start"), [("README.md", "`hookrun COMMAND --help` says more."),
+                                            ("docs/config.md", "- `--set PATH=VALUE` (repeatable")])
+def test_the_pages_set_examples_work_on_the_config_they_name(page, start):
+    text = (REPO / page).read_text(encoding="utf-8")
+    paragraph = text[text.index(start):].split("\n\n")[0].split("\n- ")[0]
+    examples = [e for e in re.findall(r"--set ([^`\s]+)", paragraph) if e != "PATH=VALUE"]
     assert len(examples) >= 2, paragraph
     named = re.findall(r"`(configs/[\w.]+\.yaml)`", paragraph)
     for config in named or [str(CONFIGS / "mtcars_linear.yaml")]:
