@@ -96,6 +96,8 @@ class HistoryTables:
         """The table, or the tables, that fit ``options.max_width``."""
         groups = self.groups(console, options.max_width)
         for index, group in enumerate(groups):
+            if index:
+                yield Text("")  # a blank line between the split tables
             yield self.table(group, f" ({index + 1}/{len(groups)})" if len(groups) > 1 else "", caption=False)
         notes = _history_notes(self.rows, self.columns, self.best_step, self.best_monitor)
         if notes:  # once, under the last table, as wide as the console (a narrow table's caption would be a column)
