@@ -143,3 +143,25 @@ def test_the_python_api_blocks_run_as_written(repo_copy, capsys):
     assert (repo_copy / "runs" / "api" / "export" / "1" / "saved_model.pb").exists()
     names = [row.name for row in namespace["table"].runs]
     assert names[0] == "api-dict", names  # the only run with val_rmse sorts first
+
+
+def test_the_custom_hook_page_example_runs_as_written(repo_copy):
+    """docs/custom-hooks.md's first hook (``my_hooks.py``) and its config lines, beside the README's config."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from hookrun.cli.app import app
+
+    page = REPO / "docs" / "custom-hooks.md"
+    module = _code_blocks(page, ("python",))[0]
+    assert module.startswith("# my_hooks.py, beside the config")
+    (repo_copy / "configs" / "my_hooks.py").write_text(module, encoding="utf-8")
+    hooks = yaml.safe_load(_code_blocks(page, ("yaml",))[0])["hooks"]
+    config = yaml.safe_load((repo_copy / "configs" / "mtcars_linear.yaml").read_text(encoding="utf-8"))
+    config["hooks"] = hooks
+    path = repo_copy / "configs" / "threshold.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    result = CliRunner().invoke(app, ["train", str(path), "--run-dir", "runs/threshold"])
+    assert result.exit_code == 0, result.output
+    steps = int(re.search(r"trained (\d+) steps .*stop requested", result.stdout).group(1))
+    assert 0 < steps < 200, result.stdout  # the hook stopped it before the 50 epochs' 200 steps
