@@ -13,6 +13,7 @@ This module never imports TensorFlow.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,7 @@ def load_config_data(
 
     Args:
         data: the config: ``{"name": ..., "graph": {...}, "data": {...}, "hooks": [...]}``; not modified.
+            A ``Path`` value is taken as its string.
         overrides: ``PATH=VALUE`` strings, as for :func:`load_config`.
         model: the config model, as for :func:`load_config`.
         base_dir: what its relative paths (data files, modules, the run directory) are relative to;
@@ -134,13 +136,24 @@ def load_config_data(
                          f"not {type(data).__name__}")]
         )
     try:  # a deep copy in plain YAML types: the caller's dict stays as it was, and it is what a file would hold
-        plain = yaml.safe_load(yaml.safe_dump(dict(data), sort_keys=False))
+        plain = yaml.safe_load(yaml.safe_dump(_plain_paths(dict(data)), sort_keys=False))
     except yaml.YAMLError as exc:
         raise ConfigError(
             [ConfigIssue(DICT_SOURCE, None, None, "", f"the config holds a value YAML cannot represent: {exc}")]
         ) from None
     where = Path(base_dir) if base_dir is not None else Path.cwd()
     return _validated(plain, LocationIndex(), DICT_SOURCE, where.resolve() / DICT_SOURCE, overrides, model)
+
+
+def _plain_paths(value: Any) -> Any:
+    """``value`` with every ``os.PathLike`` (a ``Path`` for ``data.train``) as its string, at any depth."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {key: _plain_paths(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_paths(item) for item in value]
+    return value
 
 
 def _validated(

@@ -48,6 +48,8 @@ def train(
     """
     from hookrun.runner.trainer import train as _train
 
+    if isinstance(overrides, str):  # one override, not its characters
+        overrides = [overrides]
     if kwargs.get("run_dir") is not None:
         kwargs["run_dir"] = Path(kwargs["run_dir"])  # "runs/x" as well as Path("runs/x")
     if isinstance(config, (str, Path, Mapping)):

@@ -128,7 +128,9 @@ def test_train_takes_a_dict_config_and_overrides(tmp_path, linear_csv, monkeypat
     monkeypatch.chdir(tmp_path)  # a dict's relative paths are relative to the current directory
     config = base_config(hooks=[{"type": "history_saver", "every_n_step": 4}])
     before = yaml.safe_dump(config)
-    result = train(config, ["data.epochs=1"], run_dir="run", console=captured.console)
+    config["data"]["train"] = linear_csv  # a Path is its string
+    result = train(config, "data.epochs=1", run_dir="run", console=captured.console)  # one override as a str
+    config["data"]["train"] = "data.csv"
     assert result.final_global_step == 64 // 8  # one epoch, not base_config's 10
     assert result.run_dir == (tmp_path / "run").resolve() or result.run_dir == tmp_path / "run"
     assert yaml.safe_dump(config) == before  # the caller's dict is not modified
