@@ -165,3 +165,28 @@ def test_the_custom_hook_page_example_runs_as_written(repo_copy):
     assert result.exit_code == 0, result.output
     steps = int(re.search(r"trained (\d+) steps .*stop requested", result.stdout).group(1))
     assert 0 < steps < 200, result.stdout  # the hook stopped it before the 50 epochs' 200 steps
+
+
+def test_the_trained_model_page_python_blocks_run_on_a_trained_run(repo_copy):
+    """docs/trained-model.md's ``evaluate`` and serving blocks, on a run at ``runs/x`` (the page's name for one),
+    its export at ``export/california`` and a ``test.csv``, as the page sets them up."""
+    from typer.testing import CliRunner
+
+    from hookrun.cli.app import app
+
+    cli = CliRunner()
+    trained = cli.invoke(app, ["train", "configs/california_housing_linear.yaml", "--run-dir", "runs/x",
+                               "--set", "data.epochs=1"])
+    assert trained.exit_code == 0, trained.output
+    exported = cli.invoke(app, ["export", "runs/x", "--output", "export/california"])
+    assert exported.exit_code == 0, exported.output
+    rows = (repo_copy / "configs" / "data" / "california_housing.csv").read_text(encoding="utf-8").splitlines()
+    (repo_copy / "test.csv").write_text("\n".join(rows[:201]) + "\n", encoding="utf-8")
+    blocks = _code_blocks(REPO / "docs" / "trained-model.md", ("python",))
+    assert len(blocks) == 2
+    namespace: dict[str, object] = {}
+    for block in blocks:
+        exec(compile(block, "docs/trained-model.md", "exec"), namespace)  # noqa: S102 - the page's own code
+    assert namespace["scores"].rows == 200 and namespace["scores"].metrics["val_loss"] > 0
+    predictions = namespace["out"]["predictions"].numpy()
+    assert predictions.shape == (1,) and 10_000 < float(predictions[0]) < 1_000_000  # dollars
