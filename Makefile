@@ -33,7 +33,7 @@ demo: $(STAMP)
 	$(BIN)/hookrun train configs/california_housing_dnn.yaml --run-dir $$run && { \
 	echo; echo "Predict with the model, and export it as a SavedModel taking raw columns (docs/trained-model.md):"; \
 	echo "  $(BIN)/hookrun predict $$run --data configs/data/california_housing.csv --output $$run/predictions.csv"; \
-	echo "  $(BIN)/hookrun export $$run --output $$run/export"; }
+	echo "  $(BIN)/hookrun export $$run --output $$run/export/1   # 1: the version folder TF Serving loads"; }
 
 demo-sharded: $(STAMP)
 	$(BIN)/hookrun validate configs/california_housing_sharded.yaml

@@ -29,8 +29,9 @@ SetOption = Annotated[
     list[str] | None,
     typer.Option(
         "--set",
-        help="Override a config value: PATH=VALUE, e.g. hooks.2.every_n_iter=50 or data.batch_size=128 "
-        "(repeatable; VALUE is parsed as YAML).",
+        help="Override a config value: PATH=VALUE, e.g. data.batch_size=128 or graph.optimizer.learning_rate=0.01; "
+        "hooks.N.KEY sets a key of the N-th hook (from 0, as `hookrun validate` numbers them) (repeatable; VALUE is "
+        "parsed as YAML).",
         show_default=False,
         metavar="PATH=VALUE",
     ),

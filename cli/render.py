@@ -6,11 +6,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from rich import box
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
+from hookrun.hooks.numbers import format_number
 from hookrun.runner.session.plan import FINISHING_RULES, PHASE_WHEN, PHASES, PlannedHook
 
 if TYPE_CHECKING:
@@ -22,12 +24,90 @@ MAX_HISTORY_ROWS = 24
 
 
 def _cell(value: Any) -> str:
+    """A history cell: a float as everywhere in hookrun (:func:`~hookrun.hooks.numbers.format_number`), else as is."""
     if value is None:
         return ""
     if isinstance(value, float):
-        # 4 decimals for small values; whole numbers (dollars, counts) from 1,000 up, so tables fit 80 columns.
-        return f"{value:,.4f}" if abs(value) < 1000 else f"{value:,.0f}"
+        return format_number(value)
     return str(value)
+
+
+class HistoryTables:
+    """The history as one table when it fits the console's width, else as several, each with ``step`` first.
+
+    Nothing is cut short: no header or value ends in ``…`` (rich's default when a table is squeezed).
+    The columns are split in ``history.csv``'s order into as few tables as fit (training columns, then
+    validation ones, for the usual history); each repeats ``step`` and the ``◀ best`` marker, and the
+    note explaining the columns comes once, under the last, as wide as the console (a three-column
+    table's caption would be a narrow column of text). A single column too wide for the
+    console folds (it is never truncated).
+
+    Args:
+        rows, columns, title, best_step, best_monitor: as :func:`history_table`.
+    """
+
+    def __init__(
+        self,
+        rows: Sequence[dict[str, Any]],
+        columns: Sequence[str],
+        title: str = "History",
+        best_step: int | None = None,
+        best_monitor: str | None = None,
+    ) -> None:
+        self.rows = list(rows)
+        self.columns = list(columns)
+        self.title = title
+        self.best_step = best_step
+        self.best_monitor = best_monitor
+
+    def table(self, columns: Sequence[str] | None = None, part: str = "", caption: bool = True) -> Table:
+        """One table of ``columns`` (default: every column), with the caption unless ``caption`` is False."""
+        return _history_table(
+            self.rows, self.columns if columns is None else columns, self.title + part, self.best_step,
+            self.best_monitor, caption, key_columns=self.columns,
+        )
+
+    def groups(self, console: Console, width: int) -> list[list[str]]:
+        """The columns split into as few groups as fit ``width`` (each group's table with ``step`` first)."""
+        wide = console.options.update(max_width=1 << 16)  # each table's natural width, unsqueezed
+
+        def fits(group: list[str]) -> bool:
+            return Measurement.get(console, wide, self.table(group, caption=False)).maximum <= width
+
+        if fits(self.columns):
+            return [self.columns]
+        key = [c for c in self.columns[:1] if c == "step"]
+        training = [c for c in self.columns[len(key):] if not c.startswith("val_")]
+        validation = [c for c in self.columns[len(key):] if c.startswith("val_")]
+        if training and validation and fits([*key, *training]) and fits([*key, *validation]):
+            return [[*key, *training], [*key, *validation]]  # the usual split: training, then validation
+        groups: list[list[str]] = []
+        current: list[str] = []
+        for column in self.columns[len(key):]:
+            if current and not fits([*key, *current, column]):
+                groups.append([*key, *current])
+                current = []
+            current.append(column)
+        if current:
+            groups.append([*key, *current])
+        return groups
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Any:
+        """The table, or the tables, that fit ``options.max_width``."""
+        groups = self.groups(console, options.max_width)
+        for index, group in enumerate(groups):
+            if index:
+                yield Text("")  # a blank line between the split tables
+            yield self.table(group, f" ({index + 1}/{len(groups)})" if len(groups) > 1 else "", caption=False)
+        notes = _history_notes(self.rows, self.columns, self.best_step, self.best_monitor)
+        if notes:  # once, under the last table, as wide as the console (a narrow table's caption would be a column)
+            yield Text("; ".join(notes))
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        """As wide as the widest table printed at ``options.max_width``."""
+        groups = self.groups(console, options.max_width)
+        widths = [Measurement.get(console, options, self.table(g, caption=False)) for g in groups]
+        return Measurement(max(w.minimum for w in widths), max(w.maximum for w in widths))
 
 
 def history_table(
@@ -36,8 +116,11 @@ def history_table(
     title: str = "History",
     best_step: int | None = None,
     best_monitor: str | None = None,
-) -> Table:
+) -> HistoryTables:
     """The history rows as a table, columns as in ``history.csv``; the middle elided past 24 rows.
+
+    Split into several tables, each with ``step`` first, when one does not fit the console (see
+    :class:`HistoryTables`), so a history reads at 80 columns with no header or value cut short.
 
     Args:
         rows: one dict per history row (``step`` and the ``columns``).
@@ -49,19 +132,40 @@ def history_table(
 
     The caption explains ``mean_loss`` and ``total_loss`` (the window's sum, not a running total).
     """
+    return HistoryTables(rows, columns, title, best_step, best_monitor)
+
+
+def _history_notes(
+    rows: Sequence[dict[str, Any]], columns: Sequence[str], best_step: int | None, best_monitor: str | None
+) -> list[str]:
+    """What the history's caption explains: ``mean_loss``, ``total_loss``, the ``◀ best`` marker."""
     notes = []
     if "mean_loss" in columns:
         notes.append("mean_loss: mean training loss over the window ending at `step`")
         if "total_loss" in columns:
             notes.append("total_loss: its sum over that window (mean_loss × steps), not a running total")
-    marked = best_step is not None and any(row.get("step") == best_step for row in rows)
-    if marked:
+    if best_step is not None and any(row.get("step") == best_step for row in rows):
         notes.append(f"◀ best: the best {best_monitor or 'evaluation'} (early_stopping)")
-    caption = "; ".join(notes) if notes else None
+    return notes
+
+
+def _history_table(
+    rows: Sequence[dict[str, Any]],
+    columns: Sequence[str],
+    title: str,
+    best_step: int | None,
+    best_monitor: str | None,
+    with_caption: bool = True,
+    key_columns: Sequence[str] | None = None,
+) -> Table:
+    """One rich table of ``columns`` of the history (see :func:`history_table`)."""
+    notes = _history_notes(rows, key_columns if key_columns is not None else columns, best_step, best_monitor)
+    marked = best_step is not None and any(row.get("step") == best_step for row in rows)
+    caption = "; ".join(notes) if notes and with_caption else None
     table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False, caption=caption,
                   caption_justify="left")
     for column in columns:
-        table.add_column(column, justify="right")
+        table.add_column(column, justify="right", no_wrap=column == "step", overflow="fold")
     if marked:
         table.add_column("", no_wrap=True)
     shown: list[dict[str, Any] | None] = list(rows)

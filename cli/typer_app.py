@@ -11,6 +11,7 @@ dependencies (pydantic models, numpy, TensorFlow) inside the function, so
 from __future__ import annotations
 
 import inspect
+import re
 from typing import Annotated, Any
 
 import typer
@@ -28,11 +29,22 @@ from hookrun.cli.commands.validate import validate_command
 from hookrun.cli.exit_codes import EXIT_CODES_HELP
 
 
+def _plain(text: str) -> str:
+    """``text`` with every ``[`` that rich would read as the start of a markup tag escaped (``[batch]`` stays).
+
+    typer renders help texts as rich markup: an unescaped ``[batch]`` is taken for a style and vanishes.
+    """
+    return re.sub(r"(?<!\\)\[(?=[A-Za-z#/@])", r"\\[", text)
+
+
 def _reflow(text: str | None) -> str | None:
-    """``text`` with each paragraph on one line (typer's rich mode keeps a docstring's single line breaks)."""
+    """``text`` with each paragraph on one line (typer's rich mode keeps a docstring's single line breaks), as text.
+
+    Square brackets are kept as written (:func:`_plain`), not read as rich markup.
+    """
     if not text:
         return text
-    return "\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n"))
+    return _plain("\n\n".join(" ".join(p.split()) for p in inspect.cleandoc(text).split("\n\n")))
 
 
 def _plain_flags(command: Any, params: list[Any]) -> list[Any]:
@@ -40,6 +52,9 @@ def _plain_flags(command: Any, params: list[Any]) -> list[Any]:
     for param in params:
         if getattr(param, "is_flag", False) and param.metavar is None:
             param.metavar = ""
+        if getattr(param, "help", None) and not getattr(param, "_hookrun_plain", False):
+            param.help = _plain(param.help)
+            param._hookrun_plain = True  # get_params runs for every --help: escape once
     return params
 
 
@@ -80,7 +95,7 @@ app = typer.Typer(
     help="Train TensorFlow graph-mode models from YAML, with an ordered list of SessionRunHooks.",
     epilog=EXIT_CODES_HELP,
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion (typer; no TensorFlow loads)
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     cls=HookrunGroup,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_validator
+from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_serializer, model_validator
 
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Steps
@@ -60,6 +60,23 @@ class OptimizerConfig(StrictModel):
         description="Exponential learning-rate decay on global_step (tf.compat.v1.train.exponential_decay); "
         "default: a constant rate.",
     )
+
+    @model_serializer(mode="wrap")
+    def _without_unused_momentum(self, handler: Any) -> dict[str, Any]:
+        """The fields, without the default ``momentum`` under an optimizer that has none.
+
+        As ``validate --print`` and ``config.yaml`` show it. A value set on purpose stays, so the dump loads
+        back to an equal config.
+        """
+        data = handler(self)
+        default = type(self).model_fields["momentum"].default
+        if self.name not in MOMENTUM_OPTIMIZERS and isinstance(data, dict) and data.get("momentum") == default:
+            data.pop("momentum")
+        return data
+
+
+#: The optimizers that take ``graph.optimizer.momentum``.
+MOMENTUM_OPTIMIZERS = ("momentum", "rmsprop")
 
 
 class WarmStartConfig(StrictModel):

@@ -13,8 +13,10 @@ This module never imports TensorFlow.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import yaml
 from pydantic import ValidationError
@@ -47,6 +49,7 @@ __all__ = [
     "LoadedConfig",
     "format_yaml_path",
     "load_config",
+    "load_config_data",
     "resolved_yaml",
 ]
 
@@ -95,6 +98,73 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, model: type[
     index = LocationIndex()
     index.entries[()] = Where(None, node_mark(root), False)
     data = to_data(root, source, index)
+    return _validated(data, index, source, file.resolve(), overrides, model)
+
+
+#: The ``source`` a config given as a dict is named by in messages.
+DICT_SOURCE = "<dict config>"
+
+
+def load_config_data(
+    data: Mapping[str, Any],
+    overrides: Sequence[str] = (),
+    *,
+    model: type[RunConfigBase],
+    base_dir: str | Path | None = None,
+) -> LoadedConfig:
+    """Override and validate a config given as data (a dict as the YAML file would read), not as a file.
+
+    Args:
+        data: the config: ``{"name": ..., "graph": {...}, "data": {...}, "hooks": [...]}``; not modified.
+            A ``Path`` value is taken as its string.
+        overrides: ``PATH=VALUE`` strings, as for :func:`load_config`.
+        model: the config model, as for :func:`load_config`.
+        base_dir: what its relative paths (data files, modules, the run directory) are relative to;
+            default the current directory.
+
+    Returns:
+        LoadedConfig: the validated config; its ``source`` is ``<dict config>`` and its issues carry no line
+        numbers (there is no file).
+
+    Raises:
+        ConfigError: ``data`` is not a mapping of plain YAML values (str, numbers, bools, None, lists,
+            dicts), or an override or the validation fails; exit code 2.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            [ConfigIssue(DICT_SOURCE, None, None, "", f"a config must be a dict (name: ..., graph: ..., data: ...), "
+                         f"not {type(data).__name__}")]
+        )
+    try:  # a deep copy in plain YAML types: the caller's dict stays as it was, and it is what a file would hold
+        plain = yaml.safe_load(yaml.safe_dump(_plain_paths(dict(data)), sort_keys=False))
+    except yaml.YAMLError as exc:
+        raise ConfigError(
+            [ConfigIssue(DICT_SOURCE, None, None, "", f"the config holds a value YAML cannot represent: {exc}")]
+        ) from None
+    where = Path(base_dir) if base_dir is not None else Path.cwd()
+    return _validated(plain, LocationIndex(), DICT_SOURCE, where.resolve() / DICT_SOURCE, overrides, model)
+
+
+def _plain_paths(value: Any) -> Any:
+    """``value`` with every ``os.PathLike`` (a ``Path`` for ``data.train``) as its string, at any depth."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return {key: _plain_paths(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain_paths(item) for item in value]
+    return value
+
+
+def _validated(
+    data: dict[str, Any],
+    index: LocationIndex,
+    source: str,
+    absolute: Path,
+    overrides: Sequence[str],
+    model: type[RunConfigBase],
+) -> LoadedConfig:
+    """Apply ``overrides`` to ``data`` and validate it with ``model`` (the steps after reading)."""
     applied: list[Override] = []
     override_issues: list[ConfigIssue] = []
     if overrides:
@@ -119,7 +189,6 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, model: type[
         raise ConfigError(
             [ConfigIssue(source, None, None, "", "the config is nested too deeply to validate")]
         ) from None
-    absolute = file.resolve()
     return LoadedConfig(
         config=config,
         path=absolute,

@@ -467,7 +467,7 @@ def _parse_override(text: str) -> tuple[list[str], Any]:
                     None,
                     "",
                     f"`{text}`: an override needs the form PATH=VALUE, e.g. `data.batch_size=64` "
-                    "or `hooks.1.every_n_iter=50`",
+                    "or `hooks.N.KEY=VALUE` (the N-th hook's KEY, from 0)",
                 )
             ]
         )

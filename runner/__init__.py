@@ -9,6 +9,7 @@ from __future__ import annotations
 if __name__ != "hookrun.runner":
     raise ImportError(f"import hookrun.runner, not {__name__}: the folder runner/ installs as hookrun.runner")
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +26,17 @@ if TYPE_CHECKING:
     from hookrun.runner.trainer import TrainResult
 
 
-def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
-    """Train from a config file path or a loaded config; see :func:`hookrun.runner.trainer.train`.
+def train(
+    config: LoadedConfig | str | Path | Mapping[str, Any], overrides: Sequence[str] = (), **kwargs: Any
+) -> TrainResult:
+    """Train from a config file path, a config dict or a loaded config; see :func:`hookrun.runner.trainer.train`.
 
     Args:
-        config: a YAML path, or a ``LoadedConfig`` from ``hookrun.runner.config.load_config``.
-        **kwargs: ``run_dir``, ``console``, ``verbose``, ``allow_config_change``, ``trace``.
+        config: a YAML path; a dict as the YAML would read (its relative paths relative to the current
+            directory); or a ``LoadedConfig`` from ``hookrun.runner.config.load_config``.
+        overrides: ``PATH=VALUE`` texts, as ``hookrun train --set`` (``["data.epochs=5"]``), for a path or a
+            dict; a ``LoadedConfig`` has its overrides already (``load_config(path, overrides)``).
+        **kwargs: ``run_dir`` (str or Path), ``console``, ``verbose``, ``allow_config_change``, ``trace``.
 
     Returns:
         The ``TrainResult`` (``history``, ``final_global_step``, ``checkpoint_path``, ``run_dir``, ...).
@@ -38,13 +44,23 @@ def train(config: LoadedConfig | str | Path, **kwargs: Any) -> TrainResult:
     Raises:
         ConfigError, SetupError: invalid config or data (exit code 2).
         TrainingError: training failed (exit code 1).
+        TypeError: ``config`` is none of those, or overrides come with a ``LoadedConfig``.
     """
     from hookrun.runner.trainer import train as _train
 
-    if isinstance(config, (str, Path)):
+    if isinstance(overrides, str):  # one override, not its characters
+        overrides = [overrides]
+    if kwargs.get("run_dir") is not None:
+        kwargs["run_dir"] = Path(kwargs["run_dir"])  # "runs/x" as well as Path("runs/x")
+    if isinstance(config, (str, Path, Mapping)):
         from hookrun.runner.config import load_checked
 
-        config, _warnings = load_checked(config)
+        config, _warnings = load_checked(config, list(overrides), kwargs.get("run_dir"))
+    elif overrides:
+        raise TypeError("overrides apply to a config path or dict; a LoadedConfig has its own "
+                        "(load_config(path, overrides))")
+    elif not hasattr(config, "config") or not hasattr(config, "base_dir"):
+        raise TypeError(f"a config is a YAML file's path, a dict or a LoadedConfig, not {type(config).__name__}")
     return _train(config, **kwargs)
 
 

@@ -6,8 +6,9 @@ The one place where ``load → preflight → ConfigError`` happens, for ``hookru
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from hookrun.config_schemas import loader
 from hookrun.config_schemas.loader import ConfigError, ConfigIssue, LoadedConfig
@@ -16,11 +17,12 @@ from hookrun.hooks.registry import run_config_model_with_hooks
 __all__ = ["ConfigError", "LoadedConfig", "load_checked", "load_config"]
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LoadedConfig:
+def load_config(path: str | Path | Mapping[str, Any], overrides: Sequence[str] = ()) -> LoadedConfig:
     """Read, override and validate a config file against the ``RunConfig`` of the registered hooks.
 
     Args:
-        path: the YAML config file.
+        path: the YAML config file, or the config as a dict (as the YAML would read; its relative paths are
+            relative to the current directory; see :func:`hookrun.config_schemas.loader.load_config_data`).
         overrides: ``PATH=VALUE`` strings (``--set``), applied in order before validation.
 
     Returns:
@@ -29,16 +31,20 @@ def load_config(path: str | Path, overrides: Sequence[str] = ()) -> LoadedConfig
     Raises:
         ConfigError: every issue found (file, YAML, override, validation); exit code 2.
     """
+    if isinstance(path, Mapping):
+        return loader.load_config_data(path, overrides, model=run_config_model_with_hooks())
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"a config is a YAML file's path (str or Path) or a dict, not {type(path).__name__}")
     return loader.load_config(path, overrides, model=run_config_model_with_hooks())
 
 
 def load_checked(
-    path: str | Path, overrides: Sequence[str] = (), run_dir: Path | None = None
+    path: str | Path | Mapping[str, Any], overrides: Sequence[str] = (), run_dir: Path | None = None
 ) -> tuple[LoadedConfig, list[ConfigIssue]]:
     """:func:`load_config`, then :func:`hookrun.runner.preflight.preflight`: the checks before TensorFlow.
 
     Args:
-        path: the YAML config file.
+        path: the YAML config file, or the config as a dict (see :func:`load_config`).
         overrides: ``PATH=VALUE`` strings (``--set``).
         run_dir: ``--run-dir`` when given (a run that resumes there ignores ``graph.warm_start``).
 

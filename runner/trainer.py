@@ -79,6 +79,8 @@ class TrainResult:
         checkpoint_path: the latest checkpoint prefix in the run directory, or None; None on a cluster
             task other than the chief (it writes no checkpoint).
         notes: lines worth showing the user (device fallback, dropped rows).
+        notes_shown: how many of ``notes`` (the first) ``train`` printed on its console as ``note: ...``
+            before the session started (the device, the resume); the rest are for the caller to show.
         signal: the signal (SIGINT 2, SIGTERM 15) that stopped training early, or None.
         trace_summary: per-hook cost of the lifecycle trace (``hookrun.runner.session.trace.TraceSummary``),
             or None when tracing was off.
@@ -98,6 +100,7 @@ class TrainResult:
     evaluations: list[dict[str, Any]] = field(default_factory=list)
     checkpoint_path: str | None = None
     notes: list[str] = field(default_factory=list)
+    notes_shown: int = 0
     signal: int | None = None
     trace_summary: Any = None
     task: str | None = None
@@ -186,6 +189,7 @@ class PreparedRun:
     spec_hook_names: list[str] = field(default_factory=list)
     resume: Resume = field(default_factory=Resume)
     clock: Any = None
+    notes_shown: int = 0
 
     def close(self) -> None:
         """Run every ``on_close`` callable once, in order (later calls do nothing).
@@ -606,7 +610,11 @@ def _train_locked(
         from hookrun.runner.cluster.session import ClusterRun
 
         cluster = ClusterRun(cluster_plan)
-    prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
+    # Reading the data, importing TensorFlow and building the graph take seconds: say so (a terminal only;
+    # the progress bar's live display starts after it)
+    status = console.status("reading the data and building the graph…") if console.is_terminal else None
+    with status or contextlib.nullcontext():
+        prepared = prepare(loaded, directory, console, verbose, cluster=cluster)
     try:  # on any failure before the session too (a refused config change): the warm start's pinned copy goes
         cluster = prepared.cluster
         chief = cluster is None or cluster.plan.is_chief
@@ -646,6 +654,9 @@ def _train_locked(
             prepared.preprocessor.save(directory / PREPROCESSING_FILE)
             # summary.json says `running` (with the start time and --set) until the end rewrites it
             record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
+        for note in prepared.notes:  # before training, not under its table: the device it runs on, the resume
+            console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
+        prepared.notes_shown = len(prepared.notes)
         try:
             return _train_session(loaded, directory, console, verbose, prepared, record, trace)
         except BaseException as err:
@@ -758,6 +769,7 @@ def _train_session(
             str(directory)
         ),
         notes=prepared.notes,
+        notes_shown=prepared.notes_shown,
         signal=loop.signal,
         trace_summary=tracer.summary(loop.loop_seconds) if tracer is not None else None,
         task=str(cluster.plan.task) if cluster is not None else None,

@@ -14,6 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
+from hookrun.hooks.numbers import format_number
 from hookrun.runner.config import load_config
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.trained.runs import list_runs
@@ -323,8 +324,9 @@ def test_the_table_fits_the_width_with_each_run_s_name_status_and_sort_metric_wh
             assert f"{row.steps:,}" in block[0].split(), block
         else:  # `final /` and `best@step` each whole (the cell may wrap at its " / ")
             value = row.metrics[key]
-            assert any(f" {value.final:.4g} /" in line for line in block), (value, block)
-            assert any(f"{value.best:.4g}@{value.best_step}" in line.split() for line in block), (value, block)
+            assert any(f" {format_number(value.final)} /" in line for line in block), (value, block)
+            best = f"{format_number(value.best)}@{value.best_step}"
+            assert any(best in line.split() for line in block), (value, block)
     if width >= 120:  # that terminal shows more than the three columns that always are
         assert len(header.split()) > 4, header
     # every column either heads the table or is named as left out
@@ -343,7 +345,7 @@ def test_the_cli_table_at_80_columns_shows_every_real_run_whole(runs):
         assert row.status in line
         if "val_rmse" in row.metrics:
             rmse = row.metrics["val_rmse"]
-            assert f"{rmse.final:.4g} / {rmse.best:.4g}@{rmse.best_step}" in line, line
+            assert f"{format_number(rmse.final)} / {format_number(rmse.best)}@{rmse.best_step}" in line, line
 
 
 def test_a_non_finite_value_is_never_the_best(tmp_path):

@@ -46,6 +46,8 @@ def evaluate_command(
             return
         from rich.table import Table
 
+        from hookrun.hooks.numbers import format_number
+
         out.print(
             f"checkpoint {result.checkpoint} (global step {result.global_step}), {result.rows:,} rows",
             highlight=False, soft_wrap=True,
@@ -54,6 +56,6 @@ def evaluate_command(
         table.add_column("metric")
         table.add_column("value", justify="right")
         for name, value in result.metrics.items():
-            table.add_row(name, f"{value:.6g}")
+            table.add_row(name, format_number(value))
         out.print(table)
         out.print(f"written: {result.output}", highlight=False, soft_wrap=True)

@@ -75,6 +75,8 @@ class _Column:
 
 def _columns(table: RunsTable) -> list[_Column]:
     """Every column the table can show, in display order."""
+    from hookrun.hooks.numbers import format_number
+
     styles = {"finished": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     short = _short_overrides([o for row in table.runs for o in row.distinguishing])
     right = {"justify": "right", "no_wrap": True}
@@ -93,8 +95,8 @@ def _columns(table: RunsTable) -> list[_Column]:
         values = [row.metrics.get(metric) for row in table.runs]
         columns.append(_Column(
             metric, escape(printable(metric)),
-            ["" if v is None else f"{v.final:.4g} / " + ("-" if v.best is None else f"{v.best:.4g}@{v.best_step}")
-             for v in values],
+            ["" if v is None else f"{format_number(v.final)} / "
+             + ("-" if v.best is None else f"{format_number(v.best)}@{v.best_step}") for v in values],
             {"justify": "right", "overflow": "fold"},
         ))
     overrides = [[escape(printable(short[o])) for o in row.distinguishing] for row in table.runs]
@@ -105,12 +107,18 @@ def _columns(table: RunsTable) -> list[_Column]:
     return columns
 
 
-def _priority(table: RunsTable) -> list[str]:
-    """Column keys, most wanted first: run, status, the --sort column (else the first metric), then the rest."""
+def _priority(table: RunsTable) -> tuple[list[str], int]:
+    """Column keys, most wanted first, and how many of them are always shown.
+
+    Always: run, status, the --sort column (else the first metric), and every metric a run monitors
+    (``early_stopping``'s ``val_rmse``). Then the first metric, steps, the overrides, the other metrics,
+    wall time and start time.
+    """
     first = [table.metrics[0]] if table.metrics else []
-    wanted = ["name", "status", *([table.sort] if table.sort else []), *first, "steps", "overrides",
-              *table.metrics[1:], "wall_seconds", "started"]
-    return list(dict.fromkeys(wanted))
+    base = list(dict.fromkeys(["name", "status", *([table.sort] if table.sort else []), *first]))[:3]
+    always = list(dict.fromkeys([*base, *table.monitored]))
+    wanted = [*always, *first, "steps", "overrides", *table.metrics[1:], "wall_seconds", "started"]
+    return list(dict.fromkeys(wanted)), len(always)
 
 
 def _grid(table: RunsTable, columns: list[_Column]) -> Any:
@@ -153,8 +161,8 @@ def fit_columns(console: Any, table: RunsTable) -> tuple[list[_Column], list[str
     columns = _columns(table)
     wide = console.options.update(max_width=1 << 16)  # each column's natural width, not squeezed to the console's
     by_key = {c.key: c for c in columns}
-    order = _priority(table)
-    chosen = set(order[:3])  # run, status, and the --sort column (by default the first val_* metric)
+    order, always = _priority(table)
+    chosen = set(order[:always])  # run, status, the --sort column (by default the first val_*), the monitored
     for key in order:
         if key in chosen:
             continue
@@ -185,9 +193,10 @@ def render_runs(console: Any, table: RunsTable) -> None:
 
     Names, overrides and notes come from files anyone could write: their control characters print as
     escapes (:func:`~hookrun.cli.printable.printable`), so no row is split and no escape sequence reaches the
-    terminal. One column per ``val_*`` metric, ``final / best@step`` (4 significant digits; ``--json`` has every
-    digit); the overrides that differ, each by its last key unless two share it. Columns that do not
-    fit the console's width are left out (see :func:`fit_columns`), named in a note under the table.
+    terminal. One column per ``val_*`` metric, ``final / best@step`` (:func:`~hookrun.hooks.numbers.format_number`;
+    ``--json`` has every digit); the overrides that differ, each by its last key unless two share it.
+    Columns that do not fit the console's width are left out (see :func:`fit_columns`), named in a note
+    under the table.
     """
     if not table.runs:
         console.print(f"no runs in {printable(table.root)}", highlight=False, soft_wrap=True, markup=False)

@@ -89,6 +89,7 @@ def train_command(
     from hookrun.cli.errors import print_issues, reported_errors
     from hookrun.cli.render import history_table, trace_table
     from hookrun.config_schemas.loader import ConfigError
+    from hookrun.hooks.numbers import format_number
     from hookrun.runner.config import load_checked
 
     out = OutputConsole()
@@ -116,8 +117,8 @@ def train_command(
             trace=trace,
             task=task,
         )
-        for note in result.notes:
-            out.print(f"note: {note}", highlight=False, soft_wrap=True)
+        for note in result.notes[result.notes_shown:]:  # train printed the first ones before training
+            out.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
         if result.task is not None and result.task.startswith("ps:"):
             out.print(
                 f"{result.task}: served for {result.loop_seconds:.1f} s, until the chief finished", highlight=False
@@ -147,6 +148,9 @@ def train_command(
             err.print(f"{why} at step {result.final_global_step}{saved}", style="yellow", highlight=False,
                       soft_wrap=True)
             raise typer.Exit(128 + result.signal)
+        complete = _complete(loaded, result)
+        if complete is not None:
+            out.print(complete, highlight=False, soft_wrap=True, markup=False)
         how = "end of data" if result.end_of_data else "stop requested"
         out.print(
             f"trained {result.steps} steps (global step {result.initial_step} → {result.final_global_step}, {how}) "
@@ -159,9 +163,27 @@ def train_command(
         if result.best is not None and result.best.path is not None:
             best = result.best
             out.print(
-                f"best checkpoint: {best.path} (step {best.step}, {best.monitor} {best.value:.6g})",
+                f"best checkpoint (step {best.step}, {best.monitor} {format_number(best.value)}): {best.path}",
                 highlight=False, soft_wrap=True,
             )
+
+
+def _complete(loaded: Any, result: Any) -> str | None:
+    """The line saying a resumed run had nothing left to train, and how to train more; None when it trained.
+
+    A run whose checkpoint has trained every epoch trains 0 steps when run again: the line says so and
+    gives the ``--set`` that trains further. (A ``stop_at_step`` already reached still runs one step, as
+    TensorFlow's ``StopAtStepHook`` does, so it never gets here.)
+    """
+    if result.steps or result.signal is not None or result.initial_step == 0:
+        return None
+    step = result.final_global_step
+    hint = "or train a new run with --run-dir"
+    epochs = loaded.config.data.epochs
+    if result.end_of_data and epochs is not None:
+        return (f"the run is complete: its checkpoint at step {step} has trained all {epochs} epochs "
+                f"(data.epochs). To train more, raise them, e.g. --set data.epochs={2 * epochs}; {hint}")
+    return f"the run trained no step: its checkpoint is at step {step}; {hint}"
 
 
 def _run_local_cluster(
@@ -230,8 +252,8 @@ def _run_sweep(
         out.print(f"\n[bold]run {runs.index(run) + 1}/{len(runs)}: {run.name}[/]", highlight=False)
         result = train(run.loaded, run_dir=run.run_dir, console=out, verbose=verbose,
                        allow_config_change=allow_config_change, trace=trace)
-        for note in result.notes:
-            out.print(f"note: {note}", highlight=False, soft_wrap=True)
+        for note in result.notes[result.notes_shown:]:  # train printed the first ones before training
+            out.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
         return result
 
     def failed(run: Any, error: Exception) -> None:

@@ -17,6 +17,7 @@ from hookrun.hooks.context import BestCheckpoint, Evaluations, HookConfigError, 
 from hookrun.hooks.early_stopping import EarlyStoppingConfig
 from hookrun.hooks.evaluation import NO_VALIDATION_DATA
 from hookrun.hooks.files import atomic_write_text, loads_json
+from hookrun.hooks.numbers import format_number
 
 #: File beside the best checkpoint: ``{"step", "monitor", "value"}``.
 BEST_FILE = "best.json"
@@ -155,7 +156,7 @@ class EarlyStoppingHook(tf.compat.v1.train.SessionRunHook):
         delta = f" by more than {self.min_delta:g}" if self.min_delta else ""
         return (
             f"{self.monitor} has not {'decreased' if self.mode == 'min' else 'increased'}{delta} for "
-            f"{self.wait} evaluation(s) (best {self.best:.6g} at step {self.best_step})"
+            f"{self.wait} evaluation(s) (best {format_number(self.best)} at step {self.best_step})"
         )
 
     def improves(self, value: float) -> bool:

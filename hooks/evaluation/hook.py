@@ -13,6 +13,7 @@ import tensorflow as tf
 
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext
 from hookrun.hooks.evaluation import NO_VALIDATION_DATA, EvaluationConfig
+from hookrun.hooks.numbers import format_number
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 
@@ -163,14 +164,9 @@ class EvaluationHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             self._writer.add_summary(summary, step)
             self._writer.flush()
         if self._console is not None:
-            shown = ", ".join(f"{name} {_number(value)}" for name, value in values.items())
+            shown = ", ".join(f"{name} {format_number(value)}" for name, value in values.items())
             self._console.print(f"evaluation at step {step}: {shown}", highlight=False, soft_wrap=True)
         return values
-
-
-def _number(value: float) -> str:
-    """A value for the log line: 4 significant digits, thousands separated."""
-    return f"{value:,.1f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 def build(config: EvaluationConfig, ctx: HookContext) -> EvaluationHook:

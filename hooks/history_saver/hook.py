@@ -82,6 +82,13 @@ def read_history(path: Path, skipped: list[str] | None = None) -> list[dict[str,
     return rows
 
 
+def _csv_line(cells: list[str]) -> str:
+    """One CSV line (``csv`` module quoting: a comma or quote in a cell is quoted), ending in a newline."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerow(cells)
+    return out.getvalue()
+
+
 def _format(value: float | int | None) -> str:
     if value is None:
         return ""
@@ -305,7 +312,7 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self._count = 0
         if self._file is not None:
             try:
-                self._file.write(",".join(_format(row.get(c)) for c in self.columns) + "\n")
+                self._file.write(_csv_line([_format(row.get(c)) for c in self.columns]))
                 self._file.flush()
             except OSError as err:
                 raise RunDirWriteError(self.path or "history.csv", err) from err
@@ -324,9 +331,9 @@ class HistorySaverHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
 
     def _csv_text(self) -> str:
         out = io.StringIO()
-        out.write(",".join(self.columns) + "\n")
+        out.write(_csv_line(self.columns))
         for row in self.rows:
-            out.write(",".join(_format(row.get(c)) for c in self.columns) + "\n")
+            out.write(_csv_line([_format(row.get(c)) for c in self.columns]))
         return out.getvalue()
 
     def _close_file(self) -> None:

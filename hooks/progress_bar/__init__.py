@@ -28,8 +28,8 @@ class ProgressBarConfig(HookConfig):
     )
     refresh_secs: Seconds = Field(
         default=0.1,
-        description="Least time between reads of the loss for the bar (seconds); between reads the "
-        "hook asks the session for nothing.",
+        description="Least time between updates of the bar (seconds); each shows the mean loss of the "
+        "steps since the last one.",
     )
     plain_every_n_secs: Seconds = Field(
         default=10.0, description="Without a terminal: print a plain progress line every N seconds."

@@ -48,12 +48,19 @@ class StepColumn(ProgressColumn):
 
 
 def epoch_of(step: int, steps_per_epoch: float) -> int:
-    """The epoch (from 1) that global step ``step`` trained in: ``ceil(step / steps_per_epoch)``, at least 1.
+    """The epoch (from 1) that global step ``step`` trained in: the epoch of its batch's first row, at least 1.
 
     Batches run across epoch boundaries (``repeat`` before ``batch``), so ``steps_per_epoch`` is
-    ``rows / batch_size``, a fraction in general.
+    ``rows / batch_size``, a fraction in general. Step ``s`` (from 1) starts at row ``(s - 1) * batch_size``
+    of the repeated stream, in epoch ``floor((s - 1) / steps_per_epoch) + 1``. So the last step of
+    ``epochs: E``, ``ceil(E * steps_per_epoch)``, a partial batch of epoch E's last rows, is in epoch E, not
+    E + 1.
+
+    Args:
+        step: a global step (steps, >= 0).
+        steps_per_epoch: ``rows / batch_size`` (steps, > 0).
     """
-    return max(1, math.ceil(step / steps_per_epoch - 1e-9))
+    return max(1, math.floor((step - 1) / steps_per_epoch + 1e-9) + 1)
 
 
 class EpochColumn(ProgressColumn):

@@ -106,12 +106,12 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
       (one ``global_step`` read per session, shared: a resumed run starts the
       bar there, a recovered session re-syncs it) and, on the first session,
       starts the display.
-    - ``before_run``: asks for the loss only when ``refresh_secs`` have
-      passed since the last read, or on the step that reaches ``total``;
-      on every other step it asks for nothing (while the clock reads, for
-      ``global_step`` alone).
-    - ``after_run``: moves the clock past the step and, on a read step,
-      updates the bar.
+    - ``before_run``: asks for the loss (one scalar; while the clock reads, with
+      ``global_step``), every step: the bar shows the mean over the steps since it last
+      changed, not one step's loss (the last step's batch may be a few rows: its loss alone misled).
+    - ``after_run``: moves the clock past the step, adds its loss to the mean, and once
+      ``refresh_secs`` have passed (or on the step that reaches ``total``) updates the bar
+      with that mean and starts a new one.
     - ``end``: shows the exact final ``global_step``. If training ended before
       ``total``, :meth:`hook_result` hands the runner a warning, which it prints after the
       session closed unless a signal stopped the run (``interrupted at step N`` says it then).
@@ -171,6 +171,8 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         self._fetch = tf.compat.v1.train.SessionRunArgs(loss)
         self._fetch_reading: Any = None  # the loss and the clock's read, built in begin
         self._asked: Any = None  # what this step's before_run returned
+        self._sum = 0.0  # the losses since the bar last changed, and their count: the mean it shows next
+        self._count = 0
         self._next_read = 0.0
         self._progress: Progress | None = None
         self._task: Any = None
@@ -210,22 +212,14 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             self._progress.start()
 
     def before_run(self, run_context: Any) -> Any:
-        """Ask for the loss if ``refresh_secs`` have passed since the last read, or on the last step; else nothing.
+        """Ask for the loss (every step: the bar shows the mean since it last changed).
 
-        Reading on the step that reaches ``total`` makes the final line show the final loss. Under
-        ``session.steps_per_run`` it asks for the loss with every window (one scalar per window; a
-        request that never changes keeps the session on one executor) and updates the display when due.
-        While the clock reads, the request also holds its ``global_step`` read.
+        Under ``session.steps_per_run`` it asks once per window (one scalar: the window's last step's
+        loss; a request that never changes keeps the session on one executor). While the clock reads,
+        the request also holds its ``global_step`` read.
         """
         clock = self._clock
-        if clock.window is not None:  # one window: the loss comes cheap, and the same request keeps one executor
-            self._asked = self._fetch_reading
-        elif time.perf_counter() >= self._next_read or (
-            self.total is not None and clock.step < self.total <= clock.next_step
-        ):
-            self._asked = self._fetch_reading if clock.reading else self._fetch
-        else:
-            self._asked = clock.request()
+        self._asked = self._fetch_reading if clock.window is not None or clock.reading else self._fetch
         return self._asked
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
@@ -233,19 +227,17 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         asked, results = self._asked, run_values.results
         if asked is self._fetch:
             loss, read = results, None
-        elif asked is self._fetch_reading:
+        else:
             loss, read = results
-        else:  # nothing, or the clock's read alone
-            self.step = self._clock.advance(run_context, results)
-            return
         self.step = self._clock.advance(run_context, read)
+        self._sum += float(loss)
+        self._count += 1
         now = time.perf_counter()
-        if self._clock.window is not None:
-            self.loss = float(loss)
-            if now < self._next_read and (self.total is None or self.step < self.total):
-                return  # not due: the display keeps its refresh rate
+        if now < self._next_read and (self.total is None or self.step < self.total):
+            return  # not due: the display keeps its refresh rate
         self._next_read = now + self._refresh_secs
-        self.loss = float(loss)
+        self.loss = self._sum / self._count  # the mean over the steps since the bar last changed
+        self._sum, self._count = 0.0, 0
         if self._progress is not None:
             self._progress.update(self._task, completed=self.step, loss=self.loss)
         elif now >= self._next_plain:
@@ -253,8 +245,11 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
             self._console.print(self.plain_line(now), markup=False, highlight=False)
 
     def end(self, session: Any) -> None:
-        """Show the exact final step; warn if training ended before the total."""
+        """Show the exact final step and the mean loss of the steps since the bar last changed."""
         self.step = self._clock.final(session)
+        if self._count:  # steps since the last update (the data ended, or a stop, before the total)
+            self.loss = self._sum / self._count
+            self._sum, self._count = 0.0, 0
         if self._progress is not None:
             self._progress.update(self._task, completed=self.step, loss=self.loss)
         else:

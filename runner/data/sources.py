@@ -170,7 +170,8 @@ def resolve_files(
         spec: the entry, or a list of entries.
         base_dir: the config file's directory.
         configured: ``data.format`` (``csv`` / ``tfrecord``), or None to go by the file names.
-        key: the config key, for messages.
+        key: the config key, for messages; an option (``--data``) when the files came from the command
+            line, relative to the current directory.
 
     Returns:
         The file set.
@@ -271,7 +272,8 @@ def csv_rows(
 
     Args:
         file: the file (``.csv`` or ``.csv.gz``).
-        key: the config key, for messages.
+        key: the config key, for messages; an option (``--data``) when the files came from the command
+            line, relative to the current directory.
         budget: read at most about this many characters (a sample), or None for the whole file.
 
     Returns:
@@ -514,7 +516,8 @@ def tfrecord_rows(
         columns: the feature names to read (in this order), or None for the first record's features
             (and the ``declared`` ones), sorted.
         dtypes: feature -> dtype, updated in place.
-        key: the config key, for messages.
+        key: the config key, for messages; an option (``--data``) when the files came from the command
+            line, relative to the current directory.
         budget: read at most about this many bytes (a sample).
         declared: ``data.columns`` as dtypes (feature -> ``bytes``/``float``/``int64``): they take precedence
             over the records' types (a record that disagrees is an error naming it).

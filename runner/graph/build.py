@@ -486,12 +486,39 @@ def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int, step
         return v1.data.make_one_shot_iterator(windows)
 
 
+#: A metric name TensorFlow takes as an op and name scope (``tf.Graph``'s rule for op names).
+_METRIC_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+
+
+def check_metric_names(spec: GraphSpec) -> None:
+    """Refuse a ``metrics`` or ``eval_metrics`` name TensorFlow cannot use as a name scope.
+
+    Each name becomes ops (``<name>_metric``), the history's column and TensorBoard's tag. TensorFlow's
+    rule for op names applies (``tf.Graph.create_op``): letters, digits and ``. _ - / >``, not starting with
+    ``_``, ``-``, ``/`` or ``>``.
+
+    Raises:
+        PlacedError: at ``graph.builder`` (exit 2), naming the metric and a name that works.
+    """
+    for kind, names in (("metrics", spec.metrics), ("eval_metrics", spec.eval_metrics or {})):
+        for name in names:
+            if not isinstance(name, str) or not _METRIC_NAME.match(name):
+                fixed = re.sub(r"[^A-Za-z0-9_.\\/>-]", "_", str(name)).lstrip("_-/>") or "metric"
+                raise PlacedError(
+                    "graph.builder",
+                    f"the {kind} name {name!r} is not one TensorFlow accepts as an op name (letters, digits and "
+                    f". _ - / >, starting with a letter, digit or .); rename it, e.g. {fixed!r}",
+                )
+
+
 def _named_tensors(spec: GraphSpec, global_step: Any, learning_rate: Any) -> dict[str, Any]:
     """The hook-visible names of a builder call: ``loss``, ``global_step``, ``predictions``, metrics, ``learning_rate``.
 
     Raises:
-        PlacedError: a metric name clashes with a built-in tensor name.
+        PlacedError: a metric name clashes with a built-in tensor name, or is no valid TensorFlow name
+            (:func:`check_metric_names`).
     """
+    check_metric_names(spec)
     named: dict[str, Any] = {"loss": spec.loss}
     if global_step is not None:
         named["global_step"] = global_step
@@ -564,6 +591,7 @@ def build_evaluation(
         features, labels = iterator.get_next()
     with tf.device(plan.device):
         spec = _call_builder(tf, builder, builder_name, features, labels, params, model_fn=model_fn)
+        check_metric_names(spec)  # the eval call's own eval_metrics too
         rows = tf.cast(tf.shape(labels)[0], tf.float32)
         ordered: dict[str, tuple[Any, Any]] = {
             "val_loss": v1.metrics.mean(spec.loss, weights=rows, name="loss_metric")

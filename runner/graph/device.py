@@ -62,13 +62,13 @@ def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = F
         index = int(index_text)
         if index < num_gpus:
             return DevicePlan(requested, f"/device:GPU:{index}", allow_soft_placement)
-        seen = f"{num_gpus} GPU(s) visible" if num_gpus else "no GPU visible"
+        seen = f"only {num_gpus} GPU(s) visible" if num_gpus else "no GPU visible"
         if allow_soft_placement:
             return DevicePlan(
                 requested, f"/device:GPU:{index}", True, f"device {requested}: {seen}, ops fall back to the CPU"
             )
         raise SetupError(
-            f"device {requested!r} requested but TensorFlow sees {seen}; "
+            f"device {requested!r} requested but TensorFlow has {seen}; "
             "use `device: cpu` or `auto`, or set `session.allow_soft_placement: true`"
         )
     raise SetupError(f"device {requested!r} is not one of cpu, gpu, gpu:N or auto")

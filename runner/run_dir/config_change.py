@@ -54,6 +54,11 @@ def compare_configs(saved_text: str, new_text: str) -> ConfigChange:
     """
     saved = yaml.safe_load(saved_text) or {}
     new = yaml.safe_load(new_text) or {}
+    for config in (saved, new):  # a config.yaml before issue 29 holds momentum under every optimizer
+        optimizer = config.get("graph", {}).get("optimizer") if isinstance(config.get("graph"), dict) else None
+        if isinstance(optimizer, dict) and optimizer.get("name", "adam") not in ("momentum", "rmsprop"):
+            if optimizer.get("momentum") == 0.9:  # the default, unused: no longer written
+                optimizer.pop("momentum")
     # graph.warm_start only initialises a run without a checkpoint: a resume ignores it, so it shapes nothing.
     warm = [config.get("graph", {}).pop("warm_start", None) if isinstance(config.get("graph"), dict) else None
             for config in (saved, new)]

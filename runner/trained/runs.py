@@ -79,6 +79,7 @@ class RunRow:
         distinguishing: those overrides that not every listed run shares.
         error: why it failed (``summary.json``'s ``error``), or None.
         notes: damaged or missing files, skipped lines.
+        monitored: the values its config's hooks monitor (``early_stopping``'s ``monitor``, ``val_rmse``).
     """
 
     name: str
@@ -92,6 +93,7 @@ class RunRow:
     distinguishing: list[str] = field(default_factory=list)
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    monitored: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The row as JSON data (what ``hookrun runs --json`` prints per run)."""
@@ -109,6 +111,12 @@ class RunsTable:
         skipped: subdirectories that are no run directory, with why.
         sort: the sort key used, or None (by start time).
     """
+
+    @property
+    def monitored(self) -> list[str]:
+        """The ``val_*`` metrics of the table that a run's hooks monitor (``early_stopping``), in table order."""
+        watched = {name for row in self.runs for name in row.monitored}
+        return [name for name in self.metrics if name in watched]
 
     root: str
     runs: list[RunRow]
@@ -367,6 +375,7 @@ def read_run(run_dir: Path, name: str | None = None) -> RunRow:
         )
     values.extend(_eval_values(run_dir, notes))
     row.metrics = _metrics(values, modes)
+    row.monitored = list(modes)
     row.notes = notes
     return row
 

@@ -168,7 +168,8 @@ def plan_sweep(
         sweeps: ``--sweep PATH=V1,V2`` texts.
         overrides: ``--set`` texts, applied before each combination's values.
         run_dir: the base run directory (``--run-dir``); default the config's (``session.run_dir``
-            or ``runs/<name>``). Each combination's run directory is ``<base>/<run_name>``.
+            or ``runs/<name>``; ``runs/<name>-sweep`` when ``runs/<name>`` is a run directory already).
+            Each combination's run directory is ``<base>/<run_name>``.
 
     Returns:
         ``(base run directory, the runs, warnings of the checks)``.
@@ -176,7 +177,8 @@ def plan_sweep(
     Raises:
         ConfigError: a malformed ``--sweep``, a path both in ``overrides`` and swept, or combinations whose
             config does not check (every issue of every failing combination, each once; exit 2).
-        SetupError: too many combinations (exit 2).
+        SetupError: too many combinations, or the base is a run directory ``--run-dir`` or
+            ``session.run_dir`` names (exit 2).
     """
     from hookrun.runner.config import load_checked
     from hookrun.runner.trainer import run_dir_for
@@ -198,6 +200,7 @@ def plan_sweep(
     base = run_dir_for(first, run_dir)
     if base.exists() and not base.is_dir():
         raise SetupError(f"{base}: the sweep's run directory is a file; choose another --run-dir")
+    base = _not_inside_a_run(base, default=run_dir is None and first.config.session.run_dir is None)
     runs: list[SweepRun] = []
     issues: list[ConfigIssue] = []
     warnings: list[ConfigIssue] = []
@@ -224,6 +227,36 @@ def plan_sweep(
     if issues:
         raise ConfigError(issues)
     return base.absolute(), runs, warnings
+
+
+def _not_inside_a_run(base: Path, default: bool) -> Path:
+    """The sweep's base directory, never a run directory: ``hookrun runs`` lists a run, not the runs inside it.
+
+    Args:
+        base: the base the config or ``--run-dir`` gives.
+        default: ``base`` is the default ``runs/<name>`` (no ``--run-dir``, no ``session.run_dir``).
+
+    Returns:
+        ``base``; or, when ``base`` is a run directory (a plain ``hookrun train`` of this config ran there)
+        and the default, ``runs/<name>-sweep`` beside it.
+
+    Raises:
+        SetupError: ``base`` is a run directory that ``--run-dir`` or ``session.run_dir`` names, or
+            ``runs/<name>-sweep`` is one too (exit 2).
+    """
+    from hookrun.runner.trained.runs import is_run_dir
+
+    if not (base.is_dir() and is_run_dir(base)):
+        return base
+    if default:
+        beside = base.with_name(base.name + "-sweep")
+        if not (beside.is_dir() and is_run_dir(beside)):
+            return beside
+        base = beside
+    raise SetupError(
+        f"{base}: is a run directory (a `hookrun train` ran there); the sweep's runs inside it would not be listed "
+        "by `hookrun runs`; give the sweep its own --run-dir"
+    )
 
 
 def run_sweep(

@@ -20,20 +20,22 @@ def test_plain_final_line_with_the_total_from_stop_at_step(make_config, run_trai
     assert "warning" not in captured.text
 
 
-def test_final_line_shows_the_last_steps_loss(make_config, run_train, captured):
+def test_final_line_shows_the_mean_loss_since_the_bar_last_changed(make_config, run_train, captured):
+    """Issue 29: the final ``loss:`` was the last step's alone (a partial last batch: a few rows' loss)."""
     last_step = 5
     result = run_train(
         make_config(
             hooks=[
-                {"type": "progress_bar", "refresh_secs": 1000},  # reads the first step's loss, then not until the last
+                {"type": "progress_bar", "refresh_secs": 1000},  # shows step 1, then not until the last step
                 {"type": "stop_at_step", "last_step": last_step},
                 {"type": "history_saver", "every_n_step": 1},
             ]
         )
     )
-    last_loss, first_loss = result.history[-1]["mean_loss"], result.history[0]["mean_loss"]
-    assert format_loss(last_loss) != format_loss(first_loss)
-    assert captured.text.splitlines()[-1].endswith(f"loss: {format_loss(last_loss)}"), captured.text
+    losses = [row["mean_loss"] for row in result.history]
+    mean = sum(losses[1:]) / len(losses[1:])  # steps 2..5: since the bar showed step 1
+    assert format_loss(mean) != format_loss(losses[-1])
+    assert captured.text.splitlines()[-1].endswith(f"loss: {format_loss(mean)}"), captured.text
 
 
 def test_total_is_the_data_end_when_it_comes_before_last_step(make_config, run_train, captured):
@@ -73,16 +75,26 @@ def test_warns_when_a_stop_comes_before_the_total(make_config, run_train, captur
 
 
 class FetchCounting(ProgressBarHook):
-    """Records whether each before_run asked the session for anything."""
+    """Records whether each before_run asked the session for anything, each step's loss and each loss shown."""
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fetched: list[bool] = []
+        self.losses: list[float] = []
+        self.shown: list[float] = []
 
     def before_run(self, run_context):
         args = super().before_run(run_context)
         self.fetched.append(args is not None)
         return args
+
+    def after_run(self, run_context, run_values):
+        results = run_values.results
+        self.losses.append(float(results[0] if isinstance(results, tuple) else results))
+        before = self.loss
+        super().after_run(run_context, run_values)
+        if self.loss is not before:
+            self.shown.append(self.loss)
 
 
 def run_progress_hook(refresh_secs: float, steps: int) -> FetchCounting:
@@ -100,12 +112,15 @@ def run_progress_hook(refresh_secs: float, steps: int) -> FetchCounting:
     return hook
 
 
-@pytest.mark.parametrize(("refresh_secs", "expected_reads"), [(1e6, 2), (1e-9, 20)])
-def test_reads_the_loss_only_when_refresh_secs_have_passed(refresh_secs, expected_reads):
+@pytest.mark.parametrize(("refresh_secs", "expected_updates"), [(1e6, 2), (1e-9, 20)])
+def test_shows_the_mean_loss_since_the_last_update_when_refresh_secs_have_passed(refresh_secs, expected_updates):
     steps = 20
     hook = run_progress_hook(refresh_secs, steps)
-    assert len(hook.fetched) == steps
-    assert sum(hook.fetched) == expected_reads
-    assert hook.fetched[0]  # the first step always reads
-    assert hook.fetched[-1]  # and the step that reaches the total, for the final line
-    assert hook.step == steps  # counted in Python on every step, read or not
+    assert hook.fetched == [True] * steps  # every step's loss counts in the mean
+    assert len(hook.shown) == expected_updates  # the first step, then when due, and the step reaching the total
+    assert hook.shown[0] == hook.losses[0]
+    if expected_updates == 2:
+        assert hook.shown[-1] == pytest.approx(sum(hook.losses[1:]) / (steps - 1))
+    else:
+        assert hook.shown == hook.losses
+    assert hook.step == steps

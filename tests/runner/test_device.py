@@ -56,7 +56,8 @@ def test_a_missing_gpu_without_soft_placement_is_a_setup_error(requested, num_gp
         resolve_device(requested, num_gpus, False)
     message = str(info.value)
     assert requested in message
-    assert ("no GPU visible" if num_gpus == 0 else f"{num_gpus} GPU(s) visible") in message
+    seen = "has no GPU visible" if num_gpus == 0 else f"has only {num_gpus} GPU(s) visible"
+    assert f"requested but TensorFlow {seen};" in message, message  # not "sees no GPU visible"
     assert "allow_soft_placement" in message
     assert info.value.exit_code == 2
 
