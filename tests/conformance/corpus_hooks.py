@@ -342,3 +342,26 @@ class StopOnGlobalStep(v1.train.SessionRunHook):
         if step >= self._at_least:
             record("predicate.stop", step)
             run_context.request_stop()
+
+
+class PreemptOnce(v1.train.SessionRunHook):
+    """Simulates a preemption: raises ``AbortedError`` in ``before_run`` once, when ``global_step`` is ``at``.
+
+    TensorFlow's ``_RecoverableSession`` closes the session, creates a new one (restoring the latest
+    checkpoint) and calls every hook's ``after_create_session`` again.
+    """
+
+    def __init__(self, at):
+        self._at = at
+        self._done = False
+
+    def begin(self):
+        self._global_step = v1.train.get_global_step()
+
+    def after_create_session(self, session, coord):
+        record("preempt.session", int(session.run(self._global_step)) if self._done else None)
+
+    def before_run(self, run_context):
+        if not self._done and int(run_context.session.run(self._global_step)) == self._at:
+            self._done = True
+            raise tf.errors.AbortedError(None, None, f"simulated preemption at step {self._at}")

@@ -264,3 +264,28 @@ def test_a_stop_on_a_predicate_of_global_step(corpus, steps_per_run):
         assert records == [("predicate.stop", 10), ("predicate.stop", 15)], engine
         assert [(r.initial_step, r.final_global_step) for r in results] == [(0, 10), (10, 15)], engine
         assert [r.stop_reason for r in results] == ["stop requested by a hook"] * 2, engine
+
+
+@pytest.mark.parametrize("steps_per_run", [1, 5])
+def test_a_recovered_session_keeps_the_last_step_num_steps_gave(corpus, steps_per_run):
+    """A preemption before the step after 45 (AbortedError): the recovered session restores the latest
+    checkpoint (45) and runs every after_create_session again, but the weights hook does not load again
+    (its own flag) and TensorFlow's StopAtStepHook keeps the last step it fixed on the first session, 52:
+    the run ends there, not 12 steps after the restored step. Under N = 5 the windows end on 45, then
+    after the recovery on 50 and 52."""
+    checkpoint = _pretrained_checkpoint(corpus, 40)
+
+    def entries(out: Path) -> list[tuple[str, dict]]:
+        return [("PretrainedWeightsLoading", {"checkpoint_path": checkpoint}), ("PreemptOnce", {"at": 45})]
+
+    stops: list[Any] = [{"num_steps": 12}]
+    plain = corpus.plain(entries, stops)
+    assert [r[:2] for r in plain] == [
+        ("pretrained.loaded", 40), ("preempt.session", None), ("preempt.session", 45), ("pretrained.end", 52)
+    ]
+    for engine, (records, results) in corpus.under_n(entries, stops, steps_per_run).items():
+        if steps_per_run == 1:
+            assert records == plain, engine
+        else:  # the weights differ: a recovered session restarts the input where the run started (engine.md)
+            assert [r[:2] for r in records] == [r[:2] for r in plain], engine
+        assert results[0].final_global_step == 52, engine
