@@ -508,10 +508,11 @@ def run_monitored(
                         steps += min(max(ran, 1), steps_per_run)
                 raise  # the session's __exit__ swallows it and still calls every hook's end()
             except Exception:
-                failed = _failed_run(
-                    tf, session, start_global_step if start_global_step is not None else initial_step, steps,
-                    steps_per_run, window_bound,
-                )
+                start = start_global_step if start_global_step is not None else initial_step
+                if session_factory is None:
+                    failed = _failed_run(tf, session, start, steps, steps_per_run, window_bound)
+                else:  # on a cluster no read after a failure: a gone parameter server would make it recover
+                    failed = FailedRun(start + steps, None, steps_per_run, steps_per_run)
                 raise
             loop_ended = time.perf_counter()
             phase = "finish"
