@@ -333,7 +333,8 @@ class StepClock:
 
             tf_logging().warning(
                 "global_step is %d where counting one per step gives %d: the train op does not add exactly one "
-                "to global_step per run. hookrun's hooks now read global_step with every step.",
+                "to global_step per run (or a hook assigns global_step in before_run/after_run). hookrun's hooks "
+                "now read global_step with every step.",
                 exact,
                 self.step,
             )
