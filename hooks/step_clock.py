@@ -237,8 +237,13 @@ class StepClock:
         """
         return self.step + self._bound
 
+    @property
+    def last_step(self) -> int | None:
+        """The earliest step a hook stops at (:meth:`limit`: ``stop_at_step``'s last step), or None."""
+        return self._limit
+
     def limit(self, session: Any, last_step: int) -> None:
-        """With a window: make the coming windows end at ``last_step`` exactly (``stop_at_step``); else nothing.
+        """Record a step a hook stops at; with a window, make the coming windows end there exactly.
 
         The earliest limit of every caller holds. When fewer than N steps are left before it, the
         loop's bound is set to what is left (one ``Session.run`` of an assign, once); a run already at
@@ -248,10 +253,9 @@ class StepClock:
             session: the raw session (``after_create_session``'s, or ``run_context.session``).
             last_step: the global step to stop at (steps).
         """
-        if self.window is None:
-            return
         self._limit = last_step if self._limit is None else min(self._limit, last_step)
-        self._apply_bound(session)
+        if self.window is not None:
+            self._apply_bound(session)
 
     def _apply_bound(self, session: Any) -> None:
         wanted = self.steps_per_run
