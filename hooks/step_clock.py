@@ -97,6 +97,8 @@ class StepClock:
         "_advanced",
         "_confirmed",
         "_check_next",
+        "_first_check",
+        "_settled",
         "_ended",
         "window",
         "_limit",
@@ -116,6 +118,8 @@ class StepClock:
         self._advanced: Any = None  # the run_context the clock last advanced for
         self._confirmed: Any = None  # the run_context the clock last confirmed for
         self._check_next = False  # confirm after the next run (the first of a session)
+        self._first_check = False  # the coming check is a session's first: a mismatch there is not yet a verdict
+        self._settled: Any = None  # the session whose step settle() re-read before its first window
         self._ended: tuple[Any, Any] | None = None  # (session, last run) of the last final() read
 
     def begin(self) -> None:
@@ -166,11 +170,55 @@ class StepClock:
             self._session = session
             self.step = int(session.run(self.tensor))
             self._advanced = self._confirmed = None
-            self._check_next = not self.reading
+            self._check_next = self._first_check = not self.reading
             self._bound = self.steps_per_run  # a new session's local init resets the loop's bound
             if self.window is not None and self._limit is not None:
                 self._apply_bound(session)
         return self.step
+
+    def synced(self, session: Any) -> bool:
+        """True if the clock has read ``global_step`` for this session already (:meth:`sync`)."""
+        return session is self._session
+
+    def reread(self, session: Any) -> int:
+        """Read ``global_step`` exactly now and take it: a hook's ``after_create_session`` may have moved it.
+
+        ``stop_at_step`` with ``num_steps`` calls it from its own ``after_create_session``, as TensorFlow's
+        ``StopAtStepHook`` reads ``global_step`` there: an earlier hook (restoring pretrained weights,
+        ``global_step`` included) may have moved it since the clock's :meth:`sync`. With a window and a
+        :meth:`limit`, the loop's bound is worked out again from the value read.
+
+        Args:
+            session: the raw session (``after_create_session``'s, or ``run_context.session``).
+
+        Returns:
+            The global step (steps).
+        """
+        if self.tensor is None:
+            raise ClockOrderError("StepClock.reread before StepClock.begin: call clock.begin() from the hook's begin()")
+        if session is not self._session:
+            return self.sync(session)
+        self.step = int(session.run(self.tensor))
+        if self.window is not None and self._limit is not None:
+            self._apply_bound(session)
+        return self.step
+
+    def settle(self, session: Any) -> None:
+        """With a window and a :meth:`limit`: re-read ``global_step`` before a session's first window, once.
+
+        The loop's bound for the first window is worked out from the step the clock knows; a hook's
+        ``after_create_session`` that ran after the last read may have moved ``global_step`` (pretrained
+        weights), and the first window would then run past the limit. One read per session; nothing
+        without a window or a limit, or after the session's first call.
+
+        Args:
+            session: ``before_run``'s ``run_context.session`` (the raw session).
+        """
+        if self.window is None or self._limit is None or session is self._settled:
+            return
+        self._settled = session
+        if session is self._session and self._advanced is None:  # no run of this session has finished yet
+            self.reread(session)
 
     def request(self) -> Any:
         """What a hook asks for in ``before_run`` to follow the clock: None while counting.
@@ -189,8 +237,13 @@ class StepClock:
         """
         return self.step + self._bound
 
+    @property
+    def last_step(self) -> int | None:
+        """The earliest step a hook stops at (:meth:`limit`: ``stop_at_step``'s last step), or None."""
+        return self._limit
+
     def limit(self, session: Any, last_step: int) -> None:
-        """With a window: make the coming windows end at ``last_step`` exactly (``stop_at_step``); else nothing.
+        """Record a step a hook stops at; with a window, make the coming windows end there exactly.
 
         The earliest limit of every caller holds. When fewer than N steps are left before it, the
         loop's bound is set to what is left (one ``Session.run`` of an assign, once); a run already at
@@ -200,10 +253,9 @@ class StepClock:
             session: the raw session (``after_create_session``'s, or ``run_context.session``).
             last_step: the global step to stop at (steps).
         """
-        if self.window is None:
-            return
         self._limit = last_step if self._limit is None else min(self._limit, last_step)
-        self._apply_bound(session)
+        if self.window is not None:
+            self._apply_bound(session)
 
     def _apply_bound(self, session: Any) -> None:
         wanted = self.steps_per_run
@@ -274,12 +326,19 @@ class StepClock:
             self._confirmed = run_context
             return self.step
         exact = int(run_context.session.run(self.tensor))
-        if not self.reading and exact != self.step:
+        first_check, self._first_check = self._first_check, False
+        if not self.reading and exact != self.step and first_check:
+            # The first run of a session: a hook's after_create_session that ran after the clock's read
+            # (restoring pretrained weights, global_step included) moved global_step, not the train op.
+            # Take the exact value and check the count once more, after the next run.
+            self._check_next = True
+        elif not self.reading and exact != self.step:
             from hookrun.hooks.tf_internals import tf_logging
 
             tf_logging().warning(
                 "global_step is %d where counting one per step gives %d: the train op does not add exactly one "
-                "to global_step per run. hookrun's hooks now read global_step with every step.",
+                "to global_step per run (or a hook assigns global_step in before_run/after_run). hookrun's hooks "
+                "now read global_step with every step.",
                 exact,
                 self.step,
             )

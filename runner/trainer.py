@@ -87,6 +87,11 @@ class TrainResult:
         task: on a cluster, this process's task (``worker:1``, ``ps:0``), else None.
         best: the best evaluation a hook kept (``early_stopping``: step, monitor, value and the checkpoint
             kept in ``best/``), or None.
+        start_global_step: ``global_step`` when the step loop started, after every hook's
+            ``after_create_session`` (a hook restoring pretrained weights may have moved it from
+            ``initial_step``); ``initial_step`` if unreadable.
+        stop_reason: why training ended: ``end of data``, ``last_step N reached``, ``stop requested by a
+            hook``, ``hooks[1] (custom).after_run() raised StopIteration``, ``signal N``.
     """
 
     run_dir: Path
@@ -106,6 +111,8 @@ class TrainResult:
     task: str | None = None
     end_seconds: float = 0.0
     best: BestCheckpoint | None = None
+    start_global_step: int | None = None
+    stop_reason: str = ""
 
     @property
     def steps_per_sec(self) -> float:
@@ -732,6 +739,7 @@ def _train_session(
                 session_factory=session_factory,
                 hook_labels=labels,
                 steps_per_run=config.session.steps_per_run,
+                window_bound=prepared.built.window.bound if prepared.built.window is not None else None,
             )
         completed = True
     finally:
@@ -775,6 +783,8 @@ def _train_session(
         task=str(cluster.plan.task) if cluster is not None else None,
         end_seconds=loop.end_seconds,
         best=next((c.best for c in contributions if c.best is not None), None),
+        start_global_step=loop.start_global_step if loop.start_global_step is not None else initial_step,
+        stop_reason=loop.stop_reason,
     )
     summary = {
         "steps": result.steps,
@@ -784,6 +794,8 @@ def _train_session(
         "initial_step": result.initial_step,
         "final_global_step": result.final_global_step,
         "end_of_data": result.end_of_data,
+        "start_global_step": result.start_global_step,
+        "stop_reason": result.stop_reason,
     }
     if result.evaluations:
         summary["validation"] = result.evaluations[-1]

@@ -151,9 +151,10 @@ def train_command(
         complete = _complete(loaded, result)
         if complete is not None:
             out.print(complete, highlight=False, soft_wrap=True, markup=False)
-        how = "end of data" if result.end_of_data else "stop requested"
+        start = result.start_global_step if result.start_global_step is not None else result.initial_step
+        how = result.stop_reason or ("end of data" if result.end_of_data else "stop requested")
         out.print(
-            f"trained {result.steps} steps (global step {result.initial_step} → {result.final_global_step}, {how}) "
+            f"trained {result.steps} steps (global step {start} → {result.final_global_step}, {how}) "
             f"in {result.loop_seconds:.1f} s, {result.steps_per_sec:,.0f} steps/s",
             highlight=False,
         )

@@ -134,6 +134,9 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         label: on a cluster, this task's label (``worker1``), else None.
         steps_per_epoch: global steps per pass over the training rows (``rows / batch_size``, a
             fraction in general), for the epoch; None to show none (on a cluster).
+        total_from_start: ``total`` is the runner's expectation from the restored step; before the first
+            run, read ``global_step`` once and move the total by as much as the hooks' ``after_create_session``
+            moved it (capped at ``stop_at_step``'s last step).
 
     Raises:
         ValueError: ``refresh_secs``, ``plain_every_n_secs`` or ``total`` is not positive.
@@ -152,6 +155,7 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         plain_every_n_secs: float = 10.0,
         label: str | None = None,
         steps_per_epoch: float | None = None,
+        total_from_start: bool = False,
     ) -> None:
         if refresh_secs <= 0 or plain_every_n_secs <= 0:
             raise ValueError("refresh_secs and plain_every_n_secs must be positive")
@@ -160,6 +164,9 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         super().__init__(clock)
         self.total = total
         self.step = clock.step
+        # the runner's total assumed the run starts at the restored step: check once, before the first run
+        self._initial_step = clock.step
+        self._rebase_total = total_from_start and total is not None
         self.start_step: int | None = None
         self.loss: float | None = None
         self._loss = loss
@@ -219,8 +226,28 @@ class ProgressBarHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         the request also holds its ``global_step`` read.
         """
         clock = self._clock
+        if self._rebase_total:
+            self._rebase(run_context.session)
         self._asked = self._fetch_reading if clock.window is not None or clock.reading else self._fetch
         return self._asked
+
+    def _rebase(self, session: Any) -> None:
+        """Before the first run: move the runner's total by how far the hooks moved ``global_step``; one read.
+
+        The runner worked the total out from the restored step (``stop_at_step``'s ``num_steps``, the
+        data's end). A hook's ``after_create_session`` that moved ``global_step`` (pretrained weights)
+        moves where the run ends by as much, and ``stop_at_step``'s last step, fixed by then, caps it.
+        """
+        self._rebase_total = False
+        start = int(session.run(self._clock.tensor))
+        total = self.total + start - self._initial_step  # type: ignore[operator]
+        if self._clock.last_step is not None:
+            total = min(total, self._clock.last_step)
+        self.start_step = self.step = start
+        if total > 0 and total != self.total:
+            self.total = total
+            if self._progress is not None:
+                self._progress.update(self._task, total=total, completed=start)
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Move the clock; on a read step, update the bar (or print a plain line when due)."""
@@ -306,6 +333,7 @@ def build(config: ProgressBarConfig, ctx: HookContext) -> ProgressBarHook:
         clock=ctx.clock,
         console=ctx.console,
         total=config.total or ctx.expected_last_step,
+        total_from_start=config.total is None,
         refresh_secs=config.refresh_secs,
         plain_every_n_secs=config.plain_every_n_secs,
         label=ctx.task,

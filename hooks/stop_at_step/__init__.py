@@ -21,8 +21,9 @@ class StopAtStepConfig(HookConfig):
     type: Literal["stop_at_step"] = Field(description="Hook type.")
     num_steps: Steps | None = Field(
         default=None,
-        description="Steps to run from the global step at session start (steps). "
-        "Exclusive with `last_step`.",
+        description="Steps to run from the global step read when the first session starts, after the "
+        "earlier hooks' `after_create_session` (as TensorFlow's `StopAtStepHook`; a recovered session keeps "
+        "the last step, a resumed run counts from its own start) (steps). Exclusive with `last_step`.",
     )
     last_step: Steps | None = Field(
         default=None,

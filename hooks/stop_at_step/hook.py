@@ -25,9 +25,13 @@ class StopAtStepHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
 
     - ``begin``: builds the clock's ``global_step`` read.
     - ``after_create_session``: syncs the clock; with ``num_steps``, the last
-      step becomes ``global_step + num_steps`` (on the first session only, as
-      TensorFlow's hook does).
-    - ``before_run``: asks for nothing (on a cluster: ``global_step``).
+      step becomes ``global_step + num_steps``, ``global_step`` read there, after
+      the earlier hooks' ``after_create_session`` (on the first session only, as
+      TensorFlow's hook does: a recovered session keeps the last step; a resumed
+      run, a new hook, counts from the step it starts at).
+    - ``before_run``: asks for nothing (on a cluster: ``global_step``); under
+      ``session.steps_per_run``, before a session's first window, re-reads
+      ``global_step`` once if a later hook could have moved it.
     - ``after_run``: once the counted step reaches the last step, reads
       ``global_step`` exactly and requests a stop if it is there. That step's
       ``after_run`` still runs for every later hook; then ``end`` runs.
@@ -62,11 +66,30 @@ class StopAtStepHook(ClockedHook, tf.compat.v1.train.SessionRunHook):
         return self._last_step
 
     def after_create_session(self, session: Any, coord: Any) -> None:
-        """Sync the clock; fix the last step from ``num_steps`` on the first session."""
+        """Sync the clock; on the first session with ``num_steps``, the last step from ``global_step`` read now.
+
+        As TensorFlow's hook: ``global_step`` is read here, after the earlier hooks'
+        ``after_create_session`` (one that restores pretrained weights may have moved it), and the last
+        step is fixed once, on the hook's first session; a recovered session keeps it.
+        """
+        clock = self._clock
+        read_here = not clock.synced(session)  # this hook's sync is the session's first read: it is current
         super().after_create_session(session, coord)
         if self._last_step is None:
-            self._last_step = self._clock.step + self._num_steps  # type: ignore[operator]
-        self._clock.limit(session, self._last_step)
+            start = clock.step if read_here else clock.reread(session)
+            self._last_step = start + self._num_steps  # type: ignore[operator]
+        clock.limit(session, self._last_step)
+
+    def before_run(self, run_context: Any) -> Any:
+        """Ask for nothing (on a cluster: ``global_step``); before a session's first window, settle its length.
+
+        Under ``session.steps_per_run`` a hook's ``after_create_session`` that ran after this one may have
+        moved ``global_step``; the first window's length is then worked out again (:meth:`StepClock.settle`).
+        """
+        clock = self._clock
+        if clock.window is not None:
+            clock.settle(run_context.session)
+        return clock.request()
 
     def after_run(self, run_context: Any, run_values: Any) -> None:
         """Request a stop once ``global_step``, read exactly, has reached the last step."""

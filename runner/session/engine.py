@@ -31,7 +31,10 @@ hooks under this engine, under ``MonitoredTrainingSession`` and under a plain
 3. ``before_run``/``after_run`` around every ``run``;
 4. ``end`` when the session closes without an error. End of data
    (``OutOfRangeError``/``StopIteration``) counts as no error: ``end`` runs,
-   that step's ``after_run`` does not. Any other error: neither.
+   that step's ``after_run`` does not. Any other error: neither. A non-recoverable error a
+   coordinator thread reports (``coord.request_stop(err)``) makes the next ``should_stop`` answer
+   True: ``end`` runs, and closing the session (``Coordinator.join``) raises the error, as
+   ``_CoordinatedSession.close`` does.
 
 ``AbortedError``/``UnavailableError`` (TensorFlow's preemption errors) close
 the session and create a new one, restoring the latest checkpoint;

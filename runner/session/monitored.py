@@ -7,7 +7,10 @@ The lifecycle, exactly as TensorFlow documents it:
 3. ``before_run`` / ``after_run`` around every ``train_op`` run;
 4. ``end`` when training finishes: a stop was requested, or the data ended
    (``OutOfRangeError``/``StopIteration``: ``end`` runs, that step's
-   ``after_run`` does not). On any other error neither runs.
+   ``after_run`` does not; raised by a hook, the same, though the data did
+   not end). On any other error neither runs, except a coordinator thread's
+   non-recoverable error: the loop stops, ``end`` runs, then closing the
+   session raises it.
 """
 
 from __future__ import annotations
@@ -161,6 +164,12 @@ class LoopResult:
         final_global_step: ``global_step`` read when the loop ended, before ``end``; None if
             unreadable. After a recovered session this differs from ``initial_step + steps``
             (the steps since the restored checkpoint ran again).
+        start_global_step: ``global_step`` read when the loop started, after every hook's
+            ``after_create_session`` (a hook restoring pretrained weights may have moved it from the
+            restored step); None if unreadable.
+        stop_reason: why the loop ended, for the end-of-run line: ``end of data``, ``last_step N
+            reached``, ``stop requested by a hook``, ``hooks[1] (custom).after_run() raised
+            StopIteration``, or, after a signal, ``signal N``.
     """
 
     steps: int
@@ -169,6 +178,8 @@ class LoopResult:
     signal: int | None = None
     final_global_step: int | None = None
     end_seconds: float = 0.0
+    start_global_step: int | None = None
+    stop_reason: str = "stop requested by a hook"
 
 
 #: Hook methods called outside the step loop, whose failures are named by hook and method.
@@ -181,8 +192,14 @@ def _code_of(method: Any) -> Any:
     return getattr(function, "__code__", None)
 
 
-def _failed_hook_call(err: BaseException, hooks: list[Any], labels: list[str] | None) -> str | None:
-    """``"hooks[2] (custom).begin()"`` if ``err`` was raised inside a hook's ``begin``/``after_create_session``/``end``.
+#: Hook methods called around each step (each window under ``session.steps_per_run``).
+_LOOP_METHODS = ("before_run", "after_run")
+
+
+def _hook_call(
+    err: BaseException, hooks: list[Any], labels: list[str] | None, methods: tuple[str, ...]
+) -> tuple[str, str] | None:
+    """``("hooks[2] (custom)", "begin")`` if ``err`` was raised inside one of the hooks' ``methods``, else None.
 
     Found from the traceback, outermost frame first: a frame running the code of one of the hooks'
     methods (a class's method, or a ``FunctionHook``'s function), with that hook as ``self`` when
@@ -190,7 +207,7 @@ def _failed_hook_call(err: BaseException, hooks: list[Any], labels: list[str] | 
     """
     codes: dict[Any, list[tuple[int, str, Any]]] = {}
     for index, hook in enumerate(hooks):
-        for method in _OUTSIDE_LOOP_METHODS:
+        for method in methods:
             code = _code_of(getattr(hook, method, None))
             if code is not None:
                 codes.setdefault(code, []).append((index, method, hook))
@@ -200,7 +217,7 @@ def _failed_hook_call(err: BaseException, hooks: list[Any], labels: list[str] | 
         for index, method, hook in codes.get(frame.f_code, ()):
             if frame.f_locals.get("self", hook) is hook:
                 label = labels[index] if labels is not None else f"hooks[{index}] ({type(hook).__name__})"
-                return f"{label}.{method}()"
+                return label, method
         tb = tb.tb_next
     return None
 
@@ -211,6 +228,60 @@ RESUME_MISFIT_FIX = (
     "written): undo the change, train into a new --run-dir, or start one from this run's weights with "
     "graph.warm_start"
 )
+
+
+def _failed_hook_call(err: BaseException, hooks: list[Any], labels: list[str] | None) -> str | None:
+    """``"hooks[2] (custom).begin()"`` if ``err`` was raised in a hook's ``begin``/``after_create_session``/``end``."""
+    found = _hook_call(err, hooks, labels, _OUTSIDE_LOOP_METHODS)
+    return None if found is None else f"{found[0]}.{found[1]}()"
+
+
+@dataclass(frozen=True)
+class FailedRun:
+    """Where in the step loop a run (a step, or a window of ``session.steps_per_run`` steps) failed.
+
+    Attributes:
+        before: ``global_step`` before the failed run (the loop's start step plus the steps run since;
+            steps).
+        after: ``global_step`` read once the run had failed, or None if unreadable (steps).
+        length: the most steps the run could take: 1, or the window's length (``session.steps_per_run``,
+            shorter where ``stop_at_step`` shortened it).
+        steps_per_run: ``session.steps_per_run``.
+    """
+
+    before: int
+    after: int | None
+    length: int
+    steps_per_run: int
+
+    def describe(self, err: BaseException, hooks: list[Any], labels: list[str] | None) -> str:
+        """``at step 7``, ``in hooks[1] (custom).after_run() after the window of steps 6-10``, ``at steps 6-10``.
+
+        A hook's ``before_run`` failed before the run; its ``after_run`` after it (the steps ran: up to
+        the step read). An error of the session call itself is at the step after the last one whose
+        update went through (``global_step`` moves with each step's update, inside a window too); when
+        that cannot be told apart from an error outside the loop's steps, the window's range is named.
+        """
+        first, last = self.before + 1, self.before + self.length
+        windowed = self.steps_per_run > 1
+        found = _hook_call(err, hooks, labels, _LOOP_METHODS)
+        if found is not None:
+            call = f"{found[0]}.{found[1]}()"
+            if found[1] == "before_run":
+                return f"in {call} before the window of steps {first}-{last}" if windowed else (
+                    f"in {call} before step {first}"
+                )
+            ended = self.after if self.after is not None and self.after >= first else None
+            if not windowed:
+                return f"in {call} after step {ended if ended is not None else first}"
+            return f"in {call} after the window of steps {first}-{ended}" if ended is not None else (
+                f"in {call} after the window of steps {first}-{last}"
+            )
+        if not windowed:
+            return f"at step {first}"
+        if self.after is not None and first <= self.after < last:
+            return f"at step {self.after + 1} (in the window of steps {first}-{last})"
+        return f"at steps {first}-{last}"
 
 
 def _in_restore(err: BaseException) -> bool:
@@ -232,12 +303,14 @@ def _where(
     labels: list[str] | None,
     checkpoint_dir: Path,
     tf: Any,
+    failed: FailedRun | None = None,
 ) -> str:
     """Where a failure happened, for its message.
 
-    In a step: ``at step N``. Outside the step loop: in which hook's ``begin()``,
-    ``after_create_session()`` or ``end()``, else while restoring the latest checkpoint, creating
-    the session, or closing it.
+    In a step: ``at step N`` (or the hook's ``before_run``/``after_run`` and the step, or under
+    ``session.steps_per_run`` the window's steps: :meth:`FailedRun.describe`). Outside the step loop:
+    in which hook's ``begin()``, ``after_create_session()`` or ``end()``, else while restoring the latest
+    checkpoint, creating the session, or closing it.
 
     Args:
         err: the exception.
@@ -249,6 +322,7 @@ def _where(
         labels: their names for messages (``hooks[2] (custom)``), or None.
         checkpoint_dir: the run directory (for the checkpoint restored).
         tf: the ``tensorflow`` module.
+        failed: in the loop phase, the run that failed, or None.
     """
     hook_call = _failed_hook_call(err, hooks, labels)
     after = f"after step {final_global_step if final_global_step is not None else done}"
@@ -265,6 +339,8 @@ def _where(
         return "while creating the session (before the first step)"
     if phase == "finish":
         return f"while closing the session {after}"
+    if failed is not None:
+        return failed.describe(err, hooks, labels)
     return f"at step {done + 1}"
 
 
@@ -293,6 +369,47 @@ def _raiser(err: BaseException, hooks: list[Any]) -> str:
             found = f"the hook {type(owner).__name__} "
         tb = tb.tb_next
     return found
+
+
+def _failed_run(
+    tf: Any, session: Any, start: int, steps: int, steps_per_run: int, window_bound: Any
+) -> FailedRun:
+    """The run that just failed: ``global_step`` before it (``start + steps``), read after it, and its length.
+
+    Reads ``global_step`` (and with a window, its ``bound``) on the raw session, which is still open:
+    the failure is being raised through the session's ``__exit__``. A value that cannot be read is None
+    (``after``) or ``steps_per_run`` (the length).
+    """
+    after = _read_global_step(tf, session)
+    length = steps_per_run
+    if steps_per_run > 1 and window_bound is not None:
+        try:
+            length = int(session.run_step_fn(lambda step_context: step_context.session.run(window_bound)))
+        except (tf.errors.OpError, RuntimeError, ValueError, TypeError):
+            length = steps_per_run
+        length = min(max(length, 1), steps_per_run)
+    return FailedRun(before=start + steps, after=after, length=length, steps_per_run=steps_per_run)
+
+
+def _stop_reason(tf: Any, hooks: list[Any], final_global_step: int | None) -> str:
+    """Why the loop left on ``should_stop``: ``last_step N reached`` (a stop-at-step hook's), else a hook's request.
+
+    A ``stop_at_step`` hook (hookrun's, or TensorFlow's ``StopAtStepHook`` from a model_fn's
+    ``training_hooks``) whose last step ``global_step`` has reached stopped the run; any other stop was
+    a hook's ``run_context.request_stop()`` (``early_stopping``, a checkpoint listener, a custom hook)
+    or the coordinator's.
+    """
+    from hookrun.hooks.stop_at_step.hook import StopAtStepHook
+
+    if final_global_step is not None:
+        for hook in hooks:
+            hook = getattr(hook, "inner", hook)  # the lifecycle trace's wrapper
+            if not isinstance(hook, (StopAtStepHook, tf.compat.v1.train.StopAtStepHook)):
+                continue
+            last_step = getattr(hook, "_last_step", None)
+            if last_step is not None and final_global_step >= last_step:
+                return f"last_step {int(last_step)} reached"
+    return "stop requested by a hook"
 
 
 def _read_global_step(tf: Any, session: Any) -> int | None:
@@ -342,6 +459,7 @@ def run_monitored(
     session_factory: Any = None,
     hook_labels: list[str] | None = None,
     steps_per_run: int = 1,
+    window_bound: Any = None,
 ) -> LoopResult:
     """Run ``train_op`` under a monitored session until it should stop.
 
@@ -373,6 +491,9 @@ def run_monitored(
         steps_per_run: ``session.steps_per_run``; above 1, ``train_op`` is the fused loop's ``steps``
             tensor (:mod:`hookrun.runner.graph.fused`) and each run adds the steps it returns. A
             signal stops the loop after the current window.
+        window_bound: with ``steps_per_run`` > 1, the fused loop's ``bound`` variable (the window's
+            length, :attr:`hookrun.hooks.window.RunWindow.bound`), read only when a window fails, to
+            name its steps; None otherwise.
 
     Returns:
         The loop's result.
@@ -389,6 +510,9 @@ def run_monitored(
     started = loop_ended = time.perf_counter()
     end_of_data = False
     final_global_step: int | None = None
+    start_global_step: int | None = None
+    stop_reason = "stop requested by a hook"
+    failed: FailedRun | None = None
     phase = "start"  # "start": begin, session creation, restore, after_create_session; "loop"; "finish": end
     stop = StopSignals()
     try:
@@ -398,6 +522,8 @@ def run_monitored(
         with stop, open_session() as session:
             stop.adopt()  # handlers the hooks installed in begin/after_create_session: chained
             phase = "loop"
+            # after every hook's after_create_session: a hook may have moved it from the restored step
+            start_global_step = _read_global_step(tf, session)
             started = time.perf_counter()
             try:
                 if steps_per_run > 1:  # each run is a window of up to N steps; it returns how many it ran
@@ -407,14 +533,34 @@ def run_monitored(
                     while not session.should_stop() and stop.signum is None:
                         session.run(train_op)
                         steps += 1
-            except (tf.errors.OutOfRangeError, StopIteration):
+            except (tf.errors.OutOfRangeError, StopIteration) as err:
                 loop_ended = time.perf_counter()
-                end_of_data, phase = True, "finish"
+                phase = "finish"
                 final_global_step = _read_global_step(tf, session)
+                raised = _hook_call(err, hooks, hook_labels, _LOOP_METHODS)
+                if raised is None:  # the input ran out (the session call raised it)
+                    end_of_data, stop_reason = True, "end of data"
+                else:  # a hook raised it: TensorFlow ends the run as at the data's end, but the data did not end
+                    stop_reason = f"{raised[0]}.{raised[1]}() raised {type(err).__name__}"
+                    if raised[1] == "after_run":  # the step (the window) ran before its after_run raised
+                        before = (start_global_step if start_global_step is not None else initial_step) + steps
+                        ran = final_global_step - before if final_global_step is not None else 1
+                        steps += min(max(ran, 1), steps_per_run)
                 raise  # the session's __exit__ swallows it and still calls every hook's end()
+            except Exception:
+                start = start_global_step if start_global_step is not None else initial_step
+                if session_factory is None:
+                    failed = _failed_run(tf, session, start, steps, steps_per_run, window_bound)
+                else:  # on a cluster no read after a failure: a gone parameter server would make it recover
+                    failed = FailedRun(start + steps, None, steps_per_run, steps_per_run)
+                raise
             loop_ended = time.perf_counter()
             phase = "finish"
             final_global_step = _read_global_step(tf, session)
+            if stop.signum is not None:
+                stop_reason = f"signal {stop.signum}"
+            else:
+                stop_reason = _stop_reason(tf, hooks, final_global_step)
     except tf.compat.v1.train.NanLossDuringTrainingError as err:
         latest = tf.train.latest_checkpoint(str(checkpoint_dir))
         if getattr(err, "first_step", None) is not None:  # a window of session.steps_per_run steps
@@ -422,11 +568,12 @@ def run_monitored(
                 f"non-finite loss in the window of steps {err.first_step}-{err.last_step} (session.steps_per_run: "
                 f"{steps_per_run}); last good checkpoint: {latest or 'none'}"
             ) from err
-        raise TrainingError(
-            f"NaN loss at step {initial_step + steps + 1}; last good checkpoint: {latest or 'none'}"
-        ) from err
+        step = failed.before + 1 if failed is not None else initial_step + steps + 1
+        raise TrainingError(f"NaN loss at step {step}; last good checkpoint: {latest or 'none'}") from err
     except tf.errors.OpError as err:
-        where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
+        where = _where(
+            err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf, failed
+        )
         write_failure = describe_write_failure(err)
         if write_failure:
             raise TrainingError(f"{write_failure} ({where})") from err
@@ -441,14 +588,18 @@ def run_monitored(
     except KeyboardInterrupt:
         raise
     except SystemExit as err:  # a hook called sys.exit(): that hook failed, it does not end the run well
-        where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
+        where = _where(
+            err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf, failed
+        )
         raise TrainingError(f"training failed {where}: {_raiser(err, hooks)}called sys.exit({err.code!r})") from err
     except Exception as err:
         if isinstance(err, HookFailure):  # complete as it is (e.g. a checkpoint refused for NaN weights)
             if getattr(err, "exit_code", 1) == 2:  # refused before the first step (a custom hook under steps_per_run)
                 raise SetupError(str(err)) from err
             raise TrainingError(str(err)) from err
-        where = _where(err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf)
+        where = _where(
+            err, phase, final_global_step, initial_step + steps, hooks, hook_labels, checkpoint_dir, tf, failed
+        )
         write_failure = describe_write_failure(err)
         if write_failure:
             raise TrainingError(f"{write_failure} ({where})") from err
@@ -462,4 +613,6 @@ def run_monitored(
         end_of_data=end_of_data,
         signal=stop.signum,
         final_global_step=final_global_step,
+        start_global_step=start_global_step,
+        stop_reason=stop_reason,
     )

@@ -18,7 +18,10 @@ PHASE_WHEN = {
 #: How a run finishes, for each way it can end.
 FINISHING_RULES = (
     "end of data (OutOfRangeError): end runs, that step's after_run does not",
+    "a hook raising StopIteration or OutOfRangeError: as end of data (end runs), but the data did not end",
     "any other error (graph error, a hook raising): neither that step's after_run nor end runs; exit 1",
+    "a coordinator thread's error (coord.request_stop(err)): the loop stops, end runs, then the error "
+    "is raised as the session closes; exit 1",
 )
 
 

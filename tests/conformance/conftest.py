@@ -189,7 +189,7 @@ def plain_training_session(
     make_config: Callable[..., LoadedConfig],
     directory: Path,
     make_hooks: Callable[[Any], list[Any]],
-    last_step: int,
+    last_step: int | dict[str, int],
     save_steps: int,
     filename: str = "plain.yaml",
     **sections: Any,
@@ -206,7 +206,8 @@ def plain_training_session(
     (summaries and the step counter off, as hookrun runs only its configured hooks). The graph comes
     from :func:`hookrun.runner.trainer.prepare` on a config without hooks; re-running it on the same
     ``directory`` resumes from its latest checkpoint (the data resumes there too, as in hookrun).
-    ``make_hooks(tf)`` builds the hooks inside the graph.
+    ``make_hooks(tf)`` builds the hooks inside the graph. ``last_step`` is the ``StopAtStepHook``'s
+    ``last_step``, or its arguments (``{"num_steps": 12}``).
     """
     from hookrun.runner.trainer import prepare
 
@@ -217,7 +218,8 @@ def plain_training_session(
     tf = prepared.tf
     try:
         with prepared.built.graph.as_default():
-            hooks = [*make_hooks(tf), tf.compat.v1.train.StopAtStepHook(last_step=last_step)]
+            stop = last_step if isinstance(last_step, dict) else {"last_step": last_step}
+            hooks = [*make_hooks(tf), tf.compat.v1.train.StopAtStepHook(**stop)]
             with tf.compat.v1.train.MonitoredTrainingSession(
                 checkpoint_dir=str(directory),
                 hooks=hooks,

@@ -276,3 +276,92 @@ class TrainingPartition(v1.train.SessionRunHook):
         for signum, handler in self._previous.items():
             signal.signal(signum, handler)
         record("partition.end", self._step)
+
+
+#: Optimizer slot variables a pretrained checkpoint's weights are not restored into (after NVIDIA's
+#: ``build_assigment_map``, which skips the same suffixes).
+OPTIMIZER_SLOTS = ("/Momentum", "/Adadelta", "/Adadelta_1", "/Adam", "/Adam_1", "/Adagrad", "/RMSProp", "/RMSProp_1")
+
+
+class PretrainedWeightsLoading(v1.train.SessionRunHook):
+    """After NVIDIA's MaskRCNN ``PretrainedWeightsLoadingHook`` without a skip pattern: ``global_step`` moves too.
+
+    ``begin()`` builds one assign per global variable found in ``checkpoint_path`` (optimizer slots
+    skipped), fed through placeholders as the original's ``assign_from_checkpoint``;
+    ``after_create_session`` runs them once per hook (its ``_is_initialized``), so the step the
+    checkpoint holds becomes the session's ``global_step``. ``end()`` records the step and the weights.
+    """
+
+    def __init__(self, checkpoint_path):
+        self._checkpoint_path = checkpoint_path
+        self._is_initialized = False
+
+    def begin(self):
+        reader = tf.train.load_checkpoint(self._checkpoint_path)
+        saved = reader.get_variable_to_shape_map()
+        self._init_feed_dict = {}
+        assigns = []
+        for var in v1.global_variables():
+            name = var.op.name
+            if name.endswith(OPTIMIZER_SLOTS) or name not in saved:
+                continue
+            value = v1.placeholder(var.dtype.base_dtype, var.shape, name=f"pretrained/{name.replace(':', '_')}")
+            assigns.append(v1.assign(var, value))
+            self._init_feed_dict[value] = reader.get_tensor(name)
+        self._init_op = tf.group(*assigns)
+        self._global_step = v1.train.get_global_step()
+        self._weights = list(v1.trainable_variables())
+
+    def after_create_session(self, session, coord=None):
+        if not self._is_initialized:
+            session.run(self._init_op, feed_dict=self._init_feed_dict)
+            self._is_initialized = True
+            record("pretrained.loaded", int(session.run(self._global_step)))
+
+    def end(self, session):
+        values = session.run(self._weights)
+        record("pretrained.end", int(session.run(self._global_step)), [rounded(v) for w in values for v in w.flat])
+
+
+class StopOnGlobalStep(v1.train.SessionRunHook):
+    """Requests a stop once a predicate of ``global_step`` holds: here, ``global_step >= at_least``.
+
+    ``global_step`` is read in ``after_run`` with ``run_context.session.run``, as TensorFlow's own
+    ``_MultiStepStopAtStepHook`` reads it ("cannot be retrieved via SessionRunArgs and before_run due to
+    race condition"): the value after the step, exact.
+    """
+
+    def __init__(self, at_least):
+        self._at_least = at_least
+
+    def begin(self):
+        self._global_step = v1.train.get_global_step()
+
+    def after_run(self, run_context, run_values):
+        step = int(run_context.session.run(self._global_step))
+        if step >= self._at_least:
+            record("predicate.stop", step)
+            run_context.request_stop()
+
+
+class PreemptOnce(v1.train.SessionRunHook):
+    """Simulates a preemption: raises ``AbortedError`` in ``before_run`` once, when ``global_step`` is ``at``.
+
+    TensorFlow's ``_RecoverableSession`` closes the session, creates a new one (restoring the latest
+    checkpoint) and calls every hook's ``after_create_session`` again.
+    """
+
+    def __init__(self, at):
+        self._at = at
+        self._done = False
+
+    def begin(self):
+        self._global_step = v1.train.get_global_step()
+
+    def after_create_session(self, session, coord):
+        record("preempt.session", int(session.run(self._global_step)) if self._done else None)
+
+    def before_run(self, run_context):
+        if not self._done and int(run_context.session.run(self._global_step)) == self._at:
+            self._done = True
+            raise tf.errors.AbortedError(None, None, f"simulated preemption at step {self._at}")

@@ -6,7 +6,10 @@ script on the same graph (``conftest.plain_training_session``), with the hooks o
 ``corpus_hooks.py``; what the hooks record must be the same all three ways. Together the cases cover
 variables and ops made in ``begin()``, ``session.run`` in ``after_create_session``, ``feed_dict``
 and ``RunOptions`` in ``SessionRunArgs``, fetches by string name, ``request_stop``, ``FileWriter``
-summaries, a hook's own signal handler, and a duck-typed hook.
+summaries, a hook's own signal handler, a duck-typed hook, a hook restoring pretrained weights
+(``global_step`` included) under ``stop_at_step: {num_steps}``, and a stop on a predicate of
+``global_step``. Those last two also run under ``session.steps_per_run: 5``, where the rule of
+``docs/engine.md`` gives the expected records: each ``after_run`` sees the window's last step.
 """
 
 from __future__ import annotations
@@ -47,25 +50,37 @@ class Corpus:
     def records(self) -> list[Any]:
         return self.hooks_module.RECORDS
 
-    def hookrun(self, engine: str, entries: Callable[[Path], list[tuple[str, dict]]], last_steps: list[int]) -> list:
-        """Train once per ``last_steps`` entry on one run directory with ``session.engine: engine``."""
+    def hookrun(
+        self,
+        engine: str,
+        entries: Callable[[Path], list[tuple[str, dict]]],
+        last_steps: list[Any],
+        steps_per_run: int = 1,
+    ) -> list:
+        """Train once per ``last_steps`` entry on one run directory with ``session.engine: engine``.
+
+        The hooks run in ``MonitoredTrainingSession``'s order: its ``CheckpointSaverHook`` (a chief hook)
+        first, then the user's, then the script's ``StopAtStepHook``. A ``last_steps`` entry is
+        ``stop_at_step``'s ``last_step``, or its settings (``{"num_steps": 12}``).
+        """
         self.records.clear()
-        run_dir = self.tmp_path / f"{engine}_run"
+        side = engine if steps_per_run == 1 else f"{engine}_{steps_per_run}"
+        run_dir = self.tmp_path / f"{side}_run"
         results = []
         for index, last_step in enumerate(last_steps):
-            hooks = [
-                {"type": "custom", "class": f"{self.module}:{name}", "args": args}
-                for name, args in entries(self.tmp_path / f"{engine}_out" / str(index))
-            ]
+            stop = last_step if isinstance(last_step, dict) else {"last_step": last_step}
+            hooks = [{"type": "checkpoint_saver", "save_steps": SAVE_STEPS}]
             hooks += [
-                {"type": "checkpoint_saver", "save_steps": SAVE_STEPS},
-                {"type": "stop_at_step", "last_step": last_step},
+                {"type": "custom", "class": f"{self.module}:{name}", "args": args}
+                for name, args in entries(self.tmp_path / f"{side}_out" / str(index))
             ]
-            loaded = self.make_config(hooks=hooks, filename=f"{engine}.yaml", session={"engine": engine}, data=DATA)
+            hooks.append({"type": "stop_at_step", **stop})
+            session = {"engine": engine, "steps_per_run": steps_per_run}
+            loaded = self.make_config(hooks=hooks, filename=f"{engine}.yaml", session=session, data=DATA)
             results.append(self.run_train(loaded, run_dir=run_dir))
         return [list(self.records), results]
 
-    def plain(self, entries: Callable[[Path], list[tuple[str, dict]]], last_steps: list[int]) -> list:
+    def plain(self, entries: Callable[[Path], list[tuple[str, dict]]], last_steps: list[Any]) -> list:
         """The same with a plain ``MonitoredTrainingSession`` script."""
         self.records.clear()
         directory = self.tmp_path / "plain_run"
@@ -80,7 +95,7 @@ class Corpus:
             assert error is None, error
         return list(self.records)
 
-    def run_all(self, entries: Callable[[Path], list[tuple[str, dict]]], last_steps: list[int]) -> list:
+    def run_all(self, entries: Callable[[Path], list[tuple[str, dict]]], last_steps: list[Any]) -> list:
         """The records of the three ways; asserts they are equal and returns them."""
         plain = self.plain(entries, last_steps)
         for engine in ("hookrun", "tf"):
@@ -88,6 +103,12 @@ class Corpus:
             assert records == plain, f"engine {engine}"
             assert results[1].initial_step == results[0].final_global_step  # the second run resumed
         return plain
+
+    def under_n(
+        self, entries: Callable[[Path], list[tuple[str, dict]]], last_steps: list[Any], steps_per_run: int
+    ) -> dict[str, list]:
+        """The records of both engines under ``session.steps_per_run``: ``{engine: [records, results]}``."""
+        return {engine: self.hookrun(engine, entries, last_steps, steps_per_run) for engine in ("hookrun", "tf")}
 
 
 @pytest.fixture
@@ -185,3 +206,86 @@ def test_a_hooks_own_signal_handler(corpus, keep_handlers, signum):
         ("partition.end", 4),
         ("log_train_run.end", 2, 2, 4),
     ]
+
+
+def _pretrained_checkpoint(corpus: Corpus, step: int) -> str:
+    """A checkpoint of this graph at ``global_step`` ``step``, trained by hookrun (the "pretrained" weights)."""
+    import tensorflow as tf
+
+    hooks = [{"type": "checkpoint_saver", "save_steps": 1000}, {"type": "stop_at_step", "last_step": step}]
+    loaded = corpus.make_config(hooks=hooks, filename="pretrained.yaml", data=DATA)
+    corpus.run_train(loaded, run_dir=corpus.tmp_path / "pretrained")
+    path = tf.train.latest_checkpoint(str(corpus.tmp_path / "pretrained"))
+    assert path is not None and path.endswith(f"-{step}")
+    return path
+
+
+@pytest.mark.parametrize("steps_per_run", [1, 5])
+def test_a_weights_restoring_hook_that_moves_global_step(corpus, steps_per_run):
+    """PretrainedWeightsLoading sets the weights and global_step 40 in after_create_session; then
+    stop_at_step(num_steps: 12) trains 40 -> 52, as TensorFlow's StopAtStepHook counts from the step it
+    reads there. The resume does it again (a new hook loads the weights again, global_step 40 included).
+    Under N = 5 the windows end on 45, 50 and 52, and the weights are those of 12 single steps."""
+    checkpoint = _pretrained_checkpoint(corpus, 40)
+
+    def entries(out: Path) -> list[tuple[str, dict]]:
+        return [("PretrainedWeightsLoading", {"checkpoint_path": checkpoint})]
+
+    stops: list[Any] = [{"num_steps": 12}, {"num_steps": 12}]
+    if steps_per_run == 1:
+        records = corpus.run_all(entries, stops)
+    else:
+        records = corpus.plain(entries, stops)
+        for engine, (ours, results) in corpus.under_n(entries, stops, steps_per_run).items():
+            assert ours == records, engine
+            assert [(r.steps, r.final_global_step) for r in results] == [(12, 52), (12, 52)], engine
+            assert results[1].initial_step == 52  # the second run resumed from the first's checkpoint
+    assert [r[:2] for r in records] == [
+        ("pretrained.loaded", 40), ("pretrained.end", 52), ("pretrained.loaded", 40), ("pretrained.end", 52)
+    ]
+    assert records[1][2] != records[3][2]  # the resume trained on the batches after step 52, not the same ones
+
+
+@pytest.mark.parametrize("steps_per_run", [1, 5])
+def test_a_stop_on_a_predicate_of_global_step(corpus, steps_per_run):
+    """StopOnGlobalStep stops once global_step >= 7 (then >= 12 in the resumed run): at 7 and 12 with
+    one step per run, as MonitoredTrainingSession; under N = 5 at the first window end that satisfies
+    it, 10 and 15, as the rule says (after_run sees the window's last step)."""
+
+    def entries(out: Path) -> list[tuple[str, dict]]:
+        return [("StopOnGlobalStep", {"at_least": (7, 12)[int(out.name)]})]
+
+    if steps_per_run == 1:
+        records = corpus.run_all(entries, [50, 50])
+        assert records == [("predicate.stop", 7), ("predicate.stop", 12)]
+        return
+    assert corpus.plain(entries, [50, 50]) == [("predicate.stop", 7), ("predicate.stop", 12)]
+    for engine, (records, results) in corpus.under_n(entries, [50, 50], steps_per_run).items():
+        assert records == [("predicate.stop", 10), ("predicate.stop", 15)], engine
+        assert [(r.initial_step, r.final_global_step) for r in results] == [(0, 10), (10, 15)], engine
+        assert [r.stop_reason for r in results] == ["stop requested by a hook"] * 2, engine
+
+
+@pytest.mark.parametrize("steps_per_run", [1, 5])
+def test_a_recovered_session_keeps_the_last_step_num_steps_gave(corpus, steps_per_run):
+    """A preemption before the step after 45 (AbortedError): the recovered session restores the latest
+    checkpoint (45) and runs every after_create_session again, but the weights hook does not load again
+    (its own flag) and TensorFlow's StopAtStepHook keeps the last step it fixed on the first session, 52:
+    the run ends there, not 12 steps after the restored step. Under N = 5 the windows end on 45, then
+    after the recovery on 50 and 52."""
+    checkpoint = _pretrained_checkpoint(corpus, 40)
+
+    def entries(out: Path) -> list[tuple[str, dict]]:
+        return [("PretrainedWeightsLoading", {"checkpoint_path": checkpoint}), ("PreemptOnce", {"at": 45})]
+
+    stops: list[Any] = [{"num_steps": 12}]
+    plain = corpus.plain(entries, stops)
+    assert [r[:2] for r in plain] == [
+        ("pretrained.loaded", 40), ("preempt.session", None), ("preempt.session", 45), ("pretrained.end", 52)
+    ]
+    for engine, (records, results) in corpus.under_n(entries, stops, steps_per_run).items():
+        if steps_per_run == 1:
+            assert records == plain, engine
+        else:  # the weights differ: a recovered session restarts the input where the run started (engine.md)
+            assert [r[:2] for r in records] == [r[:2] for r in plain], engine
+        assert results[0].final_global_step == 52, engine

@@ -124,3 +124,41 @@ def test_shows_the_mean_loss_since_the_last_update_when_refresh_secs_have_passed
     else:
         assert hook.shown == hook.losses
     assert hook.step == steps
+
+
+#: A hook setting ``global_step`` to ``to`` in its first ``after_create_session`` (pretrained weights).
+MOVES_GLOBAL_STEP = """
+import tensorflow as tf
+
+v1 = tf.compat.v1
+
+
+class MoveGlobalStep(v1.train.SessionRunHook):
+    def __init__(self, to):
+        self._to = to
+
+    def begin(self):
+        self._value = v1.placeholder(tf.int64, [])
+        self._assign = v1.assign(v1.train.get_global_step(), self._value)
+
+    def after_create_session(self, session, coord):
+        session.run(self._assign, {self._value: self._to})
+"""
+
+
+@pytest.mark.parametrize("steps_per_run", [1, 5])
+@pytest.mark.parametrize(("to", "stop", "total"), [(40, {"num_steps": 12}, 52), (40, {"last_step": 45}, 45)])
+def test_the_total_follows_a_global_step_a_hook_moved(make_config, run_train, captured, write_module, steps_per_run,
+                                                     to, stop, total):
+    """The bar's total comes from the restored step (0); a hook moving global_step to 40 moves the end
+    of a num_steps run to 52, not of a last_step one: the bar shows 52/52 and 45/45, and no warning."""
+    module = write_module("moves", MOVES_GLOBAL_STEP)
+    hooks = [
+        {"type": "progress_bar"},
+        {"type": "custom", "class": f"{module}:MoveGlobalStep", "args": {"to": to}},
+        {"type": "stop_at_step", **stop},
+    ]
+    result = run_train(make_config(hooks=hooks, data={"epochs": None}, session={"steps_per_run": steps_per_run}))
+    assert result.final_global_step == total
+    assert captured.text.splitlines()[-1].startswith(f"Training {total}/{total} (100%) "), captured.text
+    assert "warning" not in captured.text

@@ -257,3 +257,33 @@ def test_the_call_order_is_checked() -> None:
             run = SimpleNamespace(session=session)
             with pytest.raises(ClockOrderError, match="has not advanced past"):
                 clock.confirm(run)
+
+
+def test_a_step_moved_after_the_clocks_read_is_not_blamed_on_the_train_op():
+    """A hook's after_create_session that runs after the clock's read (pretrained weights, global_step
+    included) moves global_step: the first run's check takes the new value without switching, and checks
+    again after the next run; a train op that really adds two is still caught there."""
+    graph = tf.Graph()
+    with graph.as_default():
+        global_step = v1.train.get_or_create_global_step()
+        add_one, add_two = v1.assign_add(global_step, 1), v1.assign_add(global_step, 2)
+        clock = StepClock()
+        clock.begin()
+        with v1.Session() as session:
+            session.run(v1.global_variables_initializer())
+            assert clock.sync(session) == 0
+            session.run(v1.assign(global_step, 40))  # a later hook's after_create_session
+            session.run(add_one)
+            assert clock.advance(_Context(session)) == 41  # the check read it: the exact value
+            assert not clock.switched
+            session.run(add_one)
+            assert clock.advance(_Context(session)) == 42  # counted, checked once more: it agrees
+            assert not clock.switched
+        with v1.Session() as session:  # a new session whose train op adds two
+            session.run(v1.global_variables_initializer())
+            assert clock.sync(session) == 0
+            session.run(add_two)
+            assert clock.advance(_Context(session)) == 2 and not clock.switched  # one disagreement: not yet
+            session.run(add_two)
+            assert clock.advance(_Context(session)) == 4
+            assert clock.switched and clock.reading  # the second check disagrees too: the train op
