@@ -127,6 +127,7 @@ def _hookrun(*args):
     return [sys.executable, "-m", "hookrun.cli.app", *args]
 
 
+@pytest.mark.slow  # two real `hookrun train` processes, SIGINT and kill
 def test_a_live_run_is_running_then_interrupted_and_a_killed_one_failed(tmp_path):
     hooks = [
         {"type": "stop_at_step", "num_steps": 10_000_000},
