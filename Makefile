@@ -6,12 +6,14 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help install demo demo-sharded test lint bench clean
+.PHONY: help install demo demo-sharded test test-slow test-all lint bench clean
 
 help:
 	@echo "make demo   - set up .venv and train configs/california_housing_dnn.yaml (the main job)"
 	@echo "make demo-sharded - the same job streamed from 4 gzip'd CSV shards (configs/california_housing_sharded.yaml)"
-	@echo "make test   - set up .venv, run ruff and the test suite"
+	@echo "make test   - set up .venv, run ruff and the test suite in parallel, without the slow group (a few minutes)"
+	@echo "make test-slow - the slow group only: real clusters, signals, preemption (pytest -m slow)"
+	@echo "make test-all  - both, as CI (.ci/run) does"
 	@echo "make bench  - measure training speed and start-up (benchmarks/RESULTS.md; see benchmarks/README.md)"
 	@echo "make clean  - remove .venv and runs/"
 
@@ -39,9 +41,27 @@ demo-sharded: $(STAMP)
 	$(BIN)/hookrun validate configs/california_housing_sharded.yaml
 	$(BIN)/hookrun train configs/california_housing_sharded.yaml --run-dir runs/demo-sharded-$$(date +%Y%m%d-%H%M%S)
 
+# pytest-xdist: one worker per CPU core (PYTEST_WORKERS=4 to choose); --dist loadgroup keeps the tests marked
+# xdist_group(name) on one worker. The `slow` group (pyproject.toml's markers) runs in `make test-slow`.
+PYTEST_WORKERS ?= auto
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadgroup
+
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -q
+	@status=0; $(BIN)/python -m pytest -q $(PYTEST_PARALLEL) -m "not slow" $(PYTEST_ARGS) || status=$$?; \
+	echo "make test: the slow group (real clusters, signals, preemption) was not run: make test-slow (or make test-all)"; \
+	exit $$status
+
+# One test at a time (SLOW_WORKERS=2 to choose): each starts several TensorFlow processes and waits on them.
+# pytest exits 5 when nothing is selected: no test marked slow is not a failure.
+SLOW_WORKERS ?= 0
+
+test-slow: $(STAMP)
+	@status=0; $(BIN)/python -m pytest -q -n $(SLOW_WORKERS) -m slow $(PYTEST_ARGS) || status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make test-slow: no test is marked slow"; status=0; fi; \
+	exit $$status
+
+test-all: test test-slow
 
 bench: $(STAMP)
 	$(BIN)/python -m compileall -q cli config_schemas hooks runner

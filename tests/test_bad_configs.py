@@ -184,6 +184,10 @@ def good_config_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return directory
 
 
+#: The tests reading ``driver_results`` (one subprocess for them all) run on one pytest-xdist worker, so it runs once.
+ON_THE_DRIVERS_WORKER = pytest.mark.xdist_group("test_bad_configs_driver")
+
+
 @pytest.fixture(scope="module")
 def driver_results(workdir: Path, good_config_dir: Path) -> dict[str, dict[str, object]]:
     """Run every bad config through ``validate``, plus the ``--build`` and ``train`` extras, in one subprocess.
@@ -210,6 +214,7 @@ def test_there_are_enough_bad_configs() -> None:
     assert all(parse_expectation(path) for path in BAD_FILES)
 
 
+@ON_THE_DRIVERS_WORKER
 @pytest.mark.parametrize("path", BAD_FILES, ids=[p.stem for p in BAD_FILES])
 def test_bad_config(path: Path, driver_results: dict[str, dict[str, object]]) -> None:
     expect = parse_expectation(path)
@@ -230,6 +235,7 @@ def test_bad_config(path: Path, driver_results: dict[str, dict[str, object]]) ->
         assert not result["tf_loaded"], "validate without --build imported TensorFlow"
 
 
+@ON_THE_DRIVERS_WORKER
 def test_validate_build_prints_the_graph(driver_results: dict[str, dict[str, object]]) -> None:
     result = driver_results["build:all_hooks"]
     output = str(result["out"])
@@ -242,6 +248,7 @@ def test_validate_build_prints_the_graph(driver_results: dict[str, dict[str, obj
     assert "Traceback" not in output
 
 
+@ON_THE_DRIVERS_WORKER
 def test_train_with_unknown_tensor_exits_2_and_writes_nothing(
     driver_results: dict[str, dict[str, object]], workdir: Path
 ) -> None:
@@ -255,6 +262,7 @@ def test_train_with_unknown_tensor_exits_2_and_writes_nothing(
     assert not (workdir / "tmp").exists()
 
 
+@ON_THE_DRIVERS_WORKER
 def test_validate_writes_nothing(
     driver_results: dict[str, dict[str, object]], workdir: Path, good_config_dir: Path
 ) -> None:

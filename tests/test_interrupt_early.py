@@ -7,12 +7,15 @@ checked, while TensorFlow is imported. Each run is stopped long before training,
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -43,14 +46,34 @@ def hookrun_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "hookrun.cli.app"]
 
 
+@contextlib.contextmanager
+def signals_default_in_children() -> Iterator[None]:
+    """Children started here get SIGINT and SIGTERM at their default action, as from a terminal.
+
+    A signal ignored here (pytest started by a shell without job control, ``nohup``, ``cmd &``) stays ignored
+    across exec, and CPython then installs no KeyboardInterrupt handler: an early Ctrl-C would be lost, which
+    is the environment's doing, not hookrun's. A caught signal is reset to its default by exec.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    saved = {signum: signal.signal(signum, signal.default_int_handler) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in saved.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)  # None: set outside Python
+
+
 def signalled(tmp_path: Path, signum: int, delay: float) -> tuple[int, str, str]:
     """Start ``hookrun train`` on the mtcars config, send ``signum`` after ``delay`` s; return code, stdout, stderr."""
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", TF_ENABLE_ONEDNN_OPTS="0")
     run_dir = tmp_path / f"run-{signum}-{delay}"
-    process = subprocess.Popen(
-        [*hookrun_command(), "train", str(CONFIGS / "mtcars_linear.yaml"), "--run-dir", str(run_dir)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
-    )
+    with signals_default_in_children():
+        process = subprocess.Popen(
+            [*hookrun_command(), "train", str(CONFIGS / "mtcars_linear.yaml"), "--run-dir", str(run_dir)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+        )
     time.sleep(delay)
     process.send_signal(signum)
     try:

@@ -24,6 +24,10 @@ def _source_modules() -> set[str]:
     }
 
 
+#: The tests here share the module-scoped wheel build (pip wheel): one pytest-xdist worker, so it builds once.
+pytestmark = pytest.mark.xdist_group("test_packaging")
+
+
 @pytest.fixture(scope="module")
 def wheel_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """The file list of a wheel built from a copy of the sources (the repository is left untouched)."""

@@ -17,6 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+#: The `slow` group (`make test-slow`): real signals and kill -9 to a real `hookrun train`, each then resumed.
+pytestmark = pytest.mark.slow
+
 MTCARS = Path(__file__).resolve().parent.parent / "configs" / "data" / "mtcars.csv"
 HISTORY_EVERY = 50
 CHECKPOINT_EVERY = 400

@@ -7,7 +7,9 @@ import json
 import signal
 import subprocess
 import sys
+import textwrap
 import time
+import uuid
 
 import pytest
 import yaml
@@ -18,7 +20,7 @@ from hookrun.hooks.numbers import format_number
 from hookrun.runner.config import load_config
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.trained.runs import list_runs
-from tests.conftest import NAN_BUILDER, base_config, linear_rows, write_csv
+from tests.conftest import NAN_BUILDER, Captured, base_config, linear_rows, write_csv
 
 cli = CliRunner(env={"COLUMNS": "250"})
 
@@ -52,21 +54,40 @@ def _best_val_loss(run_dir):
     return min(v for _, v in _history(run_dir, "val_loss"))
 
 
-@pytest.fixture
-def runs(tmp_path, run_train, write_module):
-    """``tmp_path/runs``: two finished runs (other learning rates), a failed one, a damaged and a foreign directory."""
+#: The tests using ``runs`` only read it: it is built once per module, and they run on one pytest-xdist worker.
+SHARED_RUNS = pytest.mark.xdist_group("test_runs_shared_runs")
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """``<tmp>/runs``: two finished runs (other learning rates), a failed one, a damaged and a foreign directory.
+
+    Module-scoped (four trainings once, not per test): the tests using it must not change it.
+    """
+    from hookrun.runner.trainer import train
+
+    tmp_path = tmp_path_factory.mktemp("shared_runs")
+    console = Captured().console
+
+    def run_train(loaded, run_dir):
+        return train(loaded, run_dir=run_dir, console=console)
+
     config = _config(tmp_path)
     root = tmp_path / "runs"
     for rate in ("0.05", "0.001"):
         overrides = [f"graph.optimizer.learning_rate={rate}", "data.batch_size=8"]
         run_train(load_config(config, overrides), run_dir=root / f"lr-{rate}")
-    module = write_module("nan_builder", NAN_BUILDER)
-    failing = _config(
-        tmp_path, hooks=[*HOOKS, {"type": "nan_tensor"}],
-        graph={"builder": f"{module}:build", "params": {"nan_from": 5}}, name="nan.yaml",
-    )
-    with pytest.raises(TrainingError):
-        run_train(load_config(failing, ["data.batch_size=8"]), run_dir=root / "nan")
+    module = f"nan_builder_{uuid.uuid4().hex[:8]}"  # as the write_module fixture: unique, removed afterwards
+    (tmp_path / f"{module}.py").write_text(textwrap.dedent(NAN_BUILDER), encoding="utf-8")
+    try:
+        failing = _config(
+            tmp_path, hooks=[*HOOKS, {"type": "nan_tensor"}],
+            graph={"builder": f"{module}:build", "params": {"nan_from": 5}}, name="nan.yaml",
+        )
+        with pytest.raises(TrainingError):
+            run_train(load_config(failing, ["data.batch_size=8"]), run_dir=root / "nan")
+    finally:
+        sys.modules.pop(module, None)
     (root / "broken").mkdir()
     (root / "broken" / "config.yaml").write_text("name: x\n")
     (root / "broken" / "summary.json").write_text('{"status": "fini')  # torn
@@ -75,6 +96,7 @@ def runs(tmp_path, run_train, write_module):
     return root
 
 
+@SHARED_RUNS
 def test_the_table_shows_status_steps_metrics_and_the_overrides_that_differ(runs):
     table = list_runs(runs)
     by_name = {row.name: row for row in table.runs}
@@ -106,6 +128,7 @@ def test_the_table_shows_status_steps_metrics_and_the_overrides_that_differ(runs
     assert ordered == [*sorted(lows, key=lows.get), "broken"]  # lowest first; without the metric last
 
 
+@SHARED_RUNS
 def test_the_cli_prints_the_table_and_json_and_refuses_an_unknown_sort(runs):
     result = cli.invoke(app, ["runs", str(runs), "--sort", "val_rmse"])
     assert result.exit_code == 0, result.output
@@ -128,6 +151,7 @@ def _hookrun(*args):
     return [sys.executable, "-m", "hookrun.cli.app", *args]
 
 
+@pytest.mark.slow  # two real `hookrun train` processes, SIGINT and kill
 def test_a_live_run_is_running_then_interrupted_and_a_killed_one_failed(tmp_path):
     hooks = [
         {"type": "stop_at_step", "num_steps": 10_000_000},
@@ -335,6 +359,7 @@ def test_the_table_fits_the_width_with_each_run_s_name_status_and_sort_metric_wh
         assert name in note or f" {name.split()[0]}" in header, (name, text)
 
 
+@SHARED_RUNS
 def test_the_cli_table_at_80_columns_shows_every_real_run_whole(runs):
     result = CliRunner(env={"COLUMNS": "80"}).invoke(app, ["runs", str(runs), "--sort", "val_rmse"])
     assert result.exit_code == 0, result.output

@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+#: The `slow` group (`make test-slow`): real signals to a real `hookrun train` that must be training first.
+pytestmark = pytest.mark.slow
+
 MTCARS = Path(__file__).resolve().parent.parent / "configs" / "data" / "mtcars.csv"
 
 #: Hooks that install handlers: in the constructor, and in begin() (chaining to the one they replace, or not).

@@ -80,6 +80,7 @@ def test_a_failed_run_does_not_stop_the_others_and_the_exit_code_is_1(tmp_path):
     assert "1 of 2 runs failed: learning_rate=1e6" in result.output
 
 
+@pytest.mark.slow  # a real `hookrun train --sweep`, then SIGINT
 def test_ctrl_c_stops_the_current_run_gracefully_and_starts_no_other(tmp_path):
     hooks = [
         {"type": "stop_at_step", "num_steps": 10_000_000},

@@ -25,6 +25,10 @@ cli = CliRunner(env={"COLUMNS": "200"})
 STEPS = [{"type": "stop_at_step", "num_steps": 4}, {"type": "checkpoint_saver", "save_steps": 4}]
 
 
+#: Every test here shares the module-scoped ``trained`` run: one pytest-xdist worker, so it trains once.
+pytestmark = pytest.mark.xdist_group("test_trained_attacks")
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     """A run of 4 steps (checkpoints at steps 0 and 4) on ``data.csv``, with a 25 % validation split; never changed."""

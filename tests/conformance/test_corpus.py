@@ -26,8 +26,8 @@ from hookrun.config_schemas.imports import import_object
 from tests.conformance.conftest import plain_training_session
 from tests.conftest import BATCH_SIZE, event_scalars
 
-#: Six trainings per case (seconds).
-TIME_LIMIT_SECS = 40.0
+#: Six trainings per case (seconds): a hang guard, as conftest.TIME_LIMIT_SECS, so a loaded machine does not fail it.
+TIME_LIMIT_SECS = 300.0
 
 CORPUS_SOURCE = (Path(__file__).parent / "corpus_hooks.py").read_text(encoding="utf-8")
 SAVE_STEPS = 2

@@ -11,8 +11,13 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from hookrun.runner.cluster.local import free_ports
 from tests.distributed.conftest import mtcars_config
+
+#: The `slow` group (`make test-slow`): three real `hookrun train --task` processes each, killed and restarted.
+pytestmark = pytest.mark.slow
 
 
 def loopback_cluster(workers: int = 2) -> dict[str, list[str]]:

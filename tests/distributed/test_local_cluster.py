@@ -9,6 +9,7 @@ import socket
 import subprocess
 from pathlib import Path
 
+import pytest
 from rich.console import Console
 
 from tests.distributed.conftest import hookrun, mtcars_config
@@ -22,6 +23,7 @@ def history_rows(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
+@pytest.mark.slow  # a real --local-cluster: three TensorFlow processes
 def test_one_ps_two_workers_train_to_the_stop_step_and_the_checkpoint_restores(tmp_path: Path, tasks) -> None:
     config = mtcars_config(tmp_path, LAST_STEP, history_saver={"every_n_step": 20})
     run = tasks("cluster", "train", str(config), "--local-cluster", "ps=1,worker=2")
@@ -56,6 +58,7 @@ def test_one_ps_two_workers_train_to_the_stop_step_and_the_checkpoint_restores(t
     assert resumed.task is None  # no cluster: one process
 
 
+@pytest.mark.slow  # a real --local-cluster: three TensorFlow processes
 def test_synchronous_replicas_aggregate_both_workers(tmp_path: Path, tasks) -> None:
     config = mtcars_config(tmp_path, 100)
     run = tasks(

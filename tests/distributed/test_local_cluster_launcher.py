@@ -13,6 +13,9 @@ import pytest
 
 from tests.distributed.conftest import gone, hookrun, mtcars_config
 
+#: The `slow` group (`make test-slow`): a real --local-cluster (three TensorFlow processes), then kill -9.
+pytestmark = pytest.mark.slow
+
 #: Seconds the children get to notice that the launcher is gone.
 ORPHAN_DEADLINE_SECS = 10.0
 #: ``started worker:1 at 127.0.0.1:1234 (pid 4321)``, with the port.

@@ -7,9 +7,13 @@ import os
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.distributed.conftest import mtcars_config
+
+#: The `slow` group (`make test-slow`): a real --local-cluster (three TensorFlow processes).
+pytestmark = pytest.mark.slow
 
 #: Each hook appends ``<name> <method> <pid>`` to ``calls.txt`` beside the config at ``begin`` and ``end``.
 MODEL_FN = """

@@ -66,8 +66,8 @@ def extra_hooks_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
 
 def test_every_hook_folder_is_a_registered_hook_type() -> None:
     folders = sorted(p.name for p in HOOKS_DIR.iterdir() if (p / "__init__.py").exists())
+    assert folders  # else the comparison below would pass on an empty registry (no count to keep in step by hand)
     assert sorted(registry.hook_configs()) == folders
-    assert len(folders) == 12
     for name, model in registry.hook_configs().items():
         assert registry.hook_type_of(model) == name
         assert (HOOKS_DIR / name / "hook.py").exists()

@@ -311,15 +311,15 @@ def test_a_fifo_in_place_of_the_state_is_refused_not_read(tmp_path):
     assert str(error).startswith(f"{fifo}: cannot read the saved preprocessing (not a regular file)")
 
 
-def test_a_resumed_run_with_a_fifo_for_its_state_exits_2_at_once(make_config, tmp_path):
+def test_a_resumed_run_with_a_fifo_for_its_state_exits_2_at_once(make_config, run_train, tmp_path):
     import os
     import subprocess
     import sys
 
     hooks = [{"type": "checkpoint_saver", "save_steps": 100}]
     loaded = make_config(hooks=hooks, data={"epochs": 1})
+    run_train(loaded, run_dir=tmp_path / "r")  # the first run in this process (no second TensorFlow import)
     run = [sys.executable, "-m", "hookrun.cli.app", "train", str(loaded.path), "--run-dir", str(tmp_path / "r")]
-    subprocess.run(run, check=True, capture_output=True, timeout=300)
     state = tmp_path / "r" / "preprocessing.json"
     state.unlink()
     os.mkfifo(state)
