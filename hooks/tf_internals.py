@@ -117,6 +117,35 @@ def target_ops(ops: list[Any]) -> list[Any]:
     return [op._c_op for op in ops]
 
 
+def global_step_read(graph: Any | None = None) -> Any:
+    """TensorFlow's cached ``global_step`` read tensor (``training_util._get_or_create_global_step_read``).
+
+    TensorFlow's own hooks (``StepCounterHook``, ``ProfilerHook``, ``SecondOrStepTimer`` users) fetch
+    this tensor beside the train op; ``tf.estimator`` created it before calling the ``model_fn``. Calling
+    it first makes them share one tensor that the runner can order before the step's update.
+
+    Args:
+        graph: the graph (default: the default graph).
+
+    Returns:
+        The ``int64`` scalar read tensor, or None if the graph has no ``global_step``.
+    """
+    from tensorflow.python.training import training_util
+
+    return training_util._get_or_create_global_step_read(graph)
+
+
+def session_interface() -> type:
+    """``tensorflow.python.client.session.SessionInterface``, the base class ``Saver.save`` requires of a session.
+
+    A wrapper session handed to hooks (``hooks/custom/window.py``) subclasses it so that a hook's
+    ``Saver.save(run_context.session, ...)`` accepts it; TensorFlow exports no public name for it.
+    """
+    from tensorflow.python.client.session import SessionInterface
+
+    return SessionInterface
+
+
 def unfinalize(graph: Any) -> None:
     """``graph._unsafe_unfinalize()``: undo ``graph.finalize()``.
 

@@ -1,12 +1,13 @@
 """Issue 11 item 11: a hook reading ``global_step`` in the same run as the train op (OpenSeq2Seq's
-``PrintLossAndTimeHook``) gets the value before or after the increment at TensorFlow's whim.
+``PrintLossAndTimeHook``, TensorFlow's ``ProfilerHook``) got the value before or after the increment at
+TensorFlow's whim.
 
 Two facts, tested here: hookrun's engine hands the C session exactly the fetches and targets
 ``Session.run`` hands it for the same step (so both engines run the same pruned graph), and in that
-graph nothing orders the ``global_step`` read against the train op's increment: no data or control
-path joins them, so TensorFlow's executor may run either first. The race is TensorFlow's own; a hook
-that needs the step of its run reads it in ``after_run`` (``run_context.session.run(global_step)``),
-or takes it from a tensor with a control dependency on the train op.
+graph the train op that hookrun builds waits for the ``global_step`` reads a hook fetches (the variable's
+snapshot and TensorFlow's cached read tensor), so a hook sees the value before its step's update on every
+step, as under ``session.steps_per_run`` > 1. A ``model_fn``'s own ``train_op`` is the user's graph: there
+the race is TensorFlow's (docs/custom-hooks.md).
 """
 
 from __future__ import annotations
@@ -100,25 +101,32 @@ def ancestors(op):
 
 
 @pytest.mark.parametrize("builder", ["linear_regressor", "dnn_regressor"])
-def test_nothing_orders_the_global_step_read_against_the_train_ops_increment(make_config, builder):
+def test_the_global_step_reads_come_before_the_train_ops_increment(make_config, builder):
+    """A hook fetching ``global_step`` (the variable, or TensorFlow's cached read tensor, as ``ProfilerHook`` and
+    ``StepCounterHook`` do) beside hookrun's train op gets the value before the step's update, every step. In
+    TensorFlow nothing orders them (1 post-increment read in 2,000 plain steps; under load a ProfilerHook at N = 1
+    read 1 where the same graph under MonitoredTrainingSession read 2): hookrun's optimizer waits for both reads."""
     from rich.console import Console
 
+    from hookrun.hooks.tf_internals import global_step_read
     from hookrun.runner.trainer import prepare
 
     loaded = make_config(hooks=[], graph={"builder": builder})
     prepared = prepare(loaded, loaded.base_dir / "never_written", Console(quiet=True))
     graph = prepared.built.graph
-    read = graph.get_operation_by_name("global_step/Read/ReadVariableOp")
+    reads = [
+        global_step_read(graph).op,  # the tensor TensorFlow's hooks' begin() will get: made by hookrun already
+        graph.get_operation_by_name("global_step/Read/ReadVariableOp"),  # what fetching the variable runs
+    ]
     train_op = prepared.built.train_op
     train_op = getattr(train_op, "op", train_op)
     handle = graph.get_operation_by_name("global_step")
     increments = [
         op
         for op in ancestors(train_op) | {train_op}
-        if op.type in ("AssignAddVariableOp", "AssignVariableOp", "ResourceApplyGradientDescent")
-        and handle in [t.op for t in op.inputs]
+        if op.type in ("AssignAddVariableOp", "AssignVariableOp") and handle in [t.op for t in op.inputs]
     ]
     assert increments, "the train op increments global_step"
     for increment in increments:
-        assert increment not in ancestors(read)  # the read need not wait for the increment
-        assert read not in ancestors(increment)  # nor the increment for the read
+        for read in reads:
+            assert read in ancestors(increment), read.name

@@ -203,3 +203,21 @@ def test_meta_graph_path_is_the_file_saver_save_writes(pad: bool, sharded: bool)
         assert [f"{directory}/{name}" for name in metas] == [
             tf_internals.meta_graph_path(saver, f"{directory}/model.ckpt", 7)
         ], "Saver.save's .meta name (or its private _pad_step_number) changed"
+
+
+def test_global_step_read_is_tensorflows_cached_read_tensor() -> None:
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        assert tf_internals.global_step_read(graph) is None  # no global_step yet
+        tf.compat.v1.train.get_or_create_global_step()
+        read = tf_internals.global_step_read(graph)
+        assert read is tf_internals.global_step_read(graph)  # cached: the one TensorFlow's hooks get
+        assert read.dtype == tf.int64
+
+
+def test_session_interface_is_the_base_class_saver_save_requires() -> None:
+    import tensorflow as tf
+
+    assert issubclass(tf.compat.v1.Session, tf_internals.session_interface())

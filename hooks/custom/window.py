@@ -288,9 +288,9 @@ def _session_class() -> type:
     """:class:`_Session`, made once: a ``SessionInterface`` (``Saver.save`` refuses anything else)."""
     global _SESSION_CLASS
     if _SESSION_CLASS is None:
-        from tensorflow.python.client.session import SessionInterface
+        from hookrun.hooks.tf_internals import session_interface
 
-        _SESSION_CLASS = type("_Session", (_Session, SessionInterface), {})
+        _SESSION_CLASS = type("_Session", (_Session, session_interface()), {})
     return _SESSION_CLASS
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from hookrun.config_schemas.imports import flags_hint
 from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
+from hookrun.hooks.tf_internals import global_step_read, graph_element
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
 from hookrun.runner.errors import PlacedError, SetupError
@@ -366,9 +367,15 @@ def build_graph(
                     train_op = optimizer.minimize(spec.loss, global_step=global_step)
                 learning_rate = tf.identity(tf.convert_to_tensor(rate_now["rate"], tf.float32), name="learning_rate")
             elif train_op is None:
-                train_op, learning_rate = make_train_op(
-                    tf, config.graph.optimizer, spec.loss, global_step, wrap_optimizer=wrap_optimizer
-                )
+                # Hooks fetch global_step beside the train op: the variable (its snapshot read) or TensorFlow's
+                # cached read tensor (StepCounterHook, ProfilerHook). Nothing ordered those reads against the
+                # step's increment, so they saw the step before or after it at the executor's whim. Both reads
+                # now come first: every hook sees the value before its step's update, as under steps_per_run > 1
+                # (docs/engine.md). Made after the builder, so its ops' seeds stay the same.
+                with tf.control_dependencies([global_step_read(graph), graph_element(global_step)]):
+                    train_op, learning_rate = make_train_op(
+                        tf, config.graph.optimizer, spec.loss, global_step, wrap_optimizer=wrap_optimizer
+                    )
             elif wrap_optimizer is not None:
                 raise SetupError(
                     f"cluster.sync_replicas: graph.builder {builder_name} returns its own train_op, so its optimizer "
