@@ -710,6 +710,10 @@ def _train_session(
         prepared.plan,
         config.session.intra_op_parallelism_threads,
         config.session.inter_op_parallelism_threads,
+        mixed_precision=config.session.mixed_precision,
+        global_jit_level=config.session.global_jit_level,
+        allow_growth=config.session.allow_growth,
+        per_process_gpu_memory_fraction=config.session.per_process_gpu_memory_fraction,
     )
     session_factory = None
     if cluster is not None:  # TensorFlow's MonitoredSession on the cluster, whatever session.engine says

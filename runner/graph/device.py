@@ -74,17 +74,44 @@ def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = F
     raise SetupError(f"device {requested!r} is not one of cpu, gpu, gpu:N or auto")
 
 
-def session_config(tf: Any, plan: DevicePlan, intra_op_threads: int = 0, inter_op_threads: int = 0) -> Any:
-    """Build the ``tf.compat.v1.ConfigProto`` for a device plan.
+#: ``session.global_jit_level`` -> the ``OptimizerOptions.GlobalJitLevel`` enum value's name.
+JIT_LEVELS = {"default": "DEFAULT", "off": "OFF", "on_1": "ON_1", "on_2": "ON_2"}
+
+
+def session_config(
+    tf: Any,
+    plan: DevicePlan,
+    intra_op_threads: int = 0,
+    inter_op_threads: int = 0,
+    *,
+    mixed_precision: bool = False,
+    global_jit_level: str = "default",
+    allow_growth: bool = False,
+    per_process_gpu_memory_fraction: float = 0.0,
+) -> Any:
+    """Build the ``tf.compat.v1.ConfigProto`` for a device plan and the config's GPU switches.
 
     Args:
         tf: the ``tensorflow`` module.
         plan: from :func:`resolve_device`.
         intra_op_threads: ``intra_op_parallelism_threads`` (0 = TensorFlow's choice).
         inter_op_threads: ``inter_op_parallelism_threads`` (0 = TensorFlow's choice).
+        mixed_precision: turn on Grappler's ``auto_mixed_precision`` rewrite
+            (``graph_options.rewrite_options``), as a session created after
+            ``tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite`` does, without its
+            process-wide state. The loss scaling half is the optimizer's
+            (:func:`hookrun.runner.graph.optimizers.loss_scaled`).
+        global_jit_level: ``default``, ``off``, ``on_1`` or ``on_2``:
+            ``graph_options.optimizer_options.global_jit_level`` (XLA JIT).
+        allow_growth: ``gpu_options.allow_growth``.
+        per_process_gpu_memory_fraction: ``gpu_options.per_process_gpu_memory_fraction`` (0 to 1;
+            0 = TensorFlow's choice).
 
     Returns:
         A ``ConfigProto``; on a CPU plan GPUs are hidden (``device_count={"GPU": 0}``).
+
+    Raises:
+        KeyError: ``global_jit_level`` is not one of :data:`JIT_LEVELS` (the config schema allows no other).
     """
     kwargs: dict[str, Any] = {
         "allow_soft_placement": plan.soft_placement,
@@ -93,4 +120,15 @@ def session_config(tf: Any, plan: DevicePlan, intra_op_threads: int = 0, inter_o
     }
     if not plan.uses_gpu:
         kwargs["device_count"] = {"GPU": 0}
-    return tf.compat.v1.ConfigProto(**kwargs)
+    config = tf.compat.v1.ConfigProto(**kwargs)
+    if mixed_precision:
+        rewriter = config.graph_options.rewrite_options
+        rewriter.auto_mixed_precision = type(rewriter).ON
+    if global_jit_level != "default":
+        optimizer_options = config.graph_options.optimizer_options
+        optimizer_options.global_jit_level = getattr(type(optimizer_options), JIT_LEVELS[global_jit_level])
+    if allow_growth:
+        config.gpu_options.allow_growth = True
+    if per_process_gpu_memory_fraction:
+        config.gpu_options.per_process_gpu_memory_fraction = per_process_gpu_memory_fraction
+    return config
