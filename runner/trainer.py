@@ -33,7 +33,7 @@ from hookrun.runner.data.reader import steps_per_run
 from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, check_shards, scan_data
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph.build import build_graph
-from hookrun.runner.graph.device import resolve_device, session_config
+from hookrun.runner.graph.device import describe_tensorflow, resolve_device, session_config
 from hookrun.runner.graph.tensor_names import check_tensor_names
 from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_checkpoint_state
 from hookrun.runner.run_dir.config_change import compare_configs
@@ -654,6 +654,8 @@ def _train_locked(
             prepared.preprocessor.save(directory / PREPROCESSING_FILE)
             # summary.json says `running` (with the start time and --set) until the end rewrites it
             record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
+        # which TensorFlow build (CUDA or CPU-only, CUDA and cuDNN versions) and which devices it found
+        console.print(describe_tensorflow(prepared.tf), highlight=False, soft_wrap=True, markup=False)
         for note in prepared.notes:  # before training, not under its table: the device it runs on, the resume
             console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
         prepared.notes_shown = len(prepared.notes)

@@ -58,6 +58,27 @@ def test_version_prints_the_package_version_without_tensorflow():
     done = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[0] == f"hookrun {version('hookrun')}", done.stdout + done.stderr
     assert "CODE 0" in done.stdout and "TF False" in done.stdout
+    # the TensorFlow build as tf.sysconfig.get_build_info() reports it, read without importing TensorFlow
+    import tensorflow as tf
+
+    build = tf.sysconfig.get_build_info()
+    kind = f"CUDA build (CUDA {build['cuda_version']}, cuDNN {build['cudnn_version']})" if build.get(
+        "is_cuda_build") else "CPU-only build"
+    assert done.stdout.splitlines()[1].startswith(f"tensorflow {tf.__version__}, {kind}; package "), done.stdout
+    assert "devices: not listed (hookrun --version --devices" in done.stdout
+
+
+@pytest.mark.parametrize("args", [["--version", "--devices"], ["--devices", "--version"], ["--devices"]])
+def test_version_with_devices_lists_what_tensorflow_finds(args):
+    import tensorflow as tf
+
+    done = hookrun(*args)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"hookrun {version('hookrun')}" and lines[1].startswith(f"tensorflow {tf.__version__}, ")
+    found = [d.name.removeprefix("/physical_device:") for d in tf.config.list_physical_devices()]
+    assert lines[-1].startswith(f"devices: {found[0]}"), done.stdout
+    assert ("(no GPU visible)" in lines[-1]) == (not tf.config.list_physical_devices("GPU"))
 
 
 # --- issue 13 item 14: list-hooks at 80 columns, list-hooks NAME, the built-in graph builders ---
