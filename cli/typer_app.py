@@ -111,11 +111,19 @@ def _version(ctx: typer.Context, value: bool) -> None:
         typer.echo(line)
     if not devices:
         typer.echo("devices: not listed (hookrun --version --devices imports TensorFlow to list them)")
-    elif install.packages:
+    elif not install.packages:
+        typer.echo("devices: not listed (no TensorFlow installed)")
+    else:
+        from hookrun.config_schemas.errors import SetupError
         from hookrun.runner.graph.device import describe_devices
         from hookrun.runner.tf_env import import_tensorflow
 
-        typer.echo(describe_devices(import_tensorflow()))
+        try:
+            tf = import_tensorflow()
+        except (ImportError, SetupError) as error:  # a broken install, no temporary directory: one line, exit 2
+            typer.echo(f"error: TensorFlow does not import: {error}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(describe_devices(tf))
     raise typer.Exit(0)
 
 

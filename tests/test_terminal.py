@@ -343,3 +343,20 @@ def test_live_bar_in_a_terminal_shows_epoch_eta_rate_and_log_lines_above_it(tmp_
         for marker in ("global_step/sec:", "global_step = "):
             if marker in line:
                 assert line.startswith(marker), line
+
+
+def test_version_with_a_broken_tensorflow_says_so_in_one_line(tmp_path):
+    """A ``tensorflow`` module that fails to import (shadowing the installed one): --version reads no build
+    from it and still exits 0; --devices says it does not import, one line, exit 2, no traceback."""
+    fake = tmp_path / "tensorflow"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('libcudart.so.12: cannot open shared object file')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NO_COLOR": "1"}
+    run = [sys.executable, "-m", "hookrun.cli.app"]
+    plain = subprocess.run([*run, "--version"], capture_output=True, text=True, timeout=120, env=env)
+    assert plain.returncode == 0 and ", build unknown; package tensorflow" in plain.stdout, plain.stdout + plain.stderr
+    devices = subprocess.run([*run, "--version", "--devices"], capture_output=True, text=True, timeout=120, env=env)
+    assert devices.returncode == 2, devices.stdout + devices.stderr
+    assert devices.stderr.strip() == (
+        "error: TensorFlow does not import: libcudart.so.12: cannot open shared object file"
+    ), devices.stderr
