@@ -129,3 +129,24 @@ def test_bad_switch_values_are_config_errors_at_their_line(session, expected, ma
         make_config(session=session)
     message = str(info.value)
     assert "config.yaml:" in message and expected in message, message
+
+
+def test_turning_mixed_precision_on_when_resuming_names_the_key(make_config, run_train) -> None:
+    from hookrun.runner.errors import TrainingError
+
+    hooks = [{"type": "checkpoint_saver", "save_steps": 2}, {"type": "stop_at_step", "last_step": 2}]
+    run_train(make_config(hooks=hooks))
+    hooks[1]["last_step"] = 4
+    with pytest.raises(TrainingError) as info:  # the checkpoint has no loss scale: restoring it fails, named
+        run_train(make_config(hooks=hooks, session={"mixed_precision": True}))
+    assert "current_loss_scale" in str(info.value) and "session.mixed_precision" in str(info.value), info.value
+    off = run_train(make_config(hooks=hooks))  # back off: it resumes as it was
+    assert off.initial_step == 2 and off.final_global_step == 4
+
+
+def test_turning_mixed_precision_off_when_resuming_resumes(make_config, run_train, tmp_path) -> None:
+    hooks = [{"type": "checkpoint_saver", "save_steps": 2}, {"type": "stop_at_step", "last_step": 2}]
+    run_train(make_config(hooks=hooks, session={"mixed_precision": True}), tmp_path / "mixed")
+    hooks[1]["last_step"] = 4
+    off = run_train(make_config(hooks=hooks), tmp_path / "mixed")  # the checkpoint's loss scale is left unread
+    assert off.initial_step == 2 and off.final_global_step == 4
