@@ -250,6 +250,14 @@ def prepare(
     )
     if plan.note:
         notes.append(plan.note)
+    if not plan.uses_gpu:  # set for a GPU, on a CPU: say they change nothing here rather than let them look active
+        idle = [f"session.{key}" for key in ("mixed_precision", "allow_growth", "per_process_gpu_memory_fraction")
+                if getattr(config.session, key)]
+        if idle:
+            notes.append(
+                f"{', '.join(idle)}: the model runs on the CPU; the float16 rewrite and the GPU memory options "
+                "act on GPUs only (docs/devices.md)"
+            )
     resume = find_checkpoint(tf, directory)  # from the files: a lost or stale state file is no fresh start
     initial_step = resume.step
     notes.extend(resume.notes)

@@ -315,6 +315,8 @@ def build_graph(
     Raises:
         SetupError: the builder does not import, fails, returns no scalar ``loss``, or creates new
             variables when called for evaluation, or returns its own ``train_op`` with ``wrap_optimizer``.
+        PlacedError: at ``session.mixed_precision``: the builder returns its own ``train_op`` (its optimizer
+            cannot be wrapped for loss scaling).
     """
     graph = tf.Graph()
     placement = graph.device(device_function) if device_function is not None else contextlib.nullcontext()

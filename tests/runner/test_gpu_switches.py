@@ -76,6 +76,12 @@ def test_a_real_session_with_the_switch_on_trains(switch, steps_per_run, write_m
     assert len(spy.CONFIGS) == 1 and is_set(spy.CONFIGS[0]), spy.CONFIGS
     assert spy.LOSSES and all(math.isfinite(loss) for loss in spy.LOSSES), spy.LOSSES
     assert spy.LOSSES[-1] < spy.LOSSES[0]  # it learns: the updates were applied (loss scaling skips none here)
+    idle = [note for note in result.notes if "act on GPUs only" in note]
+    # on the CPU the user is told the switch is idle (XLA can compile for the CPU too: no note)
+    assert idle == ([] if switch == "global_jit_level" else [
+        f"session.{switch}: the model runs on the CPU; the float16 rewrite and the GPU memory options act on GPUs "
+        "only (docs/devices.md)"
+    ]), result.notes
 
 
 def test_mixed_precision_scales_the_loss_and_checkpoints_the_scale(make_config, run_train, tmp_path) -> None:
