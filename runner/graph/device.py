@@ -1,4 +1,8 @@
-"""Resolve the config's ``device`` string against the devices TensorFlow sees."""
+"""Resolve the config's ``device`` string against the devices TensorFlow sees; the session's ``ConfigProto``.
+
+Also says which TensorFlow build is installed (:func:`installed_tensorflow`, without importing it, for
+``hookrun --version``) and which devices it finds (:func:`describe_tensorflow`, for ``hookrun train``).
+"""
 
 from __future__ import annotations
 
