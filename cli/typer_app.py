@@ -78,16 +78,53 @@ class HookrunGroup(TyperGroup):
         return _plain_flags(self, super().get_params(ctx))
 
 
-def _version(value: bool) -> None:
-    """Print ``hookrun <version>`` (from the installed package's metadata, no TensorFlow) and exit 0."""
+#: ``ctx.meta`` key: ``--devices`` was given (read by ``--version``'s callback, which runs after it).
+_DEVICES = "hookrun.devices"
+
+
+def _devices(ctx: typer.Context, value: bool) -> None:
+    """``--devices``: remember it for ``--version`` (eager, so it is seen first whatever the order)."""
     if value:
-        from importlib.metadata import PackageNotFoundError, version
+        ctx.meta[_DEVICES] = True
+
+
+def _version(ctx: typer.Context, value: bool) -> None:
+    """Print hookrun's version and the TensorFlow build (``--devices``: and its devices), then exit 0.
+
+    Without ``--devices`` no TensorFlow is imported: the versions come from package metadata and the
+    build (CUDA or CPU-only, CUDA and cuDNN versions) from TensorFlow's ``build_info.py``, read as a file.
+    ``--devices`` imports TensorFlow (2-4 s) to list the devices it finds.
+    """
+    devices = bool(ctx.meta.get(_DEVICES))
+    if not (value or devices):
+        return
+    from importlib.metadata import PackageNotFoundError, version
+
+    from hookrun.runner.graph.device import describe_install, installed_tensorflow
+
+    try:
+        typer.echo(f"hookrun {version('hookrun')}")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        typer.echo("hookrun (not installed: no package metadata)")
+    install = installed_tensorflow()
+    for line in describe_install(install):
+        typer.echo(line)
+    if not devices:
+        typer.echo("devices: not listed (hookrun --version --devices imports TensorFlow to list them)")
+    elif not install.packages:
+        typer.echo("devices: not listed (no TensorFlow installed)")
+    else:
+        from hookrun.config_schemas.errors import SetupError
+        from hookrun.runner.graph.device import describe_devices
+        from hookrun.runner.tf_env import import_tensorflow
 
         try:
-            typer.echo(f"hookrun {version('hookrun')}")
-        except PackageNotFoundError:  # run from a source tree that was never installed
-            typer.echo("hookrun (not installed: no package metadata)")
-        raise typer.Exit(0)
+            tf = import_tensorflow()
+        except (ImportError, SetupError) as error:  # a broken install, no temporary directory: one line, exit 2
+            typer.echo(f"error: TensorFlow does not import: {error}", err=True)
+            raise typer.Exit(2) from None
+        typer.echo(describe_devices(tf))
+    raise typer.Exit(0)
 
 
 app = typer.Typer(
@@ -104,9 +141,23 @@ app = typer.Typer(
 
 @app.callback()
 def _main(
+    devices: Annotated[
+        bool,
+        typer.Option(
+            "--devices",
+            help="With --version: also list the devices TensorFlow finds (imports TensorFlow, 2-4 s).",
+            is_eager=True,
+            callback=_devices,
+        ),
+    ] = False,
     version: Annotated[
         bool,
-        typer.Option("--version", help="Print hookrun's version and exit.", is_eager=True, callback=_version),
+        typer.Option(
+            "--version",
+            help="Print hookrun's version and the TensorFlow build (CUDA or CPU-only; CUDA and cuDNN versions), "
+            "without importing TensorFlow, and exit.",
+            callback=_version,
+        ),
     ] = False,
 ) -> None:
     """Train TensorFlow graph-mode models from YAML, with an ordered list of SessionRunHooks."""

@@ -51,3 +51,29 @@ class SessionConfig(StrictModel):
         "duration) to <run_dir>/trace.jsonl and print a per-hook cost table; same as `hookrun train "
         "--trace`. Off, hooks are not wrapped and the trace costs nothing.",
     )
+    mixed_precision: bool = Field(
+        default=False,
+        description="Float16 mixed precision on the GPU, as tf.compat.v1.mixed_precision."
+        "enable_mixed_precision_graph_rewrite did it: Grappler's auto_mixed_precision rewrite (float16 where "
+        "numerically safe, on NVIDIA GPUs of compute capability 7.0 or more; nothing on a CPU) and the optimizer "
+        "wrapped in MixedPrecisionLossScaleOptimizer with a dynamic loss scale. Needs hookrun to build the "
+        "optimizer (graph.optimizer: a builder that returns no train_op). Verified on GPU: no. See docs/devices.md.",
+    )
+    global_jit_level: Literal["default", "off", "on_1", "on_2"] = Field(
+        default="default",
+        description="XLA JIT compilation of the whole graph (GraphOptions.OptimizerOptions.global_jit_level): "
+        "`default` and `off` compile nothing, `on_1` and `on_2` cluster ops for XLA (`on_2` more aggressively). "
+        "Verified on GPU: no. See docs/devices.md.",
+    )
+    allow_growth: bool = Field(
+        default=False,
+        description="Allocate GPU memory as needed instead of (nearly) all of it at start "
+        "(GPUOptions.allow_growth). Verified on GPU: no.",
+    )
+    per_process_gpu_memory_fraction: float = Field(
+        default=0.0,
+        ge=0.0,
+        le=1.0,
+        description="Fraction of each GPU's memory this process may take, 0 to 1 "
+        "(GPUOptions.per_process_gpu_memory_fraction); 0 lets TensorFlow choose. Verified on GPU: no.",
+    )

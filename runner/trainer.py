@@ -33,7 +33,7 @@ from hookrun.runner.data.reader import steps_per_run
 from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, check_shards, scan_data
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph.build import build_graph
-from hookrun.runner.graph.device import resolve_device, session_config
+from hookrun.runner.graph.device import describe_tensorflow, resolve_device, session_config
 from hookrun.runner.graph.tensor_names import check_tensor_names
 from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_checkpoint_state
 from hookrun.runner.run_dir.config_change import compare_configs
@@ -257,6 +257,14 @@ def prepare(
     )
     if plan.note:
         notes.append(plan.note)
+    if not plan.uses_gpu:  # set for a GPU, on a CPU: say they change nothing here rather than let them look active
+        idle = [f"session.{key}" for key in ("mixed_precision", "allow_growth", "per_process_gpu_memory_fraction")
+                if getattr(config.session, key)]
+        if idle:
+            notes.append(
+                f"{', '.join(idle)}: the model runs on the CPU; the float16 rewrite and the GPU memory options "
+                "act on GPUs only (docs/devices.md)"
+            )
     resume = find_checkpoint(tf, directory)  # from the files: a lost or stale state file is no fresh start
     initial_step = resume.step
     notes.extend(resume.notes)
@@ -661,6 +669,8 @@ def _train_locked(
             prepared.preprocessor.save(directory / PREPROCESSING_FILE)
             # summary.json says `running` (with the start time and --set) until the end rewrites it
             record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
+        # which TensorFlow build (CUDA or CPU-only, CUDA and cuDNN versions) and which devices it found
+        console.print(describe_tensorflow(prepared.tf), highlight=False, soft_wrap=True, markup=False)
         for note in prepared.notes:  # before training, not under its table: the device it runs on, the resume
             console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
         prepared.notes_shown = len(prepared.notes)
@@ -717,6 +727,10 @@ def _train_session(
         prepared.plan,
         config.session.intra_op_parallelism_threads,
         config.session.inter_op_parallelism_threads,
+        mixed_precision=config.session.mixed_precision,
+        global_jit_level=config.session.global_jit_level,
+        allow_growth=config.session.allow_growth,
+        per_process_gpu_memory_fraction=config.session.per_process_gpu_memory_fraction,
     )
     session_factory = None
     if cluster is not None:  # TensorFlow's MonitoredSession on the cluster, whatever session.engine says

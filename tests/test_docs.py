@@ -190,3 +190,28 @@ def test_the_trained_model_page_python_blocks_run_on_a_trained_run(repo_copy):
     assert namespace["scores"].rows == 200 and namespace["scores"].metrics["val_loss"] > 0
     predictions = namespace["out"]["predictions"].numpy()
     assert predictions.shape == (1,) and 10_000 < float(predictions[0]) < 1_000_000  # dollars
+
+
+#: The GPU switches (issue 28), each with the TensorFlow field or function it sets, as docs/devices.md names it.
+GPU_SWITCHES = {
+    "mixed_precision": "rewrite_options.auto_mixed_precision",
+    "global_jit_level": "optimizer_options.global_jit_level",
+    "allow_growth": "gpu_options.allow_growth",
+    "per_process_gpu_memory_fraction": "gpu_options.per_process_gpu_memory_fraction",
+}
+
+
+def test_every_gpu_switch_is_documented_with_its_source_and_not_verified_on_gpu():
+    from hookrun.config_schemas.session import SessionConfig
+
+    page = (REPO / "docs" / "devices.md").read_text(encoding="utf-8")
+    assert "## GPU" in page and "**Verified on GPU: no**" in page
+    rows = {line.split("|")[1].strip(" `"): line for line in page.splitlines() if line.startswith("| `")}
+    config_md = (REPO / "docs" / "config.md").read_text(encoding="utf-8")
+    for key, source in GPU_SWITCHES.items():
+        field = SessionConfig.model_fields[key]
+        assert source in rows[key] and rows[key].rstrip(" |").endswith("| no"), rows[key]
+        assert "Verified on GPU: no" in (field.description or ""), key
+        default = str(field.default).lower()
+        assert re.search(rf"^  {key}: {re.escape(default)}\s", config_md, flags=re.M), (key, default)
+        assert re.search(rf"^  {key}: {re.escape(default)}\s", page, flags=re.M), (key, default)

@@ -58,6 +58,7 @@ def tensorflow_modules(modules: list[str]) -> list[str]:
         ["train", "--help"],
         ["list-hooks"],
         ["list-hooks", "--json"],
+        ["--version"],  # package metadata and build_info.py, read as files
         ["validate", CONFIG],
         # Its hooks module imports TensorFlow: validate finds it without running it.
         ["validate", str(CONFIGS / "mtcars_custom_hooks.yaml")],

@@ -58,6 +58,27 @@ def test_version_prints_the_package_version_without_tensorflow():
     done = subprocess.run([sys.executable, "-c", code, "--version"], capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[0] == f"hookrun {version('hookrun')}", done.stdout + done.stderr
     assert "CODE 0" in done.stdout and "TF False" in done.stdout
+    # the TensorFlow build as tf.sysconfig.get_build_info() reports it, read without importing TensorFlow
+    import tensorflow as tf
+
+    build = tf.sysconfig.get_build_info()
+    kind = f"CUDA build (CUDA {build['cuda_version']}, cuDNN {build['cudnn_version']})" if build.get(
+        "is_cuda_build") else "CPU-only build"
+    assert done.stdout.splitlines()[1].startswith(f"tensorflow {tf.__version__}, {kind}; package "), done.stdout
+    assert "devices: not listed (hookrun --version --devices" in done.stdout
+
+
+@pytest.mark.parametrize("args", [["--version", "--devices"], ["--devices", "--version"], ["--devices"]])
+def test_version_with_devices_lists_what_tensorflow_finds(args):
+    import tensorflow as tf
+
+    done = hookrun(*args)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == f"hookrun {version('hookrun')}" and lines[1].startswith(f"tensorflow {tf.__version__}, ")
+    found = [d.name.removeprefix("/physical_device:") for d in tf.config.list_physical_devices()]
+    assert lines[-1].startswith(f"devices: {found[0]}"), done.stdout
+    assert ("(no GPU visible)" in lines[-1]) == (not tf.config.list_physical_devices("GPU"))
 
 
 # --- issue 13 item 14: list-hooks at 80 columns, list-hooks NAME, the built-in graph builders ---
@@ -322,3 +343,20 @@ def test_live_bar_in_a_terminal_shows_epoch_eta_rate_and_log_lines_above_it(tmp_
         for marker in ("global_step/sec:", "global_step = "):
             if marker in line:
                 assert line.startswith(marker), line
+
+
+def test_version_with_a_broken_tensorflow_says_so_in_one_line(tmp_path):
+    """A ``tensorflow`` module that fails to import (shadowing the installed one): --version reads no build
+    from it and still exits 0; --devices says it does not import, one line, exit 2, no traceback."""
+    fake = tmp_path / "tensorflow"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise ImportError('libcudart.so.12: cannot open shared object file')\n")
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "NO_COLOR": "1"}
+    run = [sys.executable, "-m", "hookrun.cli.app"]
+    plain = subprocess.run([*run, "--version"], capture_output=True, text=True, timeout=120, env=env)
+    assert plain.returncode == 0 and ", build unknown; package tensorflow" in plain.stdout, plain.stdout + plain.stderr
+    devices = subprocess.run([*run, "--version", "--devices"], capture_output=True, text=True, timeout=120, env=env)
+    assert devices.returncode == 2, devices.stdout + devices.stderr
+    assert devices.stderr.strip() == (
+        "error: TensorFlow does not import: libcudart.so.12: cannot open shared object file"
+    ), devices.stderr

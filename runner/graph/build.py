@@ -24,7 +24,7 @@ from hookrun.runner.graph.fused import WINDOW_BYTES, build_fused_train, endless_
 from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_layers
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
-from hookrun.runner.graph.optimizers import make_optimizer, make_train_op
+from hookrun.runner.graph.optimizers import loss_scaled, make_optimizer, make_train_op
 from hookrun.runner.graph.seed import seed_everything
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
@@ -316,6 +316,8 @@ def build_graph(
     Raises:
         SetupError: the builder does not import, fails, returns no scalar ``loss``, or creates new
             variables when called for evaluation, or returns its own ``train_op`` with ``wrap_optimizer``.
+        PlacedError: at ``session.mixed_precision``: the builder returns its own ``train_op`` (its optimizer
+            cannot be wrapped for loss scaling).
     """
     graph = tf.Graph()
     placement = graph.device(device_function) if device_function is not None else contextlib.nullcontext()
@@ -330,6 +332,14 @@ def build_graph(
         steps_per_run = int(getattr(config.session, "steps_per_run", 1))
         if steps_per_run > 1 and (device_function is not None or wrap_optimizer is not None):
             raise SetupError("session.steps_per_run > 1 does not run on a cluster; set session.steps_per_run: 1")
+        mixed_precision = bool(getattr(config.session, "mixed_precision", False))
+        train_wrap = wrap_optimizer
+        if mixed_precision:  # loss scaling innermost: SyncReplicasOptimizer aggregates the unscaled gradients
+
+            def train_wrap(optimizer: Any) -> Any:
+                scaled = loss_scaled(tf, optimizer)
+                return scaled if wrap_optimizer is None else wrap_optimizer(scaled)
+
         with tf.device("/device:CPU:0"):
             if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
                 if named_features:
@@ -363,6 +373,8 @@ def build_graph(
                 # once, here. Its learning rate is the one of the step being built (read inside the loop).
                 rate_now["rate"] = make_learning_rate(tf, config.graph.optimizer, global_step)
                 optimizer = make_optimizer(tf, config.graph.optimizer, lambda: rate_now["rate"])
+                if mixed_precision:
+                    optimizer = loss_scaled(tf, optimizer)
                 with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
                     train_op = optimizer.minimize(spec.loss, global_step=global_step)
                 learning_rate = tf.identity(tf.convert_to_tensor(rate_now["rate"], tf.float32), name="learning_rate")
@@ -374,8 +386,16 @@ def build_graph(
                 # (docs/engine.md). Made after the builder, so its ops' seeds stay the same.
                 with tf.control_dependencies([global_step_read(graph), graph_element(global_step)]):
                     train_op, learning_rate = make_train_op(
-                        tf, config.graph.optimizer, spec.loss, global_step, wrap_optimizer=wrap_optimizer
+                        tf, config.graph.optimizer, spec.loss, global_step, wrap_optimizer=train_wrap
                     )
+            elif mixed_precision:
+                raise PlacedError(
+                    "session.mixed_precision",
+                    f"graph.builder {builder_name} returns its own train_op, so hookrun cannot wrap its optimizer "
+                    "for loss scaling; return no train_op (hookrun builds it from graph.optimizer), or wrap your "
+                    "optimizer in tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer and set "
+                    "session.mixed_precision: false",
+                )
             elif wrap_optimizer is not None:
                 raise SetupError(
                     f"cluster.sync_replicas: graph.builder {builder_name} returns its own train_op, so its optimizer "

@@ -71,3 +71,28 @@ def make_train_op(
     with tf.control_dependencies(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)):
         train_op = optimizer.minimize(loss, global_step=global_step)
     return train_op, tf.identity(tf.convert_to_tensor(rate, tf.float32), name="learning_rate")
+
+
+def loss_scaled(tf: Any, optimizer: Any) -> Any:
+    """``optimizer`` wrapped for float16 mixed precision, as ``enable_mixed_precision_graph_rewrite`` wraps it.
+
+    Mirrors the optimizer half of ``tf.compat.v1.mixed_precision.enable_mixed_precision_graph_rewrite(opt,
+    loss_scale="dynamic")``: a ``tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer`` with a
+    ``DynamicLossScale`` (starts at 2**15, halves on a non-finite gradient and skips that update, doubles
+    after 2,000 finite steps). The graph-rewrite half is the session's ``auto_mixed_precision`` option
+    (:func:`hookrun.runner.graph.device.session_config`); hookrun sets both, without TensorFlow's
+    process-wide mixed-precision state.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        optimizer: a ``tf.compat.v1.train.Optimizer``.
+
+    Returns:
+        The wrapping ``MixedPrecisionLossScaleOptimizer`` (its ``minimize`` scales the loss, unscales the
+        gradients and applies them only when all are finite).
+    """
+    from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+
+    # TensorFlow's "use tf.keras.mixed_precision.LossScaleOptimizer" notice: hookrun's call, nothing to act on
+    with _without_deprecation_notice_of("DynamicLossScale.__init__"):
+        return tf.compat.v1.mixed_precision.MixedPrecisionLossScaleOptimizer(optimizer, "dynamic")

@@ -18,6 +18,14 @@ SHAPE_KEYS: tuple[tuple[str, ...], ...] = (
     ("data", "label_scale"),
 )
 
+#: ``session:`` keys added by issue 28, with their defaults: a config.yaml written before them has none.
+GPU_SWITCH_DEFAULTS: dict[str, object] = {
+    "mixed_precision": False,
+    "global_jit_level": "default",
+    "allow_growth": False,
+    "per_process_gpu_memory_fraction": 0.0,
+}
+
 
 @dataclass(frozen=True)
 class ConfigChange:
@@ -59,6 +67,12 @@ def compare_configs(saved_text: str, new_text: str) -> ConfigChange:
         if isinstance(optimizer, dict) and optimizer.get("name", "adam") not in ("momentum", "rmsprop"):
             if optimizer.get("momentum") == 0.9:  # the default, unused: no longer written
                 optimizer.pop("momentum")
+    for config in (saved, new):  # a config.yaml before issue 28 lacks the GPU switches: at their defaults, alike
+        session = config.get("session")
+        if isinstance(session, dict):
+            for key, default in GPU_SWITCH_DEFAULTS.items():
+                if key in session and session[key] == default:
+                    session.pop(key)
     # graph.warm_start only initialises a run without a checkpoint: a resume ignores it, so it shapes nothing.
     warm = [config.get("graph", {}).pop("warm_start", None) if isinstance(config.get("graph"), dict) else None
             for config in (saved, new)]

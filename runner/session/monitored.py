@@ -224,7 +224,8 @@ def _hook_call(
 
 #: What to do when the run directory's checkpoint lacks a variable the graph now makes (appended to the error).
 RESUME_MISFIT_FIX = (
-    "the graph makes a variable this checkpoint lacks (graph.builder, graph.params or a hook changed since it was "
+    "the graph makes a variable this checkpoint lacks (graph.builder, graph.params, session.mixed_precision or a "
+    "hook changed since it was "
     "written): undo the change, train into a new --run-dir, or start one from this run's weights with "
     "graph.warm_start"
 )

@@ -71,3 +71,16 @@ def test_resume_with_a_changed_graph_is_refused_then_allowed(make_config, run_tr
     resumed = train(changed, run_dir=tmp_path / "run", allow_config_change=True)
     assert any("--allow-config-change" in note for note in resumed.notes)
     assert (tmp_path / "run" / "config.yaml").read_text() == self_contained_yaml(changed)  # paths made absolute
+
+
+def test_a_config_yaml_from_before_the_gpu_switches_resumes_without_a_change_note() -> None:
+    from hookrun.config_schemas.session import SessionConfig
+    from hookrun.runner.run_dir.config_change import GPU_SWITCH_DEFAULTS
+
+    assert GPU_SWITCH_DEFAULTS == {key: SessionConfig.model_fields[key].default for key in GPU_SWITCH_DEFAULTS}
+    old = "session:\n  engine: hookrun\n  steps_per_run: 1\n"
+    new = old + "".join(f"  {key}: {str(value).lower()}\n" for key, value in GPU_SWITCH_DEFAULTS.items())
+    assert compare_configs(old, new).other_keys == []
+    assert compare_configs(old, new.replace("mixed_precision: false", "mixed_precision: true")).other_keys == [
+        "session"
+    ]

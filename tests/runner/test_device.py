@@ -89,3 +89,51 @@ def test_session_config_keeps_gpus_on_a_gpu_plan():
     assert "GPU" not in config.device_count
     assert config.allow_soft_placement is False
     assert session_config(tf, resolve_device("auto", 1, False)).allow_soft_placement is True
+
+
+# --- issue 28: which TensorFlow build, which devices, which CUDA/cuDNN ---
+
+
+def test_the_install_is_read_without_tensorflow_as_tf_sysconfig_reports_it():
+    from importlib.metadata import version
+
+    from hookrun.runner.graph.device import installed_tensorflow
+
+    install = installed_tensorflow()
+    assert dict(install.build) == dict(tf.sysconfig.get_build_info())
+    assert install.packages and install.packages[0][1] == tf.__version__ == version(install.packages[0][0])
+
+
+@pytest.mark.parametrize(
+    ("build", "expected"),
+    [
+        ({"is_cuda_build": True, "cuda_version": "12.5.1", "cudnn_version": "9"},
+         "tensorflow 2.21.0, CUDA build (CUDA 12.5.1, cuDNN 9)"),
+        ({"is_cuda_build": False, "is_rocm_build": False}, "tensorflow 2.21.0, CPU-only build"),
+        ({}, "tensorflow 2.21.0, build unknown"),
+    ],
+)
+def test_describe_build(build, expected):
+    from hookrun.runner.graph.device import describe_build
+
+    assert describe_build("2.21.0", build) == expected
+
+
+def test_describe_install_warns_of_two_tensorflow_packages_and_missing_cuda_wheels():
+    from hookrun.runner.graph.device import TensorFlowInstall, describe_install
+
+    cuda = {"is_cuda_build": True, "cuda_version": "12.5.1", "cudnn_version": "9"}
+    both = describe_install(TensorFlowInstall((("tensorflow", "2.21.0"), ("tensorflow-cpu", "2.21.0")), cuda))
+    assert both[0].endswith("; package tensorflow and tensorflow-cpu")
+    assert "tensorflow[and-cuda]" in both[1] and both[2].startswith("warning: both tensorflow and tensorflow-cpu")
+    wheels = describe_install(TensorFlowInstall((("tensorflow", "2.21.0"),), cuda, (("nvidia-cudnn-cu12", "9.3"),)))
+    assert wheels == ["tensorflow 2.21.0, CUDA build (CUDA 12.5.1, cuDNN 9); package tensorflow",
+                      "CUDA libraries (pip): nvidia-cudnn-cu12 9.3"]
+    assert describe_install(TensorFlowInstall()) == ["tensorflow: not installed (pip install tensorflow)"]
+
+
+def test_train_says_which_build_and_devices_before_training(make_config, run_train, captured):
+    run_train(make_config(hooks=[{"type": "stop_at_step", "last_step": 1}]))
+    first = captured.text.splitlines()[0]
+    assert first.startswith(f"tensorflow {tf.__version__}, "), captured.text
+    assert "; devices: CPU:0" in first
