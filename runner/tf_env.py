@@ -21,6 +21,8 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import sys
+import tempfile
 from collections.abc import Iterator
 from types import ModuleType
 from typing import Any
@@ -59,9 +61,63 @@ def import_tensorflow(verbose: bool = False) -> ModuleType:
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "0" if verbose else "2")
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     os.environ.setdefault(LEGACY_KERAS, "1")
-    import tensorflow as tf
+    if "tensorflow" in sys.modules or verbose:
+        import tensorflow as tf
 
+        return tf
+    with native_noise_filtered():
+        import tensorflow as tf
+
+        tf.config.list_physical_devices()  # CUDA's cuInit, and its error on a machine without a GPU driver: here
     return tf
+
+
+#: What TensorFlow's CUDA build writes to file descriptor 2 while it loads on a machine without a GPU driver,
+#: before ``TF_CPP_MIN_LOG_LEVEL`` takes effect (absl logs to stderr until it is initialised).
+NATIVE_NOISE = (
+    b"All log messages before absl::InitializeLog() is called are written to STDERR",
+    b"cudart_stub.cc",
+    b"cuda_platform.cc",
+    b"failed call to cuInit",
+    b"oneDNN custom operations are on",
+)
+
+
+@contextlib.contextmanager
+def native_noise_filtered() -> Iterator[None]:
+    """Hold back :data:`NATIVE_NOISE` lines written to file descriptor 2 (by C++ code) inside the block.
+
+    TensorFlow's CUDA build (the ``tensorflow`` wheel, a dependency since tf-keras needs it) logs "Could not
+    find cuda drivers" and "failed call to cuInit" on a machine without a GPU driver, through absl before
+    ``TF_CPP_MIN_LOG_LEVEL`` applies. Everything written to descriptor 2 inside the block goes to a
+    temporary file and, at the block's end (an exception included), every other line is written back to
+    descriptor 2 in order. Where no temporary file can be made, nothing is held back.
+    """
+    try:
+        sys.stderr.flush()
+        held = tempfile.TemporaryFile()
+    except OSError:
+        yield
+        return
+    saved = os.dup(2)
+    try:
+        os.dup2(held.fileno(), 2)
+        yield
+    finally:
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        os.dup2(saved, 2)
+        os.close(saved)
+        held.seek(0)
+        kept = [line for line in held.read().splitlines(keepends=True) if not any(n in line for n in NATIVE_NOISE)]
+        held.close()
+        if kept:
+            try:
+                os.write(2, b"".join(kept))
+            except OSError:
+                pass
 
 
 def check_temporary_directory() -> str:
