@@ -132,6 +132,12 @@ def test_input_fn_trains_evaluates_resumes_untouched_and_matches_plain_tf(progra
     assert (second.final_global_step, second.end_of_data) == (26, True)
     assert second.evaluations[-1]["step"] == 26
 
+    from hookrun.runner import evaluate
+    from hookrun.runner.errors import SetupError
+
+    with pytest.raises(SetupError, match="trained from data.input_fn .*do not take an input_fn yet"):
+        evaluate(run)  # not yet available: refused in one line, not "no preprocessing.json"
+
 
 def test_steps_per_run_and_the_tuple_of_tensors_form(program, tmp_path, run_train):
     hooks = [
