@@ -94,3 +94,34 @@ def tensors_input_fn(params):
     dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(params["batch"]).repeat(params["epochs"])
     batch_features, batch_labels = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
     return batch_features, batch_labels
+
+
+# steps_per_run: a sparse feature (windows cannot stack) and fixed-shape dense batches (they can) ------------
+
+
+def tagged_input_fn(params):
+    """Endless batches of 8 with ``tags``, a SparseTensor of per-row tag ids (1 to 3 values a row)."""
+    features, labels = rows(32, 2)
+    tags = [[i % 5, (i * 3) % 5, 4][: 1 + i % 3] for i in range(32)]
+    indices = [[row, k] for row, values in enumerate(tags) for k in range(len(values))]
+    values = np.array([value for row in tags for value in row], dtype=np.int64)
+    sparse = tf.SparseTensor(indices, values, [32, 3])
+
+    dataset = tf.data.Dataset.from_tensor_slices(({"x": features["x"], "tags": sparse}, labels))
+    if params.get("dense"):
+        dataset = dataset.map(lambda f, label: ({"x": f["x"]}, label))
+    return dataset.batch(8, drop_remainder=True).repeat()
+
+
+def tagged_model_fn(features, labels, mode, params):
+    v1 = tf.compat.v1
+    inputs = features["x"]
+    if "tags" in features:
+        SEEN["tags"] = features["tags"]
+        counts = tf.sparse.reduce_sum(tf.sparse.map_values(tf.ones_like, features["tags"]), axis=1)
+        inputs = tf.concat([inputs, tf.cast(tf.reshape(counts, [-1, 1]), tf.float32)], axis=1)
+    w = v1.get_variable("w", [int(inputs.shape[1]), 2], initializer=v1.glorot_uniform_initializer(seed=3))
+    logits = tf.matmul(inputs, w)
+    loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
+    train_op = v1.train.GradientDescentOptimizer(0.3).minimize(loss, global_step=v1.train.get_global_step())
+    return EstimatorSpec(mode, loss=loss, train_op=train_op)

@@ -242,3 +242,48 @@ def test_the_migration_guides_worked_example_keeps_its_input_fn(tmp_path, run_tr
     assert first.evaluations[-1]["step"] == 64 and 0.7 < first.evaluations[-1]["val_accuracy"] <= 1.0
     second = run_train(load_config(tmp_path / "cities.yaml"), run_dir=run)
     assert (second.initial_step, second.final_global_step) == (64, 128)  # read again from its start
+
+
+@pytest.mark.parametrize("dense", [False, True])
+def test_steps_per_run_stacks_fixed_batches_and_pulls_sparse_ones_one_per_step(program, tmp_path, run_train, dense):
+    """A sparse feature cannot stack: the loop pulls one batch per step (get_next), the SparseTensor reaching
+    the model_fn as a SparseTensor; fixed-shape dense batches of an endless dataset stack into one pull a call.
+    Either way the weights after 8 steps are those of a plain MonitoredTrainingSession."""
+    import tensorflow as tf
+    from rich.console import Console
+
+    from hookrun.runner.trainer import prepare
+
+    config = {
+        "name": "tags",
+        "graph": {"builder": f"{program}:tagged_model_fn", "params": {"dense": dense}},
+        "data": {"input_fn": f"{program}:tagged_input_fn", "seed": 0},
+        "session": {"steps_per_run": 4},
+        "hooks": [{"type": "stop_at_step", "last_step": 8}, {"type": "checkpoint_saver", "save_steps": 4}],
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    loaded = load_config(path)
+    prepared = prepare(loaded, tmp_path / "run", Console(quiet=True))
+    prepared.close()
+    ops = {op.name.rsplit("/", 1)[-1] for op in prepared.built.graph.get_operations()}
+    assert ("window" in ops) is dense
+    if not dense:
+        assert isinstance(user_module(program).SEEN["tags"], tf.SparseTensor)
+
+    result = run_train(loaded, run_dir=tmp_path / "run")
+    assert result.final_global_step == 8
+
+    fns = user_module(program)
+    v1 = tf.compat.v1
+    with tf.Graph().as_default():
+        v1.set_random_seed(0)
+        v1.train.get_or_create_global_step()
+        batch = v1.data.make_one_shot_iterator(fns.tagged_input_fn({"dense": dense})).get_next()
+        spec = fns.tagged_model_fn(*batch, "train", {"dense": dense})
+        with v1.train.MonitoredTrainingSession(checkpoint_dir=None, save_summaries_steps=None) as session:
+            for _ in range(8):
+                session.run(spec.train_op)
+            (w,) = session.run([v for v in v1.global_variables() if v.op.name == "w"])
+    latest = tf.train.latest_checkpoint(str(tmp_path / "run"))
+    np.testing.assert_allclose(tf.train.load_variable(latest, "w"), w, rtol=1e-5)
