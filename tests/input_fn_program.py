@@ -125,3 +125,12 @@ def tagged_model_fn(features, labels, mode, params):
     loss = v1.losses.sparse_softmax_cross_entropy(labels, logits)
     train_op = v1.train.GradientDescentOptimizer(0.3).minimize(loss, global_step=v1.train.get_global_step())
     return EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def endless_eval_input_fn(params, mode):
+    return eval_input_fn(params, mode).repeat()
+
+
+def triple_input_fn():
+    features, labels = rows(8, 0)
+    return tf.data.Dataset.from_tensor_slices((features, labels, labels)).batch(4)

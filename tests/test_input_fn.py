@@ -162,6 +162,7 @@ def test_steps_per_run_and_the_tuple_of_tensors_form(program, tmp_path, run_trai
         ("empty_input_fn", "returned an empty dataset (no element)"),
         ("filtered_empty_input_fn", "produced no element: its dataset ended before the first step"),
         ("renamed_input_fn", "gives the features city, xs, but graph.builder"),
+        ("triple_input_fn", "returned a dataset whose elements are tuples of 3, not (features, labels) pairs"),
     ],
 )
 def test_hostile_input_fns_get_one_line_errors_naming_the_function(program, tmp_path, input_fn, says):
@@ -287,3 +288,13 @@ def test_steps_per_run_stacks_fixed_batches_and_pulls_sparse_ones_one_per_step(p
             (w,) = session.run([v for v in v1.global_variables() if v.op.name == "w"])
     latest = tf.train.latest_checkpoint(str(tmp_path / "run"))
     np.testing.assert_allclose(tf.train.load_variable(latest, "w"), w, rtol=1e-5)
+
+
+def test_an_endless_eval_input_fn_is_refused_naming_it(program, tmp_path, run_train):
+    from hookrun.config_schemas.yaml_source import ConfigError
+
+    hooks = [{"type": "stop_at_step", "last_step": 2}, {"type": "evaluation", "every_n_steps": 1}]
+    loaded = write_config(tmp_path, program, hooks, eval_input_fn="endless_eval_input_fn")
+    with pytest.raises(ConfigError, match=rf"eval_input_fn {program}:endless_eval_input_fn returned an endless"):
+        run_train(loaded)
+    assert not (tmp_path / "run").exists()  # nothing written

@@ -176,21 +176,27 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
     Raises:
         PlacedError: at ``data.<key>``: a result of the wrong type; elements not ``(features, labels)``; a
             dataset known to be empty; an ``eval`` result that is not a dataset (it is re-read at every
-            evaluation).
+            evaluation) or is endless.
     """
     from hookrun.runner.data.streaming import make_iterator
 
     if isinstance(result, tf.data.Dataset):
         spec = result.element_spec
         if not (isinstance(spec, tuple) and len(spec) == 2):
+            kind = f"tuples of {len(spec)}" if isinstance(spec, tuple) else type(spec).__name__
             raise input_fn.error(
-                f"returned a dataset whose elements are {type(spec).__name__}, not (features, labels) pairs; "
-                f"return {_FORMS}"
+                f"returned a dataset whose elements are {kind}, not (features, labels) pairs; return {_FORMS}"
             )
         _check_structure(tf, input_fn, spec[0], "features", spec=True, optional=False)
         _check_structure(tf, input_fn, spec[1], "labels", spec=True, optional=False)
-        if dataset_cardinality(tf, result) == 0:
+        count = dataset_cardinality(tf, result)
+        if count == 0:
             raise input_fn.error("returned an empty dataset (no element); check its files, filter or take()")
+        if mode == "eval" and count == tf.data.INFINITE_CARDINALITY:
+            raise input_fn.error(
+                "returned an endless dataset (repeat()); each evaluation reads the eval dataset to its end: "
+                "leave out repeat() or take(n) batches"
+            )
         iterator = make_iterator(tf, result) if collect else tf.compat.v1.data.make_initializable_iterator(result)
         features, labels = iterator.get_next()
         return Pipeline(features=features, labels=labels, dataset=result, iterator=iterator)
