@@ -8,6 +8,7 @@ from pydantic import Field, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import MAX_LABEL_SCALE, MIN_LABEL_SCALE, MIN_SPLIT, Count, Seed, Steps
+from hookrun.config_schemas.imports import check_import_path
 
 #: The missing-value policies given by name.
 MISSING_NAMES = ("error", "drop", "mean", "median")
@@ -41,10 +42,23 @@ class DataConfig(StrictModel):
     ``labels: [batch, 1]``.
     """
 
-    train: str | list[str] = Field(
-        description="Training data: a file, a glob (`shards/*.csv.gz`), a directory, or a list of them, relative to "
-        "the config file. CSV (`.csv`, `.csv.gz`) or TFRecord of tf.train.Example (`.tfrecord`, `.tfrecords`, "
-        "optionally `.gz`)."
+    train: str | list[str] | None = Field(
+        default=None,
+        description="Training data (or `input_fn`): a file, a glob (`shards/*.csv.gz`), a directory, or a list of "
+        "them, relative to the config file. CSV (`.csv`, `.csv.gz`) or TFRecord of tf.train.Example "
+        "(`.tfrecord`, `.tfrecords`, optionally `.gz`)."
+    )
+    input_fn: str | None = Field(
+        default=None,
+        description="Your own input pipeline instead of `train`: an Estimator `input_fn` as `package.module:function` "
+        "(beside the config first), called with `params` (graph.params as written), `mode` and `config` when it "
+        "names them; it returns a tf.data.Dataset of (features, labels) or a (features, labels) tuple, which "
+        "reaches the model_fn untouched. See docs/data.md.",
+    )
+    eval_input_fn: str | None = Field(
+        default=None,
+        description="With `input_fn`: the validation set's input_fn (`package.module:function`), read by the "
+        "`evaluation` hook; it returns a finite tf.data.Dataset, read from its start at each evaluation.",
     )
     format: Literal["csv", "tfrecord"] | None = Field(
         default=None, description="File format; default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`)."
@@ -56,7 +70,7 @@ class DataConfig(StrictModel):
         "feature listed here is a column even when the first record lacks it; it must have a value in the first "
         "200 records of the first training file.",
     )
-    label: str = Field(description="Name of the label column.")
+    label: str | None = Field(default=None, description="Name of the label column (required with `train`).")
     features: list[str] | None = Field(
         default=None, description="Feature columns, in order; default: every column but the label."
     )
@@ -136,6 +150,11 @@ class DataConfig(StrictModel):
             raise ValueError("an empty path; name a file, glob or directory")
         return value
 
+    @field_validator("input_fn", "eval_input_fn")
+    @classmethod
+    def _input_fn_path(cls, value: str | None) -> str | None:
+        return check_import_path(value)
+
     @field_validator("columns")
     @classmethod
     def _some_columns(cls, value: dict[str, str] | None) -> dict[str, str] | None:
@@ -164,6 +183,16 @@ class DataConfig(StrictModel):
     @model_validator(mode="after")
     def _consistent(self) -> DataConfig:
         """Check the options that depend on each other (no file is read here)."""
+        if self.input_fn is not None:
+            return self._input_fn_only()
+        if self.train is None:
+            raise ValueError(
+                "missing required key `train` (data files), or set `input_fn` (your own `package.module:input_fn`)"
+            )
+        if self.label is None:
+            raise ValueError("missing required key `label`")
+        if self.eval_input_fn is not None:
+            raise ValueError("`eval_input_fn` goes with `input_fn`; with `train` files use `validation`")
         if self.validation is not None and self.validation_split is not None:
             raise ValueError("set `validation` (a CSV file) or `validation_split` (a fraction), not both")
         if self.columns is not None and self.format == "csv":
@@ -177,6 +206,26 @@ class DataConfig(StrictModel):
         if label_policy is not None and policy_name(label_policy) not in ("error", "drop"):
             raise ValueError(
                 f"missing_by_column.{self.label}: the label is never filled; use `error` or `drop` for it"
+            )
+        return self
+
+    def _input_fn_only(self) -> DataConfig:
+        """With ``input_fn`` the pipeline is the user's: the file and preprocessing keys have no meaning."""
+        table_keys = (
+            "train", "format", "columns", "label", "features", "categorical", "validation", "validation_split",
+            "missing_by_column", "label_scale",
+        )
+        given = [key for key in table_keys if getattr(self, key) not in (None, [])]
+        # (the saved config.yaml writes every default: a key is refused only when it differs from its default)
+        given += [
+            key for key in ("batch_size", "epochs", "shuffle", "shuffle_buffer", "max_categories", "missing",
+                            "standardize")
+            if getattr(self, key) != type(self).model_fields[key].get_default(call_default_factory=True)
+        ]
+        if given:
+            raise ValueError(
+                f"`{given[0]}` is for data files read by hookrun; with `input_fn` your input_fn reads, batches and "
+                f"repeats the data (remove `{given[0]}`, or remove `input_fn` to use the built-in reader)"
             )
         return self
 

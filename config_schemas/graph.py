@@ -181,7 +181,8 @@ class GraphConfig(StrictModel):
     @model_validator(mode="after")
     def _builtin_params(self) -> GraphConfig:
         """Check ``params`` against the built-in builder's params model and fill its defaults."""
-        reserved = [key for key in RESERVED_PARAMS if key in self.params]
+        # (`label_scale` and `feature_columns` are refused by RunConfig: free with data.input_fn, which gets none)
+        reserved = [key for key in RESERVED_PARAMS[:1] if key in self.params]
         if reserved:
             raise ValueError(
                 f"params.{reserved[0]}: set by the runner when it calls the builder (`mode`: train or eval; "

@@ -26,7 +26,7 @@ class HookList:
 
     Attributes:
         hooks: every ``hooks:`` entry, in order.
-        has_validation_data: ``data.validation`` or ``data.validation_split`` is set.
+        has_validation_data: ``data.validation``, ``data.validation_split`` or ``data.eval_input_fn`` is set.
         builder: ``graph.builder``.
         builder_params: the checked ``graph.params``.
         steps_per_run: ``session.steps_per_run`` (training steps per session call).

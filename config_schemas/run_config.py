@@ -11,10 +11,18 @@ import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Union
 
-from pydantic import Field, SerializerFunctionWrapHandler, create_model, field_validator, model_serializer
+from pydantic import (
+    Field,
+    SerializerFunctionWrapHandler,
+    create_model,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import MAX_GPU_INDEX
+from hookrun.config_schemas.builders import RESERVED_PARAMS
 from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
@@ -61,6 +69,20 @@ class RunConfigBase(StrictModel):
         if self.cluster is None and isinstance(data, dict):
             data.pop("cluster", None)
         return data
+
+    @model_validator(mode="after")
+    def _reserved_params(self) -> RunConfigBase:
+        """``graph.params.label_scale``/``feature_columns`` are the runner's with data files; free with ``input_fn``."""
+        if self.data.input_fn is not None:  # params reach the model_fn as written: nothing is added
+            return self
+        reserved = [key for key in RESERVED_PARAMS[1:] if key in self.graph.params]
+        if reserved:
+            raise ValueError(
+                f"graph.params.{reserved[0]}: set by the runner when it calls the builder on data files "
+                "(`label_scale`: from data.label_scale; `feature_columns`: with named features); rename this param "
+                "(with data.input_fn, params are passed as written)"
+            )
+        return self
 
     @field_validator("name")
     @classmethod

@@ -57,6 +57,8 @@ def check_data(loaded: LoadedConfig) -> list[ConfigIssue]:
         Else nothing.
     """
     config = loaded.config
+    if config.data.input_fn is not None:  # the user's pipeline: read when the graph is built
+        return []
     try:
         raw = load_raw_data(config.data, loaded.base_dir, max_rows=PREVIEW_ROWS, split=False, budget=SAMPLE_CHARS)
         state = Preprocessor.fit(raw.train, config.data, raw.split)
@@ -220,7 +222,8 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
     data = config.data
     run = HookList(
         hooks=config.hooks,
-        has_validation_data=data.validation is not None or data.validation_split is not None,
+        has_validation_data=data.validation is not None or data.validation_split is not None
+        or data.eval_input_fn is not None,
         builder=config.graph.builder,
         builder_params=dict(config.graph.params),
         steps_per_run=config.session.steps_per_run,
@@ -246,10 +249,10 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
 def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     """Every ``module:name`` of the config names a module that can be found; nothing is executed.
 
-    Checks ``graph.builder`` (unless built-in) and each ``custom`` hook's ``class`` and lifecycle
-    functions with :func:`hookrun.config_schemas.imports.find_module` (the config's directory first,
-    then ``sys.path``; the module is located, not run, so this stays fast and TensorFlow-free). The
-    name after ``:`` is checked when the graph is built (``validate --build``, ``train``).
+    Checks ``graph.builder`` (unless built-in), ``data.input_fn`` and ``data.eval_input_fn``, and each
+    ``custom`` hook's ``class`` and lifecycle functions with :func:`hookrun.config_schemas.imports.find_module`
+    (the config's directory first, then ``sys.path``; the module is located, not run, so this stays fast and
+    TensorFlow-free). The name after ``:`` is checked when the graph is built (``validate --build``, ``train``).
 
     A module found is also read (not run) for a program's entry point at module level
     (:func:`hookrun.config_schemas.imports.check_import_safe`: ``app.run(main)`` outside
@@ -263,6 +266,9 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     builder = loaded.config.graph.builder
     if builder not in BUILTIN_BUILDERS and ":" in builder:
         places.append((("graph", "builder"), builder))
+    for key in ("input_fn", "eval_input_fn"):
+        if (value := getattr(loaded.config.data, key)) is not None:
+            places.append((("data", key), value))
     for index, hook in enumerate(loaded.config.hooks):
         places.extend((("hooks", index, key), value) for key, value in hook.import_paths())
     issues: list[ConfigIssue] = []

@@ -143,11 +143,14 @@ def restored_step(tf: Any, run_dir: Path) -> int:
         return 0
 
 
-def expected_last_step(loaded: LoadedConfig, num_rows: int, initial_step: int) -> int | None:
-    """Global step where training should end: the earliest ``stop_at_step``, or the data's end; None if unbounded."""
+def expected_last_step(loaded: LoadedConfig, num_rows: int | None, initial_step: int) -> int | None:
+    """Global step where training should end: the earliest ``stop_at_step``, or the data's end; None if unbounded.
+
+    ``num_rows`` None (a ``data.input_fn``, whose size hookrun does not know): ``stop_at_step`` alone.
+    """
     candidates = [step for hook in loaded.config.hooks if (step := hook.ends_at_step(initial_step)) is not None]
     data = loaded.config.data
-    data_steps = steps_per_run(num_rows, data.batch_size, data.epochs)
+    data_steps = None if num_rows is None else steps_per_run(num_rows, data.batch_size, data.epochs)
     if data_steps is not None:
         candidates.append(data_steps)
     return min(candidates) if candidates else None
@@ -165,7 +168,7 @@ class PreparedRun:
             checkpoint_saver's ``max_to_keep``, is built after every hook's ``begin()``).
         plan: the device plan.
         initial_step: ``global_step`` restored from the run directory (0 if none).
-        preprocessor: the fitted (or, when resuming, saved) preprocessing state.
+        preprocessor: the fitted (or, when resuming, saved) preprocessing state; None with ``data.input_fn``.
         on_close: callables to run after the session, on success and failure; :meth:`close` runs them.
         notes: lines for the user.
         evaluations: the validation results shared by the hooks, or None without an evaluation.
@@ -186,7 +189,7 @@ class PreparedRun:
     scaffold: Any
     plan: Any
     initial_step: int
-    preprocessor: Preprocessor
+    preprocessor: Preprocessor | None
     on_close: list[Any]
     notes: list[str]
     evaluations: Evaluations | None = None
@@ -245,10 +248,17 @@ def prepare(
     config = loaded.config
     tasks = [str(t) for t in cluster.plan.training_tasks] if cluster is not None else []
     shards = len(tasks) if len(tasks) > 1 else None
-    # one streaming pass, before TensorFlow loads
-    scan = scan_data(config.data, loaded.base_dir, config.graph, shards=shards)
-    if shards is not None:
-        check_shards(scan, tasks)  # every task refuses a cluster where one would get no rows, before TF loads
+    from_input_fn = config.data.input_fn is not None
+    if from_input_fn and cluster is not None:
+        raise SetupError(
+            "data.input_fn does not run on a cluster yet (no input_context for sharding); train in one process, or "
+            "use data files (`data.train`)"
+        )
+    scan = None
+    if not from_input_fn:  # one streaming pass, before TensorFlow loads
+        scan = scan_data(config.data, loaded.base_dir, config.graph, shards=shards)
+        if shards is not None:
+            check_shards(scan, tasks)  # every task refuses a cluster where one would get no rows, before TF loads
     notes: list[str] = []
 
     tf = import_tensorflow(verbose)
@@ -273,8 +283,17 @@ def prepare(
     if cluster is not None and len(cluster.plan.training_tasks) > 1:
         # this worker's files (or rows); it skips its share of the trained batches
         shard = (len(cluster.plan.training_tasks), cluster.plan.replica)
-    preprocessor, data, validation = _prepare_data(loaded, scan, directory, initial_step, notes, shard)
-    total_rows = data.num_rows
+    if scan is None:  # the user's input_fn: no preprocessing; resumed runs call it again from the start
+        preprocessor, data, validation = None, *_input_fns(loaded)
+        if initial_step > 0:
+            notes.append(
+                f"data.input_fn {config.data.input_fn} restarts from its first element (as Estimator did; "
+                "the pipeline's position is not saved)"
+            )
+        total_rows = None
+    else:
+        preprocessor, data, validation = _prepare_data(loaded, scan, directory, initial_step, notes, shard)
+        total_rows = data.num_rows
     # (index in hooks:, config) of the hooks this task runs: chief_only ones run on the chief alone.
     running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
     unpin = _nothing  # removes the warm start's pinned checkpoint, after the session (an on_close)
@@ -287,7 +306,7 @@ def prepare(
             plan,
             initial_step if cluster is None else initial_step // len(cluster.plan.training_tasks),
             validation=validation if any(h.needs_evaluation() for _, h in running) else None,
-            label_scale=preprocessor.label_scale,
+            label_scale=preprocessor.label_scale if preprocessor is not None else 1.0,
             device_function=cluster.device_function() if cluster is not None else None,
             wrap_optimizer=cluster.wrap_optimizer() if cluster is not None else None,
             # steps_per_run > 1: the named tensors the hooks read; all of them (and global_step's last-step
@@ -396,6 +415,23 @@ def spec_training_hooks(spec: Any, chief: bool) -> tuple[list[Any], list[str]]:
             hooks.append(hook)
             names.append(f"{name}[{index}] {type(hook).__name__}")
     return hooks, names
+
+
+def _input_fns(loaded: LoadedConfig) -> tuple[Any, Any]:
+    """``data.input_fn`` and ``data.eval_input_fn`` (or None), imported.
+
+    Raises:
+        ConfigError: a module does not import or lacks the function (at ``data.input_fn``/``data.eval_input_fn``).
+    """
+    from hookrun.runner.data.input_fn import InputFn
+
+    data = loaded.config.data
+    try:
+        train_fn = InputFn(data.input_fn, loaded.base_dir, "input_fn")
+        eval_fn = InputFn(data.eval_input_fn, loaded.base_dir, "eval_input_fn") if data.eval_input_fn else None
+    except PlacedError as err:
+        raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
+    return train_fn, eval_fn
 
 
 def _prepare_data(
@@ -666,7 +702,8 @@ def _train_locked(
         record = None
         if chief:  # on a cluster the other workers leave the run's own files to the chief
             atomic_write_text(saved_config, config_text)
-            prepared.preprocessor.save(directory / PREPROCESSING_FILE)
+            if prepared.preprocessor is not None:  # (none with data.input_fn)
+                prepared.preprocessor.save(directory / PREPROCESSING_FILE)
             # summary.json says `running` (with the start time and --set) until the end rewrites it
             record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
         # which TensorFlow build (CUDA or CPU-only, CUDA and cuDNN versions) and which devices it found
@@ -766,6 +803,11 @@ def _train_session(
         if cluster is not None:  # the chief stops the other tasks; a worker tells the chief it stopped
             prepared.notes.extend(cluster.finish(completed))
 
+    if config.data.input_fn is not None and loop.end_of_data and loop.steps == 0 and loop.signal is None:
+        raise SetupError(
+            f"data.input_fn {config.data.input_fn} produced no element: its dataset ended before the first step "
+            "(an empty file, or a filter that keeps nothing)"
+        )
     if closed is not None:  # an event file could not be written, though training itself succeeded
         raise TrainingError(describe_write_failure(closed) or f"cannot close the event files: {closed}") from closed
     initial_step = prepared.initial_step

@@ -11,7 +11,8 @@ from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
 
 #: Why an ``evaluation`` hook cannot run (reported at the hook).
 NO_VALIDATION_DATA = (
-    "evaluation needs validation data: set `data.validation_split` (e.g. 0.2) or `data.validation` (a CSV file)"
+    "evaluation needs validation data: set `data.validation_split` (e.g. 0.2) or `data.validation` (a CSV file), "
+    "or `data.eval_input_fn` with `data.input_fn`"
 )
 
 

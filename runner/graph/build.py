@@ -14,6 +14,7 @@ from hookrun.config_schemas.imports import flags_hint
 from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.hooks.tf_internals import global_step_read, graph_element
+from hookrun.runner.data.input_fn import InputFn, RunInfo, batch_rows, make_pipeline
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
 from hookrun.runner.errors import PlacedError, SetupError
@@ -45,8 +46,9 @@ class EvalGraph:
     Attributes:
         reset_op: initializes the validation iterator and zeroes the streaming metrics' local variables.
         update_op: consumes one validation batch and updates every streaming metric.
-        num_batches: batches in the validation set (count): ``ceil(rows / batch_size)``.
-        num_rows: validation rows (count).
+        num_batches: batches in the validation set (count): ``ceil(rows / batch_size)``; None for a
+            ``data.eval_input_fn`` (each pass runs until its dataset ends).
+        num_rows: validation rows (count); None for a ``data.eval_input_fn``.
         values: ``val_loss`` and ``val_<metric>`` -> scalar tensors over the batches consumed since the reset
             (``val_loss`` in training units; built-in metrics in the label's units).
         features: the validation batch's features ``float32 [batch, n_features]`` (advances the iterator).
@@ -64,8 +66,8 @@ class EvalGraph:
 
     reset_op: Any
     update_op: Any
-    num_batches: int
-    num_rows: int
+    num_batches: int | None
+    num_rows: int | None
     values: dict[str, Any]
     features: Any
     labels: Any
@@ -179,19 +181,32 @@ def features_form(builder: Any, configured: str | None) -> str:
 
 
 def _call_builder(
-    tf: Any, builder: Any, name: str, features: Any, labels: Any, params: dict[str, Any], model_fn: bool = False
+    tf: Any,
+    builder: Any,
+    name: str,
+    features: Any,
+    labels: Any,
+    params: dict[str, Any],
+    model_fn: bool = False,
+    config: Any = None,
+    input_fn: InputFn | None = None,
 ) -> GraphSpec:
     """Call the builder and check it returned a scalar ``loss`` (in ``train`` and ``eval`` mode; ``infer`` needs none).
 
     In the model_fn form (:mod:`hookrun.runner.graph.model_fn`) the builder gets ``mode`` as an argument and
-    ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field.
+    ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field. ``config`` is what a
+    model_fn naming ``config`` gets (a :class:`~hookrun.runner.data.input_fn.RunInfo` with ``data.input_fn``).
+    ``input_fn``: the features came from it; a model_fn reading a feature it does not give is an error at
+    ``data.input_fn`` naming both functions and the key.
     """
     try:
         with refuse_keras3_layers(tf, name, params["mode"]):
             if model_fn:
                 mode = params["mode"]
                 plain = {key: value for key, value in params.items() if key != "mode"}
-                checked = check_spec(tf, call_model_fn(builder, features, labels, mode, plain), name, mode)
+                checked = check_spec(
+                    tf, call_model_fn(builder, features, labels, mode, plain, config=config), name, mode
+                )
                 spec = GraphSpec(
                     loss=checked.loss,
                     train_op=checked.train_op,
@@ -212,6 +227,13 @@ def _call_builder(
     except (SpecError, Keras3LayerError) as err:
         raise PlacedError("graph.builder", str(err)) from err
     except Exception as err:
+        missing = _missing_feature(err, features) if input_fn is not None else None
+        if missing is not None and input_fn is not None:
+            given = ", ".join(sorted(str(key) for key in features)) or "none"
+            raise input_fn.error(
+                f"gives the features {given}, but graph.builder {name} reads features[{missing!r}] "
+                f"({params['mode']} mode); return it from the input_fn or read one it gives"
+            ) from err
         slot = _optimizer_variable(err) if params["mode"] != "train" else None
         if slot is not None:  # not "does not exist": build_evaluation would blame the weights
             raise PlacedError(
@@ -237,6 +259,25 @@ def _call_builder(
     if spec.loss is None or getattr(spec.loss, "shape", None) is None or spec.loss.shape.rank != 0:
         raise PlacedError("graph.builder", f"{name} must return a scalar `loss` tensor")
     return spec
+
+
+#: ``tf.compat.v1.feature_column``'s error for a key the features dict lacks.
+_NOT_IN_FEATURES = re.compile(r"Feature (\S+) is not in features dictionary")
+
+
+def _missing_feature(err: BaseException, features: Any) -> str | None:
+    """The feature key a model_fn read that the features dict lacks (``KeyError`` or feature_column's), else None."""
+    if not isinstance(features, dict):
+        return None
+    if isinstance(err, KeyError) and err.args and isinstance(err.args[0], str) and err.args[0] not in features:
+        return err.args[0]
+    if isinstance(err, ValueError):
+        match = _NOT_IN_FEATURES.search(str(err))
+        if match is not None:
+            key = match.group(1).strip("'\".,")
+            if key and key not in features:
+                return key
+    return None
 
 
 #: ``tf.compat.v1.get_variable``'s error for a name taken in the scope (``Variable dense/kernel already exists, ...``).
@@ -273,11 +314,11 @@ def _created_twice(err: BaseException) -> str | None:
 def build_graph(
     tf: Any,
     config: RunConfig,
-    data: TrainingData | StreamInput,
+    data: TrainingData | StreamInput | InputFn,
     base_dir: Path,
     plan: DevicePlan,
     initial_step: int = 0,
-    validation: TrainingData | EvalInput | None = None,
+    validation: TrainingData | EvalInput | InputFn | None = None,
     label_scale: float = 1.0,
     device_function: Callable[[Any], str] | None = None,
     wrap_optimizer: Callable[[Any], Any] | None = None,
@@ -295,7 +336,10 @@ def build_graph(
     Args:
         tf: the ``tensorflow`` module.
         config: the run config.
-        data: the training input: files streamed through ``tf.data`` (:class:`StreamInput`), or arrays.
+        data: the training input: files streamed through ``tf.data`` (:class:`StreamInput`), arrays, or the
+            user's ``data.input_fn`` (:class:`~hookrun.runner.data.input_fn.InputFn`): called in ``train`` mode
+            with ``graph.params`` as written; its features and labels reach the builder untouched, and a
+            resumed run reads its dataset from the start (as Estimator did: ``initial_step`` skips nothing).
         base_dir: the config's directory (custom builders import from there first).
         plan: the device plan.
         initial_step: restored ``global_step``; the pipeline skips that many batches.
@@ -327,8 +371,15 @@ def build_graph(
         builder_name = config.graph.builder
         builder = get_builder(builder_name, base_dir)
         model_fn = is_model_fn(builder, config.graph.style)
-        named_features = features_form(builder, config.graph.features) == "named"
-        params = {**builder_params(config, base_dir, run_dir), "label_scale": float(label_scale)}
+        from_input_fn = isinstance(data, InputFn)
+        named_features = not from_input_fn and features_form(builder, config.graph.features) == "named"
+        params = builder_params(config, base_dir, run_dir)
+        run_info = None
+        if from_input_fn:  # params as written; hookrun's own information goes in `config`
+            run_info = RunInfo(model_dir=str(run_dir) if run_dir is not None else None, tf_random_seed=config.data.seed)
+        else:
+            params["label_scale"] = float(label_scale)
+        user_fn = {"config": run_info, "input_fn": data if from_input_fn else None}
         steps_per_run = int(getattr(config.session, "steps_per_run", 1))
         if steps_per_run > 1 and (device_function is not None or wrap_optimizer is not None):
             raise SetupError("session.steps_per_run > 1 does not run on a cluster; set session.steps_per_run: 1")
@@ -341,7 +392,15 @@ def build_graph(
                 return scaled if wrap_optimizer is None else wrap_optimizer(scaled)
 
         with tf.device("/device:CPU:0"):
-            if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
+            if isinstance(data, InputFn):  # the user's pipeline, as Estimator called it
+                pipeline = make_pipeline(tf, data, data.call(params, "train", run_info), "train")
+                dataset, iterator = pipeline.dataset, pipeline.iterator
+                if steps_per_run > 1 and iterator is None:
+                    raise data.error(
+                        "returned tensors, not a tf.data.Dataset; session.steps_per_run > 1 pulls its batches "
+                        "from a dataset's iterator: return the dataset, or set session.steps_per_run: 1"
+                    )
+            elif isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
                 if named_features:
                     raise PlacedError("graph.features", "named features need data files (streamed through tf.data)")
                 dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
@@ -350,14 +409,19 @@ def build_graph(
                 dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
                 iterator = make_iterator(tf, dataset)
             if steps_per_run == 1:
-                features, labels = iterator.get_next()
+                features, labels = (
+                    (pipeline.features, pipeline.labels) if from_input_fn else iterator.get_next()
+                )
             else:  # the builder's first call only creates the variables: never run, never fed
                 features, labels = input_placeholders(tf, iterator.element_spec)
-            if named_features:
+            if from_input_fn:
+                pass  # untouched: the builder gets exactly the input_fn's tensors
+            elif named_features:
                 params["feature_columns"] = named_feature_columns(data.state)
             else:
                 features = tf.identity(features, name="features")
-            labels = tf.identity(labels, name="labels")
+            if not from_input_fn:
+                labels = tf.identity(labels, name="labels")
         learning_rate = None
         optimizer = None
         rate_now: dict[str, Any] = {}
@@ -365,7 +429,8 @@ def build_graph(
         summaries_before = len(tf.compat.v1.get_collection(summaries_key))
         with tf.device(plan.device):
             spec = _call_builder(
-                tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn
+                tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn,
+                **user_fn,
             )
             train_op = spec.train_op
             if train_op is None and steps_per_run > 1:
@@ -423,7 +488,7 @@ def build_graph(
                 with tf.device(plan.device):
                     inner = _call_builder(
                         tf, builder, builder_name, step_features, step_labels, {**params, "mode": "train"},
-                        model_fn=model_fn,
+                        model_fn=model_fn, **user_fn,
                     )
                     rate = None
                     if own_train_op:
@@ -452,7 +517,9 @@ def build_graph(
                     carry=carry,
                     carry_step_read=carry is None,
                     endless=endless_input(tf, dataset),
-                    windows=lambda n: _window_iterator(tf, dataset, iterator, config.data.batch_size, n),
+                    windows=lambda n: _window_iterator(
+                        tf, dataset, iterator, _fixed_batch(tf, dataset) if from_input_fn else config.data.batch_size, n
+                    ),
                 )
             named = {**window.last, "global_step": window.global_step}
         evaluation = None
@@ -468,6 +535,7 @@ def build_graph(
                 plan,
                 model_fn=model_fn,
                 named=named_features,
+                **user_fn,
             )
             evaluation = graft_evaluation(tf, graph, evaluation, builder_name)
     return BuiltGraph(
@@ -476,7 +544,20 @@ def build_graph(
     )
 
 
-def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int, steps_per_run: int) -> Any:
+def _fixed_batch(tf: Any, dataset: Any) -> int | None:
+    """The rows of every batch of a user's dataset when its element spec fixes them, else None.
+
+    Batches of an input_fn's dataset stack into a window only when every component is a dense tensor of
+    fully known shape (``batch(n, drop_remainder=True)``): a last, smaller batch would not stack.
+    """
+    parts = tf.nest.flatten(dataset.element_spec)
+    if not parts or not all(isinstance(p, tf.TensorSpec) and p.shape.is_fully_defined() for p in parts):
+        return None
+    rows = {p.shape[0] if p.shape.rank else None for p in parts}
+    return rows.pop() if len(rows) == 1 and None not in rows else None
+
+
+def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int | None, steps_per_run: int) -> Any:
     """An iterator over ``dataset`` with ``steps_per_run`` batches stacked per element, replacing ``iterator``.
 
     For the ``session.steps_per_run`` loop over an endless input (:func:`hookrun.runner.graph.fused.build_fused_train`):
@@ -492,10 +573,13 @@ def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int, step
         steps_per_run: N.
 
     Returns:
-        The window iterator, or None when the batches cannot stack (a sparse or variable-shaped component)
+        The window iterator, or None when the batches cannot stack (a sparse or variable-shaped component,
+        ``batch_size`` None: an input_fn's batches of no fixed size)
         or N of them would take more than :data:`hookrun.runner.graph.fused.WINDOW_BYTES` (then the loop
         pulls one batch per step).
     """
+    if batch_size is None:
+        return None
     size = window_bytes(tf, dataset.element_spec, batch_size, steps_per_run)
     if size is None or size > WINDOW_BYTES:
         return None
@@ -565,11 +649,13 @@ def build_evaluation(
     builder: Any,
     builder_name: str,
     params: dict[str, Any],
-    validation: TrainingData | EvalInput,
+    validation: TrainingData | EvalInput | InputFn,
     batch_size: int,
     plan: DevicePlan,
     model_fn: bool = False,
     named: bool = False,
+    config: Any = None,
+    input_fn: InputFn | None = None,
 ) -> EvalGraph:
     """Build the evaluation into the default graph (a graph of its own): the builder in ``eval`` mode.
 
@@ -597,6 +683,13 @@ def build_evaluation(
         plan: the device plan.
         model_fn: call the builder in the model_fn form (``mode="eval"``).
         named: hand the builder named features (a dict), as in training.
+        config: what a model_fn naming ``config`` gets (see :func:`_call_builder`).
+        input_fn: the training ``data.input_fn`` (for messages), when ``validation`` is ``data.eval_input_fn``.
+
+    With ``validation`` an :class:`~hookrun.runner.data.input_fn.InputFn` (``data.eval_input_fn``) it is called in
+    ``eval`` mode; its dataset's ``(features, labels)`` reach the model_fn untouched, each pass reads the
+    dataset from its start to its end (``num_batches`` and ``num_rows`` are None) and ``val_loss`` weighs
+    each batch by its rows (the labels' first dimension, else the first feature's).
 
     Returns:
         The evaluation graph.
@@ -604,22 +697,32 @@ def build_evaluation(
     Raises:
         SetupError: no validation rows, or the builder fails or returns no scalar loss.
     """
-    if validation.num_rows == 0:
+    from_input_fn = isinstance(validation, InputFn)
+    if not from_input_fn and validation.num_rows == 0:
         raise SetupError(
             f"{validation.source}: no validation row is left after the missing-value policies; nothing to evaluate"
         )
     v1 = tf.compat.v1
     locals_before = set(v1.local_variables())
     with tf.device("/device:CPU:0"):
-        if isinstance(validation, TrainingData):
-            iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
+        if isinstance(validation, InputFn):
+            plain = {key: value for key, value in params.items() if key != "mode"}
+            result = validation.call(plain, "eval", config)
+            pipeline = make_pipeline(tf, validation, result, "eval", collect=False)
+            iterator, features, labels = pipeline.iterator, pipeline.features, pipeline.labels
         else:
-            iterator = v1.data.make_initializable_iterator(validation.dataset(tf, batch_size, named=named))
-        features, labels = iterator.get_next()
+            if isinstance(validation, TrainingData):
+                iterator = v1.data.make_initializable_iterator(make_eval_dataset(tf, validation, batch_size))
+            else:
+                iterator = v1.data.make_initializable_iterator(validation.dataset(tf, batch_size, named=named))
+            features, labels = iterator.get_next()
     with tf.device(plan.device):
-        spec = _call_builder(tf, builder, builder_name, features, labels, params, model_fn=model_fn)
+        spec = _call_builder(
+            tf, builder, builder_name, features, labels, params, model_fn=model_fn, config=config,
+            input_fn=validation if from_input_fn else input_fn,
+        )
         check_metric_names(spec)  # the eval call's own eval_metrics too
-        rows = tf.cast(tf.shape(labels)[0], tf.float32)
+        rows = tf.cast(batch_rows(tf, features, labels) if from_input_fn else tf.shape(labels)[0], tf.float32)
         ordered: dict[str, tuple[Any, Any]] = {
             "val_loss": v1.metrics.mean(spec.loss, weights=rows, name="loss_metric")
         }
@@ -633,16 +736,20 @@ def build_evaluation(
     reset_op = tf.group(iterator.initializer, v1.variables_initializer(metric_locals), name="reset")
     update_op = tf.group(*(update for _, update in ordered.values()), name="update")
     with tf.name_scope("outputs"):
-        if not isinstance(features, dict):
-            features = tf.identity(features, name="features")
-        labels = tf.identity(labels, name="labels")
+        if from_input_fn:  # the user's structures (sparse, ragged, dicts of labels) are not re-exported
+            features = None
+            labels = tf.identity(labels, name="labels") if isinstance(labels, tf.Tensor) else None
+        else:
+            if not isinstance(features, dict):
+                features = tf.identity(features, name="features")
+            labels = tf.identity(labels, name="labels")
         predictions = tf.identity(spec.predictions, name="predictions") if spec.predictions is not None else None
         values = {name: tf.identity(value, name=name) for name, (value, _) in ordered.items()}
     return EvalGraph(
         reset_op=reset_op,
         update_op=update_op,
-        num_batches=math.ceil(validation.num_rows / batch_size),
-        num_rows=validation.num_rows,
+        num_batches=None if from_input_fn else math.ceil(validation.num_rows / batch_size),
+        num_rows=None if from_input_fn else validation.num_rows,
         values=values,
         features=features,
         labels=labels,
@@ -663,6 +770,8 @@ def _fresh_evaluation(
     plan: DevicePlan,
     model_fn: bool,
     named: bool,
+    config: Any = None,
+    input_fn: InputFn | None = None,
 ) -> tuple[Any, Any, EvalGraph]:
     """:func:`build_evaluation` in a new ``tf.Graph`` with the run's graph-level seed and a ``global_step``."""
     graph = tf.Graph()
@@ -671,7 +780,8 @@ def _fresh_evaluation(
             tf.compat.v1.set_random_seed(seed)
         global_step = tf.compat.v1.train.get_or_create_global_step()
         evaluation = build_evaluation(
-            tf, builder, builder_name, params, validation, batch_size, plan, model_fn=model_fn, named=named
+            tf, builder, builder_name, params, validation, batch_size, plan, model_fn=model_fn, named=named,
+            config=config, input_fn=input_fn,
         )
     evaluation.source_graph = graph
     return graph, global_step, evaluation
@@ -703,9 +813,10 @@ def graft_evaluation(tf: Any, graph: Any, evaluation: EvalGraph, builder_name: s
     elements.update({f"value:{name}": tensor for name, tensor in evaluation.values.items()})
     if isinstance(features, dict):
         elements.update({f"feature:{name}": tensor for name, tensor in features.items()})
-    else:
+    elif features is not None:
         elements["features"] = features
-    elements["labels"] = evaluation.labels
+    if evaluation.labels is not None:
+        elements["labels"] = evaluation.labels
     if evaluation.predictions is not None:
         elements["predictions"] = evaluation.predictions
     imported = graft(tf, graph, evaluation.source_graph, elements, EVAL_SCOPE, builder_name)
@@ -716,9 +827,10 @@ def graft_evaluation(tf: Any, graph: Any, evaluation: EvalGraph, builder_name: s
     evaluation.update_op = imported["update"]
     evaluation.values = {name: imported[f"value:{name}"] for name in evaluation.values}
     evaluation.features = (
-        {name: imported[f"feature:{name}"] for name in features} if isinstance(features, dict) else imported["features"]
+        {name: imported[f"feature:{name}"] for name in features} if isinstance(features, dict)
+        else imported.get("features")
     )
-    evaluation.labels = imported["labels"]
+    evaluation.labels = imported.get("labels")
     evaluation.predictions = imported.get("predictions")
     evaluation.grafted_into = graph
     return evaluation

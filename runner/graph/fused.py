@@ -133,13 +133,10 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
     return tf.nest.map_structure(one, element_spec)
 
 
-def endless_input(tf: Any, dataset: Any) -> bool:
-    """Whether ``dataset`` never ends: its cardinality is ``tf.data.INFINITE_CARDINALITY`` (``repeat()``).
+def cardinality(tf: Any, dataset: Any) -> int | None:
+    """``dataset``'s cardinality, computed in a scratch graph and session on a copy of its ops only.
 
-    An empty input repeated forever counts as endless too (``repeat`` of an input of unknown size is
-    infinite to tf.data), and ends at its first pull with ``OutOfRangeError``.
-    The cardinality is computed in a scratch graph and session, on a copy of the dataset's ops only
-    (about 10-25 ms): the caller's graph gets no op (the op-level seeds TensorFlow derives from the
+    About 10-25 ms; the caller's graph gets no op (the op-level seeds TensorFlow derives from the
     graph's op count stay as they were).
 
     Args:
@@ -147,9 +144,8 @@ def endless_input(tf: Any, dataset: Any) -> bool:
         dataset: a ``tf.data.Dataset`` built in the caller's (graph-mode) default graph.
 
     Returns:
-        True for an infinite dataset; False for a finite one, an unknown cardinality (a ``filter`` or
-        ``take_while`` after the ``repeat``), or when it cannot be computed (then the body that handles
-        the data's end is the safe one).
+        The count of elements, ``tf.data.INFINITE_CARDINALITY`` (-1), ``tf.data.UNKNOWN_CARDINALITY`` (-2),
+        or None when it cannot be computed (a dataset reading a resource of the caller's graph).
     """
     v1 = tf.compat.v1
     try:
@@ -168,13 +164,34 @@ def endless_input(tf: Any, dataset: Any) -> bool:
         scratch = tf.Graph()
         with scratch.as_default():
             (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
-            cardinality = tf.data.experimental.from_variant(copy, dataset.element_spec).cardinality()
+            count = tf.data.experimental.from_variant(copy, dataset.element_spec).cardinality()
             config = v1.ConfigProto()
             config.graph_options.rewrite_options.disable_meta_optimizer = True  # one small run: no Grappler
             with v1.Session(graph=scratch, config=config) as session:
-                return bool(session.run(cardinality) == tf.data.INFINITE_CARDINALITY)
+                return int(session.run(count))
     except (tf.errors.OpError, ValueError, TypeError, KeyError):
-        return False
+        return None
+
+
+def endless_input(tf: Any, dataset: Any) -> bool:
+    """Whether ``dataset`` never ends: its cardinality is ``tf.data.INFINITE_CARDINALITY`` (``repeat()``).
+
+    An empty input repeated forever counts as endless too (``repeat`` of an input of unknown size is
+    infinite to tf.data), and ends at its first pull with ``OutOfRangeError``.
+    The cardinality is computed in a scratch graph and session, on a copy of the dataset's ops only
+    (about 10-25 ms): the caller's graph gets no op (the op-level seeds TensorFlow derives from the
+    graph's op count stay as they were).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        dataset: a ``tf.data.Dataset`` built in the caller's (graph-mode) default graph.
+
+    Returns:
+        True for an infinite dataset; False for a finite one, an unknown cardinality (a ``filter`` or
+        ``take_while`` after the ``repeat``), or when it cannot be computed (then the body that handles
+        the data's end is the safe one).
+    """
+    return cardinality(tf, dataset) == tf.data.INFINITE_CARDINALITY
 
 
 #: Marks the error :func:`_refuse` raises, through the builder call's own wrapping.

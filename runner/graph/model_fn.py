@@ -106,13 +106,13 @@ def is_model_fn(fn: Callable[..., Any], style: str = "auto") -> bool:
 
 
 def call_model_fn(
-    fn: Callable[..., Any], features: Any, labels: Any, mode: str, params: dict[str, Any]
+    fn: Callable[..., Any], features: Any, labels: Any, mode: str, params: dict[str, Any], config: Any = None
 ) -> Any:
     """Call ``fn`` as ``tf.estimator.Estimator`` did: ``features`` first, then the parameters it names.
 
     ``labels``, ``mode`` and ``params`` are passed by keyword when ``fn`` has a parameter of that name, or
-    positionally in that order when ``fn`` takes ``*args``; ``config`` (Estimator's ``RunConfig``) is passed
-    as None when named.
+    positionally in that order when ``fn`` takes ``*args``; ``config`` (in place of Estimator's ``RunConfig``:
+    a :class:`hookrun.runner.data.input_fn.RunInfo` with ``data.input_fn``, else None) is passed when named.
     """
     try:
         parameters = inspect.signature(fn).parameters
@@ -120,7 +120,7 @@ def call_model_fn(
         return fn(features, labels, mode, params)
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters.values()):
         return fn(features, labels, mode, params)
-    given = {"labels": labels, "mode": mode, "params": params, "config": None}
+    given = {"labels": labels, "mode": mode, "params": params, "config": config}
     return fn(features, **{name: value for name, value in given.items() if name in parameters})
 
 

@@ -34,7 +34,9 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
         YAML text; loading it gives the same config but for those paths.
     """
     config = loaded.config
-    data_update: dict[str, object] = {"train": absolute_spec(config.data.train, loaded.base_dir)}
+    data_update: dict[str, object] = {}
+    if config.data.train is not None:  # (an input_fn's module is found beside the original config)
+        data_update["train"] = absolute_spec(config.data.train, loaded.base_dir)
     if config.data.validation is not None:
         data_update["validation"] = absolute_spec(config.data.validation, loaded.base_dir)
     graph = config.graph

@@ -24,6 +24,7 @@ This module imports TensorFlow; import it only from code that already has.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import tensorflow as tf
@@ -71,7 +72,8 @@ def _hooked_run(session: Any, hooks: list[Any], fetches: Any, translate: Any = N
 def evaluation_pass(session: Any, evaluation: Any) -> dict[str, float]:
     """Evaluate once over the whole evaluation input, with the evaluation hooks around it (see the module).
 
-    Without evaluation hooks this is ``reset_op``, ``update_op`` ``num_batches`` times, then the values.
+    Without evaluation hooks this is ``reset_op``, ``update_op`` ``num_batches`` times (or, for a
+    ``data.eval_input_fn``, until its dataset ends), then the values.
 
     Args:
         session: a ``tf.compat.v1.Session`` on the evaluation graph (the raw one: no training hook sees
@@ -90,13 +92,20 @@ def evaluation_pass(session: Any, evaluation: Any) -> dict[str, float]:
     coord = tf.compat.v1.train.Coordinator()
     for hook in hooks:
         hook.after_create_session(session, coord)
-    for _ in range(evaluation.num_batches):
+    # a data.eval_input_fn's dataset (num_batches None) is read to its end, as Estimator's evaluate() did
+    batches = range(evaluation.num_batches) if evaluation.num_batches is not None else itertools.count()
+    for _ in batches:
         if coord.should_stop():
             break
-        if not hooks:
-            session.run(evaluation.update_op)
-            continue
-        _, stop = _hooked_run(session, hooks, evaluation.update_op, _translator(evaluation))
+        try:
+            if not hooks:
+                session.run(evaluation.update_op)
+                continue
+            _, stop = _hooked_run(session, hooks, evaluation.update_op, _translator(evaluation))
+        except tf.errors.OutOfRangeError:
+            if evaluation.num_batches is not None:
+                raise
+            break  # its end: that batch's after_run does not run, `end` does (as in training)
         if stop:
             break
     for hook in hooks:

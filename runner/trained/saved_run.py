@@ -66,7 +66,8 @@ def open_run(run_dir: str | Path) -> SavedRun:
         The saved run.
 
     Raises:
-        SetupError: not a directory, or no ``config.yaml`` / ``preprocessing.json`` in it (exit 2).
+        SetupError: not a directory, or no ``config.yaml`` / ``preprocessing.json`` in it, or a run trained from
+            a ``data.input_fn`` (not available yet) (exit 2).
         ConfigError: its ``config.yaml`` does not load (exit 2).
     """
     from hookrun.runner.config import load_config
@@ -84,6 +85,13 @@ def open_run(run_dir: str | Path) -> SavedRun:
     check_usable_path(directory, "run directory", limit=None)
     if not _is_dir(directory):
         raise SetupError(f"{run_dir}: no such run directory; give the directory `hookrun train` wrote")
+    if (directory / CONFIG_FILE).is_file() and not (directory / PREPROCESSING_FILE).is_file():
+        input_fn = load_config(directory / CONFIG_FILE).config.data.input_fn
+        if input_fn is not None:  # trained on the user's pipeline: no preprocessing to rebuild the input from
+            raise SetupError(
+                f"{directory}: trained from data.input_fn {input_fn}; hookrun evaluate, predict and export do not "
+                "take an input_fn yet: restore its checkpoint with your model_fn in a tf.compat.v1 script"
+            )
     for name in (CONFIG_FILE, PREPROCESSING_FILE):
         if not (directory / name).is_file():
             raise SetupError(

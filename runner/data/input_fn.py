@@ -1,0 +1,236 @@
+"""The user's own input pipeline: an Estimator ``input_fn`` named by ``data.input_fn`` (and ``data.eval_input_fn``).
+
+Mirrors ``tf.estimator.Estimator``'s input handling (``Estimator._call_input_fn`` and
+``estimator.util.parse_input_fn_result``):
+
+- the function is called with the arguments it names among ``params`` (``graph.params`` as written,
+  ``${config_dir}`` placeholders replaced), ``mode`` (``"train"`` or ``"eval"``, as ``ModeKeys``) and
+  ``config`` (a :class:`RunInfo`, in place of Estimator's ``RunConfig``); nothing else is added to
+  ``params`` on this path;
+- it returns a ``tf.data.Dataset`` whose elements are ``(features, labels)``, or a ``(features, labels)``
+  tuple of tensors; ``features`` is a tensor or a dict of tensors (dense, ``SparseTensor``,
+  ``RaggedTensor``, any dtype), ``labels`` a tensor, a dict or None;
+- the model_fn receives exactly the ``get_next()`` of that dataset (or the tensors given): nothing is
+  cast, reshaped or re-packed.
+
+Resume: as Estimator did, a resumed run calls the input_fn again and reads its dataset from the start
+(the iterator's position is not saved).
+
+Importing this module does not import TensorFlow.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from hookrun.config_schemas.errors import PlacedError
+from hookrun.config_schemas.imports import import_object
+
+#: Where a dataset's first element comes from, for messages.
+_FORMS = "a tf.data.Dataset of (features, labels), or a (features, labels) tuple of tensors"
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """hookrun's own information for an input_fn and a model_fn that name ``config`` (Estimator's ``RunConfig``).
+
+    With ``data.input_fn`` hookrun adds nothing to ``params``; what Estimator's ``RunConfig`` told these
+    functions is here, under the attribute names ``tf.estimator.RunConfig`` used.
+
+    Attributes:
+        model_dir: the run directory (absolute path as text), or None where none is known.
+        tf_random_seed: ``data.seed`` (the graph-level seed set before the functions are called), or None.
+        is_chief: this process is the chief (always True without a cluster).
+        num_worker_replicas: training processes (1 without a cluster).
+        task_type: ``"worker"`` (or ``"chief"``) as in ``RunConfig``.
+        task_id: this worker's index (0 without a cluster).
+    """
+
+    model_dir: str | None = None
+    tf_random_seed: int | None = None
+    is_chief: bool = True
+    num_worker_replicas: int = 1
+    task_type: str = "worker"
+    task_id: int = 0
+
+
+class InputFn:
+    """A ``data.input_fn`` or ``data.eval_input_fn``: imported and called as Estimator called it.
+
+    Attributes:
+        path: the ``package.module:function`` of the config.
+        key: ``input_fn`` or ``eval_input_fn`` (the config place is ``data.<key>``).
+        fn: the function.
+    """
+
+    def __init__(self, path: str, base_dir: Path, key: str = "input_fn") -> None:
+        """Import the function.
+
+        Raises:
+            ImportFailure: the module does not import, lacks the function, or it is not callable (at ``data.<key>``).
+        """
+        self.path = path
+        self.key = key
+        self.fn: Callable[..., Any] = import_object(path, base_dir, f"data.{key}")
+
+    @property
+    def where(self) -> str:
+        """``data.input_fn`` (the config place)."""
+        return f"data.{self.key}"
+
+    def error(self, reason: str) -> PlacedError:
+        """A one-line error at ``data.<key>`` naming the function: ``input_fn my_input:train_input_fn <reason>``."""
+        return PlacedError(self.where, f"{self.key} {self.path} {reason}")
+
+    def call(self, params: dict[str, Any], mode: str, config: RunInfo) -> Any:
+        """Call the function with the arguments it names among ``params``, ``mode``, ``config`` (and ``input_context``).
+
+        Mirrors ``Estimator._call_input_fn``: only the names in its signature are passed, by keyword;
+        ``input_context`` is None (no ``tf.distribute`` strategy).
+
+        Raises:
+            PlacedError: the function raised (its exception type and message are given).
+        """
+        try:
+            parameters = inspect.signature(self.fn).parameters
+        except (TypeError, ValueError):
+            parameters = {}
+        given = {"params": params, "mode": mode, "config": config, "input_context": None}
+        kwargs = {name: value for name, value in given.items() if name in parameters}
+        try:
+            return self.fn(**kwargs)
+        except Exception as err:  # the user's pipeline may raise anything
+            message = str(err).strip().splitlines()[0] if str(err).strip() else ""
+            raise self.error(f"raised {type(err).__name__}: {message} ({mode} mode)") from err
+
+
+@dataclass
+class Pipeline:
+    """What an input_fn's result gives the graph.
+
+    Attributes:
+        features: the ``get_next()`` features (or the tensors returned): a tensor or dict, untouched.
+        labels: the labels, untouched (None when none).
+        dataset: the ``tf.data.Dataset`` returned, or None for a tuple of tensors.
+        iterator: the dataset's initializable iterator (its initializer runs with the session's
+            ``local_init_op``), or None for a tuple of tensors.
+    """
+
+    features: Any
+    labels: Any
+    dataset: Any = None
+    iterator: Any = None
+
+
+def _is_component(tf: Any, value: Any) -> bool:
+    return isinstance(value, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor))
+
+
+def _is_component_spec(tf: Any, spec: Any) -> bool:
+    return isinstance(spec, (tf.TensorSpec, tf.SparseTensorSpec, tf.RaggedTensorSpec))
+
+
+def _check_structure(tf: Any, input_fn: InputFn, value: Any, what: str, spec: bool, optional: bool) -> None:
+    """``value`` is a tensor or a dict of tensors (or, ``optional``, None); else a one-line error."""
+    check = _is_component_spec if spec else _is_component
+    if value is None and optional:
+        return
+    if check(tf, value):
+        return
+    if isinstance(value, Mapping) and value:
+        for key, item in value.items():
+            if not isinstance(key, str) or not check(tf, item):
+                raise input_fn.error(
+                    f"returned {what}[{key!r}] of type {type(item).__name__}; {what} must be a tensor or a dict "
+                    "name -> tensor (dense, SparseTensor or RaggedTensor)"
+                )
+        return
+    raise input_fn.error(
+        f"returned {what} of type {type(value).__name__}; {what} must be a tensor or a dict name -> tensor "
+        f"(dense, SparseTensor or RaggedTensor){' or None' if optional else ''}"
+    )
+
+
+def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: bool = True) -> Pipeline:
+    """Check an input_fn's result and give the graph its features and labels, untouched.
+
+    A dataset gets an initializable iterator in ``TABLE_INITIALIZERS`` (started by the session's
+    ``local_init_op``, at every session creation, as :func:`hookrun.runner.data.streaming.make_iterator`);
+    lookup tables the dataset uses are initialised by the same op. Then one ``get_next()``.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        input_fn: the function (for messages).
+        result: what it returned.
+        mode: ``train`` or ``eval``.
+        collect: put the iterator's initializer in ``TABLE_INITIALIZERS`` (training); the evaluation's
+            is run by its ``reset`` op instead.
+
+    Returns:
+        The pipeline.
+
+    Raises:
+        PlacedError: at ``data.<key>``: a result of the wrong type; elements not ``(features, labels)``; a
+            dataset known to be empty; an ``eval`` result that is not a dataset (it is re-read at every
+            evaluation) or is endless.
+    """
+    from hookrun.runner.data.streaming import make_iterator
+
+    if isinstance(result, tf.data.Dataset):
+        spec = result.element_spec
+        if not (isinstance(spec, tuple) and len(spec) == 2):
+            kind = f"tuples of {len(spec)}" if isinstance(spec, tuple) else type(spec).__name__
+            raise input_fn.error(
+                f"returned a dataset whose elements are {kind}, not (features, labels) pairs; return {_FORMS}"
+            )
+        _check_structure(tf, input_fn, spec[0], "features", spec=True, optional=False)
+        _check_structure(tf, input_fn, spec[1], "labels", spec=True, optional=False)
+        count = dataset_cardinality(tf, result)
+        if count == 0:
+            raise input_fn.error("returned an empty dataset (no element); check its files, filter or take()")
+        if mode == "eval" and count == tf.data.INFINITE_CARDINALITY:
+            raise input_fn.error(
+                "returned an endless dataset (repeat()); each evaluation reads the eval dataset to its end: "
+                "leave out repeat() or take(n) batches"
+            )
+        iterator = make_iterator(tf, result) if collect else tf.compat.v1.data.make_initializable_iterator(result)
+        features, labels = iterator.get_next()
+        return Pipeline(features=features, labels=labels, dataset=result, iterator=iterator)
+    if isinstance(result, tuple) and len(result) == 2:
+        if mode == "eval":
+            raise input_fn.error(
+                "returned a tuple of tensors; an eval_input_fn must return a tf.data.Dataset (each evaluation "
+                "reads it again from its start)"
+            )
+        _check_structure(tf, input_fn, result[0], "features", spec=False, optional=False)
+        _check_structure(tf, input_fn, result[1], "labels", spec=False, optional=True)
+        return Pipeline(features=result[0], labels=result[1])
+    raise input_fn.error(f"returned {type(result).__module__}.{type(result).__qualname__}; return {_FORMS}")
+
+
+def dataset_cardinality(tf: Any, dataset: Any) -> int | None:
+    """The dataset's cardinality computed on a copy of its ops (see :func:`hookrun.runner.graph.fused.cardinality`)."""
+    from hookrun.runner.graph.fused import cardinality
+
+    return cardinality(tf, dataset)
+
+
+def batch_rows(tf: Any, features: Any, labels: Any) -> Any:
+    """The rows of one batch (``int32`` scalar): the first dimension of the labels, else of the first feature.
+
+    A ``SparseTensor``'s rows are its ``dense_shape[0]``, a ``RaggedTensor``'s its ``nrows()``.
+    """
+    parts = [part for part in tf.nest.flatten((labels, features)) if part is not None]
+    first = parts[0]
+    if isinstance(first, tf.SparseTensor):
+        return tf.cast(first.dense_shape[0], tf.int32)
+    if isinstance(first, tf.RaggedTensor):
+        return tf.cast(first.nrows(), tf.int32)
+    return tf.shape(first)[0]
+
+
+__all__ = ["InputFn", "Pipeline", "RunInfo", "batch_rows", "make_pipeline"]
