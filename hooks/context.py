@@ -28,6 +28,10 @@ from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import StepClock
 from hookrun.hooks.window import RunWindow
 
+#: The name scope of hookrun's own ops (the input pipeline, the hooks' checks), so TensorBoard's graph
+#: view shows the model alone beside one ``hookrun`` box. Ops only: variable names, which checkpoints
+#: hold, never change.
+HOOKRUN_SCOPE = "hookrun"
 
 class UnknownTensorError(LookupError):
     """A hook names a tensor the graph does not have."""

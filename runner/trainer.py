@@ -15,6 +15,7 @@ from rich.console import Console
 
 from hookrun.config_schemas.errors import PlacedError, SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig
+from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 from hookrun.hooks.context import (
     BestCheckpoint,
     ContributesResult,
@@ -48,6 +49,7 @@ from hookrun.runner.run_dir.directory import (
     resolve_run_dir,
     writer_thread_errors_deferred,
 )
+from hookrun.runner.run_dir.hparams import write_hparams
 from hookrun.runner.run_dir.saved_config import self_contained_yaml
 from hookrun.runner.run_dir.status import StatusRecord, begin_record
 from hookrun.runner.session.monitored import run_monitored
@@ -628,6 +630,7 @@ def _train_locked(
         # TensorFlow's event writers follow symlinks and name their files predictably: refuse planted ones
         check_event_dirs(directory, [
             ("the run", "."),  # a model_fn's or custom hook's summaries, as TensorFlow's model_dir
+            ("the run's training events", TRAIN_EVENT_DIR),  # checkpoint_saver's graph, the hparams
             *((f"hooks[{index}] ({hook.display_name()})", event_dir)
               for index, hook in enumerate(loaded.config.hooks) if (event_dir := hook.event_dir()) is not None),
         ])
@@ -654,6 +657,8 @@ def _train_locked(
             prepared.preprocessor.save(directory / PREPROCESSING_FILE)
             # summary.json says `running` (with the start time and --set) until the end rewrites it
             record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
+            with prepared.built.graph.as_default():  # the writer's graph is the model's, not an empty one
+                write_hparams(directory, loaded)  # TensorBoard's HParams: the config's and --set's values
         for note in prepared.notes:  # before training, not under its table: the device it runs on, the resume
             console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
         prepared.notes_shown = len(prepared.notes)

@@ -168,6 +168,6 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
         ctx.clock,
         save_steps=config.save_steps,
         save_secs=config.save_secs,
-        output_dir=str(ctx.resolve_dir(config.output_dir)),
+        output_dir=str(ctx.resolve_dir(config.event_dir())),
         summary_op=v1.summary.merge(ops),
     )

@@ -13,6 +13,7 @@ from typing import Any
 from hookrun.config_schemas.imports import flags_hint
 from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
+from hookrun.hooks.context import HOOKRUN_SCOPE
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
 from hookrun.runner.errors import PlacedError, SetupError
@@ -330,16 +331,21 @@ def build_graph(
         if steps_per_run > 1 and (device_function is not None or wrap_optimizer is not None):
             raise SetupError("session.steps_per_run > 1 does not run on a cluster; set session.steps_per_run: 1")
         with tf.device("/device:CPU:0"):
-            if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
-                if named_features:
-                    raise PlacedError("graph.features", "named features need data files (streamed through tf.data)")
-                dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
-                iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
-            else:  # files streamed through tf.data (hookrun.runner.data.streaming)
-                dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
-                iterator = make_iterator(tf, dataset)
-            if steps_per_run == 1:
-                features, labels = iterator.get_next()
+            # The input pipeline's ops under hookrun/input (no variables): TensorBoard shows the model alone
+            with tf.compat.v1.name_scope(INPUT_SCOPE):
+                if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
+                    if named_features:
+                        raise PlacedError(
+                            "graph.features", "named features need data files (streamed through tf.data)"
+                        )
+                    dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
+                    iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
+                else:  # files streamed through tf.data (hookrun.runner.data.streaming)
+                    dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
+                    iterator = make_iterator(tf, dataset)
+                batch = iterator.get_next() if steps_per_run == 1 else None
+            if batch is not None:
+                features, labels = batch
             else:  # the builder's first call only creates the variables: never run, never fed
                 features, labels = input_placeholders(tf, iterator.element_spec)
             if named_features:
@@ -473,7 +479,7 @@ def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int, step
     if size is None or size > WINDOW_BYTES:
         return None
     v1 = tf.compat.v1
-    with tf.device("/device:CPU:0"):
+    with tf.device("/device:CPU:0"), v1.name_scope(INPUT_SCOPE):
         windows = dataset.batch(steps_per_run, drop_remainder=True).prefetch(1)
         initializers = v1.get_collection_ref(v1.GraphKeys.TABLE_INITIALIZERS)
         try:
@@ -484,6 +490,10 @@ def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int, step
             initializers.remove(initializer)
             return make_iterator(tf, windows)
         return v1.data.make_one_shot_iterator(windows)
+
+
+#: The training input pipeline's name scope (the trailing ``/`` re-enters it: one box in TensorBoard's graph).
+INPUT_SCOPE = f"{HOOKRUN_SCOPE}/input/"
 
 
 #: A metric name TensorFlow takes as an op and name scope (``tf.Graph``'s rule for op names).

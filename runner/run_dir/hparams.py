@@ -1,0 +1,96 @@
+"""The run's hyperparameters for TensorBoard's HParams dashboard.
+
+Each training session writes one ``session_start`` summary (TensorBoard's hparams plugin,
+``tensorboard.plugins.hparams.summary.session_start_pb``) to the run's ``train/`` event directory: the
+config's hyperparameters (every value under ``graph``: builder, params, optimizer; and ``data``'s
+``batch_size``, ``epochs``, ``shuffle``, ``seed``, ``standardize``) and every value a ``--set`` or
+``--sweep`` gave (by its YAML path, ``graph.optimizer.learning_rate``). TensorBoard infers the
+dashboard's columns from the runs' ``session_start`` records, so a sweep's runs are compared by them.
+
+This module imports TensorFlow (through TensorBoard's summary protos) only when called.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from hookrun.config_schemas.loader import LoadedConfig
+from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
+
+__all__ = ["DATA_HPARAMS", "run_hparams", "write_hparams"]
+
+#: ``data`` keys that are hyperparameters (the others name files and columns).
+DATA_HPARAMS = ("batch_size", "epochs", "shuffle", "seed", "standardize")
+
+#: Longest string value written (TensorBoard shows it in one table cell).
+MAX_TEXT = 200
+
+
+def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
+    """Put every leaf of ``value`` into ``out`` under its dotted path (lists by index)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _flatten(item, f"{prefix}.{index}", out)
+    else:
+        out[prefix] = value
+
+
+def _hparam_value(value: Any) -> bool | int | float | str:
+    """A value TensorBoard's hparams take (bool, number or text); None reads ``null``, as in YAML."""
+    if isinstance(value, (bool, int, float)):
+        return value
+    text = "null" if value is None else str(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def run_hparams(loaded: LoadedConfig) -> dict[str, bool | int | float | str]:
+    """The hyperparameters of a run, by dotted YAML path, as TensorBoard's HParams dashboard shows them.
+
+    Args:
+        loaded: the validated config, with its ``--set`` overrides (a sweep's values are overrides too).
+
+    Returns:
+        ``{"graph.optimizer.learning_rate": 0.01, "data.batch_size": 32, ...}``: every leaf under
+        ``graph``, the :data:`DATA_HPARAMS` of ``data``, and every value an override set (a list or
+        mapping it set as its leaves), sorted by path. Values are bool, int, float or text (None as
+        ``"null"``; text cut at :data:`MAX_TEXT` characters).
+    """
+    dumped = loaded.config.model_dump(mode="json", exclude={"hooks"})
+    flat: dict[str, Any] = {}
+    _flatten(dumped.get("graph", {}), "graph", flat)
+    data = dumped.get("data", {})
+    for key in DATA_HPARAMS:
+        if key in data:
+            flat[f"data.{key}"] = data[key]
+    everything: dict[str, Any] = {}
+    _flatten(loaded.config.model_dump(mode="json"), "", everything)
+    for override in loaded._overrides:  # noqa: SLF001 - the applied paths, as LoadedConfig keeps them
+        prefix = ".".join(str(part) for part in override.path)
+        for path, value in everything.items():
+            if path == prefix or path.startswith(prefix + "."):
+                flat[path] = value
+    return {path: _hparam_value(flat[path]) for path in sorted(flat)}
+
+
+def write_hparams(run_dir: Path, loaded: LoadedConfig) -> None:
+    """Write the run's :func:`run_hparams` to ``run_dir/train`` as TensorBoard's ``session_start`` summary.
+
+    Follows ``tensorboard.plugins.hparams.summary.session_start_pb`` (the TF1 API; written with
+    ``tf.compat.v1.summary.FileWriterCache``, the runner closes it). Called once per session by the chief,
+    after the event directories were checked (:func:`~hookrun.runner.run_dir.directory.check_event_dirs`).
+
+    Args:
+        run_dir: the run directory (locked by this process).
+        loaded: the validated config and its overrides.
+    """
+    import tensorflow as tf
+    from tensorboard.plugins.hparams import summary as hparams_summary
+
+    summary = hparams_summary.session_start_pb(hparams=run_hparams(loaded))
+    writer = tf.compat.v1.summary.FileWriterCache.get(str(run_dir / TRAIN_EVENT_DIR))
+    writer.add_summary(summary)
+    writer.flush()
