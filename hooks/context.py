@@ -25,13 +25,10 @@ from typing import Any, Protocol, runtime_checkable
 from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.hooks import tf_internals
 from hookrun.hooks.files import task_file_name
+from hookrun.hooks.step_clock import HOOKRUN_SCOPE as HOOKRUN_SCOPE  # re-exported for the runner and hooks
 from hookrun.hooks.step_clock import StepClock
 from hookrun.hooks.window import RunWindow
 
-#: The name scope of hookrun's own ops (the input pipeline, the hooks' checks), so TensorBoard's graph
-#: view shows the model alone beside one ``hookrun`` box. Ops only: variable names, which checkpoints
-#: hold, never change.
-HOOKRUN_SCOPE = "hookrun"
 
 class UnknownTensorError(LookupError):
     """A hook names a tensor the graph does not have."""

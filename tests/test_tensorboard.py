@@ -98,11 +98,30 @@ def test_a_set_outside_the_hyperparameters_is_an_hparam_too(tmp_path, make_confi
 
 
 def test_hookruns_own_ops_are_under_one_scope(sweep):
-    """The graph TensorBoard shows: the checkpoint guard's checks and the input pipeline are in `hookrun/`."""
+    """The graph TensorBoard shows: the guard's checks, the input pipeline, the clock's read, summary_saver's ops.
+
+    All are in `hookrun/`; left at the top: the model, TensorFlow's optimizer and gradients, and the Scaffold's
+    init, save and readiness ops (as Estimator's graphs had them).
+    """
     graph = _multiplexer(sweep).Graph(f"{RUNS[0]}/train")
     ours = [node for node in graph.node if node.op == "IsFinite" or "Iterator" in node.op or "Dataset" in node.op]
     assert len([node for node in ours if node.op == "IsFinite"]) == 2  # the guard's: the kernel and the bias
     # the evaluation's own copy of the model and its input is one box too: `evaluation/`
     assert [node.name for node in ours if not node.name.startswith(("hookrun/", "evaluation/"))] == []
     top = sorted({node.name.split("/")[0] for node in graph.node})
-    assert "hookrun" in top and not any(name.startswith(("IsFinite", "All", "stack", "Iterator")) for name in top), top
+    assert "hookrun" in top and not any(
+        name.startswith(("IsFinite", "All", "stack", "Iterator", "hookrun_", "ScalarSummary", "Merge")) for name in top
+    ), top
+
+
+def test_a_list_is_one_hparam_and_a_mapping_set_is_its_leaves(tmp_path, make_config):
+    from hookrun.runner.config import load_config
+    from hookrun.runner.run_dir.hparams import run_hparams
+
+    make_config(graph={"builder": "dnn_regressor", "params": {"hidden_units": [4, 2]}})
+    loaded = load_config(tmp_path / "config.yaml", ["graph.params.hidden_units=[8]", "session={trace: true}"])
+    hparams = run_hparams(loaded)
+    assert hparams["graph.params.hidden_units"] == "[8]"  # one column, whatever the list's length
+    assert not any(key.startswith("graph.params.hidden_units.") for key in hparams)
+    assert hparams["session.trace"] is True and hparams["session.engine"] == "hookrun"  # the mapping's leaves
+    assert all(isinstance(value, (bool, int, float, str)) for value in hparams.values())

@@ -12,6 +12,7 @@ This module imports TensorFlow (through TensorBoard's summary protos) only when 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -28,22 +29,31 @@ MAX_TEXT = 200
 
 
 def _flatten(value: Any, prefix: str, out: dict[str, Any]) -> None:
-    """Put every leaf of ``value`` into ``out`` under its dotted path (lists by index)."""
+    """Put every leaf of ``value`` into ``out`` under its dotted path; a list is one value (its JSON text)."""
     if isinstance(value, dict):
         for key, item in value.items():
             _flatten(item, f"{prefix}.{key}" if prefix else str(key), out)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            _flatten(item, f"{prefix}.{index}", out)
     else:
         out[prefix] = value
 
 
+def _at(data: Any, path: tuple[str | int, ...]) -> Any:
+    """The value at ``path`` (keys and list indices) in ``data``, or None when there is none."""
+    for part in path:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and str(part).isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return None
+    return data
+
+
 def _hparam_value(value: Any) -> bool | int | float | str:
-    """A value TensorBoard's hparams take (bool, number or text); None reads ``null``, as in YAML."""
+    """A value TensorBoard's hparams take (bool, number or text); None reads ``null`` and a list its JSON."""
     if isinstance(value, (bool, int, float)):
         return value
-    text = "null" if value is None else str(value)
+    text = "null" if value is None else json.dumps(value) if isinstance(value, list) else str(value)
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
@@ -55,24 +65,20 @@ def run_hparams(loaded: LoadedConfig) -> dict[str, bool | int | float | str]:
 
     Returns:
         ``{"graph.optimizer.learning_rate": 0.01, "data.batch_size": 32, ...}``: every leaf under
-        ``graph``, the :data:`DATA_HPARAMS` of ``data``, and every value an override set (a list or
-        mapping it set as its leaves), sorted by path. Values are bool, int, float or text (None as
-        ``"null"``; text cut at :data:`MAX_TEXT` characters).
+        ``graph``, the :data:`DATA_HPARAMS` of ``data``, and every value an override set (by its path,
+        ``hooks.0.num_steps``; a mapping it set as its leaves), sorted by path. Values are bool, int, float
+        or text (None as ``"null"``, a list as its JSON, ``[64, 32]``; text cut at :data:`MAX_TEXT`
+        characters).
     """
-    dumped = loaded.config.model_dump(mode="json", exclude={"hooks"})
+    dumped = loaded.config.model_dump(mode="json")
     flat: dict[str, Any] = {}
     _flatten(dumped.get("graph", {}), "graph", flat)
     data = dumped.get("data", {})
     for key in DATA_HPARAMS:
         if key in data:
             flat[f"data.{key}"] = data[key]
-    everything: dict[str, Any] = {}
-    _flatten(loaded.config.model_dump(mode="json"), "", everything)
     for override in loaded._overrides:  # noqa: SLF001 - the applied paths, as LoadedConfig keeps them
-        prefix = ".".join(str(part) for part in override.path)
-        for path, value in everything.items():
-            if path == prefix or path.startswith(prefix + "."):
-                flat[path] = value
+        _flatten(_at(dumped, tuple(override.path)), ".".join(str(part) for part in override.path), flat)
     return {path: _hparam_value(flat[path]) for path in sorted(flat)}
 
 
