@@ -6,6 +6,8 @@ error names the file and line that set the value.
 
 from __future__ import annotations
 
+import json
+
 import yaml
 from typer.testing import CliRunner
 
@@ -103,3 +105,14 @@ def test_train_runs_the_composed_config_and_saves_it_whole(tmp_path):
     saved = yaml.safe_load((run / "config.yaml").read_text())
     assert saved["graph"]["optimizer"]["learning_rate"] == 0.2 and len(saved["hooks"]) == 1
     assert yaml.safe_load((run / "summary.json").read_text())["final_global_step"] == 2
+
+
+def test_inspect_builds_the_composed_graph(tmp_path):
+    base = _files(tmp_path)
+    dnn = _write(
+        tmp_path / "overrides" / "dnn.yaml", "graph:\n  builder: dnn_regressor\n  params: {hidden_units: [3]}\n"
+    )
+    result = cli.invoke(app, ["inspect", str(base), "--config", str(dnn), "--filter", "kernel", "--json"])
+    assert result.exit_code == 0, result.output
+    variables = json.loads(result.stdout)["trainable_variables"]
+    assert any(v["name"].endswith("kernel") and v["shape"] == [3, 1] for v in variables), variables
