@@ -116,3 +116,17 @@ def test_inspect_builds_the_composed_graph(tmp_path):
     assert result.exit_code == 0, result.output
     variables = json.loads(result.stdout)["trainable_variables"]
     assert any(v["name"].endswith("kernel") and v["shape"] == [3, 1] for v in variables), variables
+
+
+def test_a_sweep_over_a_composed_config_gives_every_run_the_files_values(tmp_path):
+    base = _files(tmp_path)
+    short = _write(tmp_path / "overrides" / "short.yaml", "data:\n  batch_size: 4\nhooks:\n"
+                   "- type: stop_at_step\n  num_steps: 2\n")
+    sweep = tmp_path / "sweep"
+    result = cli.invoke(app, ["train", str(base), "--config", str(short), "--run-dir", str(sweep),
+                              "--sweep", "graph.optimizer.learning_rate=0.01,0.02"])
+    assert result.exit_code == 0, result.output
+    for rate in ("0.01", "0.02"):
+        saved = yaml.safe_load((sweep / f"learning_rate={rate}" / "config.yaml").read_text())
+        assert saved["graph"]["optimizer"]["learning_rate"] == float(rate)
+        assert saved["data"]["batch_size"] == 4 and [h["type"] for h in saved["hooks"]] == ["stop_at_step"]
