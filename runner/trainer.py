@@ -657,8 +657,6 @@ def _train_locked(
             prepared.preprocessor.save(directory / PREPROCESSING_FILE)
             # summary.json says `running` (with the start time and --set) until the end rewrites it
             record = begin_record(directory, loaded.overrides, resumed=prepared.initial_step > 0)
-            with prepared.built.graph.as_default():  # the writer's graph is the model's, not an empty one
-                write_hparams(directory, loaded)  # TensorBoard's HParams: the config's and --set's values
         for note in prepared.notes:  # before training, not under its table: the device it runs on, the resume
             console.print(f"note: {note}", highlight=False, soft_wrap=True, markup=False)
         prepared.notes_shown = len(prepared.notes)
@@ -725,6 +723,8 @@ def _train_session(
     completed = False
     try:
         with prepared.built.graph.as_default(), tf_logging_to(console, verbose), writer_thread_errors_deferred():
+            if chief:  # TensorBoard's HParams: the config's and --set's values (its writer's graph: the model's)
+                write_hparams(directory, loaded)
             loop = run_monitored(
                 tf,
                 prepared.built.train_op,

@@ -87,7 +87,8 @@ def write_hparams(run_dir: Path, loaded: LoadedConfig) -> None:
 
     Follows ``tensorboard.plugins.hparams.summary.session_start_pb`` (the TF1 API; written with
     ``tf.compat.v1.summary.FileWriterCache``, the runner closes it). Called once per session by the chief,
-    after the event directories were checked (:func:`~hookrun.runner.run_dir.directory.check_event_dirs`).
+    after the event directories were checked (:func:`~hookrun.runner.run_dir.directory.check_event_dirs`),
+    inside ``writer_thread_errors_deferred`` and the model's graph (the new writer's first graph event).
 
     Args:
         run_dir: the run directory (locked by this process).
@@ -97,6 +98,6 @@ def write_hparams(run_dir: Path, loaded: LoadedConfig) -> None:
     from tensorboard.plugins.hparams import summary as hparams_summary
 
     summary = hparams_summary.session_start_pb(hparams=run_hparams(loaded))
-    writer = tf.compat.v1.summary.FileWriterCache.get(str(run_dir / TRAIN_EVENT_DIR))
-    writer.add_summary(summary)
-    writer.flush()
+    # Not flushed here: the writer's thread writes it; a failure (a full disk) is raised, in one line, where
+    # the runner closes the writers or a hook writes next
+    tf.compat.v1.summary.FileWriterCache.get(str(run_dir / TRAIN_EVENT_DIR)).add_summary(summary)
