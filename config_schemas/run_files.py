@@ -91,7 +91,7 @@ RUN_ENTRIES: tuple[RunEntry, ...] = (
         "train/",
         TRAIN_EVENT_DIR,
         "events",
-        "training's event files (summary_saver, step_counter, checkpoint_saver's graph; the run's hparams)",
+        "training's event files (summary_saver, step_counter, checkpoint_saver's graph)",
     ),
     RunEntry(
         "temporary files",

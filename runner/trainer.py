@@ -629,8 +629,8 @@ def _train_locked(
             held.enter_context(RunDirLock(directory))
         # TensorFlow's event writers follow symlinks and name their files predictably: refuse planted ones
         check_event_dirs(directory, [
-            ("the run", "."),  # a model_fn's or custom hook's summaries, as TensorFlow's model_dir
-            ("the run's training events", TRAIN_EVENT_DIR),  # checkpoint_saver's graph, the hparams
+            ("the run", "."),  # the hparams; a model_fn's or custom hook's summaries, as TensorFlow's model_dir
+            ("the run's training events", TRAIN_EVENT_DIR),  # checkpoint_saver's graph, whatever the hooks
             *((f"hooks[{index}] ({hook.display_name()})", event_dir)
               for index, hook in enumerate(loaded.config.hooks) if (event_dir := hook.event_dir()) is not None),
         ])
@@ -723,7 +723,7 @@ def _train_session(
     completed = False
     try:
         with prepared.built.graph.as_default(), tf_logging_to(console, verbose), writer_thread_errors_deferred():
-            if chief:  # TensorBoard's HParams: the config's and --set's values (its writer's graph: the model's)
+            if chief:  # TensorBoard's HParams: the config's and --set's values, at the run directory's top
                 write_hparams(directory, loaded)
             loop = run_monitored(
                 tf,

@@ -131,7 +131,7 @@ def test_a_symlinked_event_directory_is_refused_and_nothing_written_through_it(t
 
 
 def test_a_symlinked_train_directory_is_refused_without_any_event_writer_hook(tmp_path, linear_csv):
-    """RUN/train gets checkpoint_saver's graph and the hparams even when no hook names it (issue 29)."""
+    """RUN/train gets checkpoint_saver's graph even when no hook names it (issue 29)."""
     run_dir = run_directory(tmp_path / "run")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()

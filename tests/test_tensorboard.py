@@ -55,13 +55,20 @@ def _multiplexer(logdir):
 
 def test_runs_are_named_after_the_run_directory(sweep):
     multiplexer = _multiplexer(sweep)
-    assert sorted(multiplexer.Runs()) == sorted(f"{run}/{part}" for run in RUNS for part in ("train", "eval"))
+    runs = sorted(f"{run}/{part}" for run in RUNS for part in ("train", "eval"))
+    assert sorted(multiplexer.Runs()) == sorted([*runs, *RUNS])  # <run>: only its hparams (HParams' session)
+    scalars = multiplexer.PluginRunToTagToContent("scalars")
+    assert sorted(scalars) == runs  # the scalars dashboard: <run>/train and <run>/eval, nothing else
+    for run in RUNS:
+        tags = multiplexer.GetAccumulator(run).Tags()
+        assert tags["tensors"] == ["_hparams_/session_start_info"] and not tags["graph"], tags
     for run in RUNS:
         tags = multiplexer.GetAccumulator(f"{run}/train").Tags()
         assert {"loss", "global_step/sec"} <= set(tags["tensors"]), tags  # scalars, as TensorBoard reads them
         assert tags["graph"] and tags["meta_graph"]  # checkpoint_saver's graph, beside training's scalars
-    # One run directory as --logdir: its runs are `train` and `eval`, not `.`.
-    assert sorted(_multiplexer(sweep / RUNS[0]).Runs()) == ["eval", "train"]
+    # One run directory as --logdir: its scalars are in `train` and `eval`, not `.` (which holds the hparams).
+    assert sorted(_multiplexer(sweep / RUNS[0]).Runs()) == [".", "eval", "train"]
+    assert sorted(_multiplexer(sweep / RUNS[0]).PluginRunToTagToContent("scalars")) == ["eval", "train"]
 
 
 def _hparams(multiplexer):
@@ -76,10 +83,18 @@ def _hparams(multiplexer):
 
 
 def test_every_run_has_its_hparams(sweep):
-    found = _hparams(_multiplexer(sweep))
-    assert sorted(found) == [f"{run}/train" for run in sorted(RUNS)]
+    from tensorboard.plugins.hparams.backend_context import _find_longest_parent_path
+
+    multiplexer = _multiplexer(sweep)
+    found = _hparams(multiplexer)
+    # The session is the run directory: TensorBoard takes the scalars of the runs below it (train/, eval/)
+    # as its metrics, so the dashboard shows val_ metrics beside the values.
+    assert sorted(found) == sorted(RUNS)
+    for run in RUNS:
+        for part in ("train", "eval"):
+            assert _find_longest_parent_path(set(found), f"{run}/{part}") == run
     for run, rate in zip(RUNS, (0.01, 0.1), strict=True):
-        hparams = found[f"{run}/train"]
+        hparams = found[run]
         assert hparams["graph.optimizer.learning_rate"] == pytest.approx(rate)  # the --sweep value
         assert hparams["data.batch_size"] == 8  # the --set value
         assert hparams["graph.optimizer.name"] == "sgd"  # the config's own
@@ -94,7 +109,7 @@ def test_a_set_outside_the_hyperparameters_is_an_hparam_too(tmp_path, make_confi
     loaded = load_config(tmp_path / "config.yaml", ["hooks.0.num_steps=3", "session.steps_per_run=1"])
     run_train(loaded)
     found = _hparams(_multiplexer(tmp_path / "run"))
-    assert found["train"]["hooks.0.num_steps"] == 3 and found["train"]["session.steps_per_run"] == 1
+    assert found["."]["hooks.0.num_steps"] == 3 and found["."]["session.steps_per_run"] == 1
 
 
 def test_hookruns_own_ops_are_under_one_scope(sweep):

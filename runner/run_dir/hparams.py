@@ -1,11 +1,14 @@
 """The run's hyperparameters for TensorBoard's HParams dashboard.
 
 Each training session writes one ``session_start`` summary (TensorBoard's hparams plugin,
-``tensorboard.plugins.hparams.summary.session_start_pb``) to the run's ``train/`` event directory: the
+``tensorboard.plugins.hparams.summary.session_start_pb``) to an event file at the run directory's top: the
 config's hyperparameters (every value under ``graph``: builder, params, optimizer; and ``data``'s
 ``batch_size``, ``epochs``, ``shuffle``, ``seed``, ``standardize``) and every value a ``--set`` or
 ``--sweep`` gave (by its YAML path, ``graph.optimizer.learning_rate``). TensorBoard infers the
-dashboard's columns from the runs' ``session_start`` records, so a sweep's runs are compared by them.
+dashboard's columns from the runs' ``session_start`` records, so a sweep's runs are compared by them, and
+a session's metrics from the scalars of the runs below it: the run directory is the session, so
+``train/``'s and ``eval/``'s scalars (``loss``, ``rmse`` ...) are its metrics, as with Keras's
+``hp.KerasCallback`` beside its ``TensorBoard`` callback's ``train/`` and ``validation/``.
 
 This module imports TensorFlow (through TensorBoard's summary protos) only when called.
 """
@@ -17,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from hookrun.config_schemas.loader import LoadedConfig
-from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 
 __all__ = ["DATA_HPARAMS", "run_hparams", "write_hparams"]
 
@@ -83,21 +85,28 @@ def run_hparams(loaded: LoadedConfig) -> dict[str, bool | int | float | str]:
 
 
 def write_hparams(run_dir: Path, loaded: LoadedConfig) -> None:
-    """Write the run's :func:`run_hparams` to ``run_dir/train`` as TensorBoard's ``session_start`` summary.
+    """Write the run's :func:`run_hparams` to ``run_dir`` as TensorBoard's ``session_start`` summary.
 
-    Follows ``tensorboard.plugins.hparams.summary.session_start_pb`` (the TF1 API; written with
-    ``tf.compat.v1.summary.FileWriterCache``, the runner closes it). Called once per session by the chief,
-    after the event directories were checked (:func:`~hookrun.runner.run_dir.directory.check_event_dirs`),
-    inside ``writer_thread_errors_deferred`` and the model's graph (the new writer's first graph event).
+    Follows ``tensorboard.plugins.hparams.summary.session_start_pb`` (the TF1 API), written by a
+    ``tf.compat.v1.summary.FileWriter`` of its own with no graph (the graph is ``train/``'s, where
+    ``checkpoint_saver`` writes it) and closed at once. Called once per session by the chief, after the
+    event directories were checked (:func:`~hookrun.runner.run_dir.directory.check_event_dirs`), inside
+    ``writer_thread_errors_deferred``.
 
     Args:
         run_dir: the run directory (locked by this process).
         loaded: the validated config and its overrides.
+
+    Raises:
+        OSError or ``tf.errors.OpError``: the event file cannot be written (a full disk), from ``close``;
+            the runner reports it in one line (``cannot write …``).
     """
     import tensorflow as tf
     from tensorboard.plugins.hparams import summary as hparams_summary
 
     summary = hparams_summary.session_start_pb(hparams=run_hparams(loaded))
-    # Not flushed here: the writer's thread writes it; a failure (a full disk) is raised, in one line, where
-    # the runner closes the writers or a hook writes next
-    tf.compat.v1.summary.FileWriterCache.get(str(run_dir / TRAIN_EVENT_DIR)).add_summary(summary)
+    writer = tf.compat.v1.summary.FileWriter(str(run_dir))
+    try:
+        writer.add_summary(summary)
+    finally:
+        writer.close()
