@@ -36,6 +36,16 @@ SetOption = Annotated[
         metavar="PATH=VALUE",
     ),
 ]
+ConfigOption = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--config",
+        help="Another YAML config merged over CONFIG (repeatable, in order, before --set): mappings key by key, "
+        "lists (hooks) and values replaced whole. Relative paths stay relative to CONFIG's directory.",
+        show_default=False,
+        metavar="FILE",
+    ),
+]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
 RunDirArg = Annotated[
     Path,

@@ -13,6 +13,7 @@ This module never imports TensorFlow.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -54,16 +55,27 @@ __all__ = [
 ]
 
 
-def load_config(path: str | Path, overrides: Sequence[str] = (), *, model: type[RunConfigBase]) -> LoadedConfig:
-    """Read, override and validate a hookrun config file.
+def load_config(
+    path: str | Path,
+    overrides: Sequence[str] = (),
+    *,
+    model: type[RunConfigBase],
+    configs: Sequence[str | Path] = (),
+) -> LoadedConfig:
+    """Read, compose, override and validate a hookrun config file.
 
     Args:
-        path: the YAML config file.
+        path: the YAML config file (the base: relative paths in the composed config are relative to its
+            directory).
         overrides: ``PATH=VALUE`` strings (from ``--set``), applied in order
             before validation; VALUE is read as a YAML scalar or flow value.
         model: the config model, with its hook union
             (``hookrun.hooks.registry.run_config_model_with_hooks()``; ``hookrun.runner.config.load_config``
             passes it).
+        configs: more YAML files (``--config``), merged over ``path`` in order before the overrides:
+            mappings key by key, any other value (a list such as ``hooks``, a scalar, null) replaced whole,
+            as OmegaConf merges Hydra's config groups and LightningCLI its ``--config`` files. A problem with
+            a value names the file and line that set it last.
 
     Returns:
         LoadedConfig: the validated config, its absolute path and base
@@ -74,7 +86,22 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, model: type[
             validation problems); its ``exit_code`` is 2.
     """
     source = str(path)
-    file = Path(path)
+    data, index = _read_mapping(Path(path), source)
+    for extra in configs:
+        extra_source = str(extra)
+        extra_data, extra_index = _read_mapping(Path(extra), extra_source)
+        for loc, where in extra_index.entries.items():
+            extra_index.entries[loc] = dataclasses.replace(where, source=extra_source)
+        _merge(data, index, extra_data, extra_index, ())
+    return _validated(data, index, source, Path(path).resolve(), overrides, model)
+
+
+def _read_mapping(file: Path, source: str) -> tuple[dict[str, Any], LocationIndex]:
+    """Read one config file: its data (a mapping) and the positions of its values.
+
+    Raises:
+        ConfigError: unreadable, not YAML, empty, or not a mapping at the top (named at ``source``).
+    """
     text = read_text(file, source)
     root = compose_yaml(text, source)
     if root is None or (isinstance(root, ScalarNode) and root.tag == NULL_TAG):
@@ -97,8 +124,28 @@ def load_config(path: str | Path, overrides: Sequence[str] = (), *, model: type[
         )
     index = LocationIndex()
     index.entries[()] = Where(None, node_mark(root), False)
-    data = to_data(root, source, index)
-    return _validated(data, index, source, file.resolve(), overrides, model)
+    return to_data(root, source, index), index
+
+
+def _merge(
+    data: dict[str, Any], index: LocationIndex, extra: dict[str, Any], extra_index: LocationIndex, loc: tuple
+) -> None:
+    """Merge ``extra`` (a ``--config`` file's mapping at ``loc``) into ``data``, and its positions into ``index``.
+
+    A key both hold as mappings is merged key by key (the base keeps its key's position); any other value
+    replaces the base's whole, and the base's positions under it give way to ``extra``'s.
+    """
+    for key, value in extra.items():
+        here = (*loc, key)
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            _merge(data[key], index, value, extra_index, here)
+            continue
+        data[key] = value
+        index.prune_below(here)
+        index.entries.pop(here, None)
+        for entry, where in extra_index.entries.items():
+            if entry[: len(here)] == here:
+                index.entries[entry] = where
 
 
 #: The ``source`` a config given as a dict is named by in messages.

@@ -58,6 +58,11 @@ class RunEntry:
         return re.fullmatch(self.pattern, component) is not None
 
 
+#: Where training's event files go, relative to the run directory (``summary_saver`` and ``step_counter`` by
+#: default, and ``checkpoint_saver``'s graph): TensorBoard names a run by its directory relative to
+#: ``--logdir``, so ``tensorboard --logdir runs`` shows this run as ``<run>/train`` beside ``<run>/eval``.
+TRAIN_EVENT_DIR = "train"
+
 #: Every path hookrun keeps in a run directory, besides what the configured hooks name.
 RUN_ENTRIES: tuple[RunEntry, ...] = (
     RunEntry("config.yaml", re.escape("config.yaml"), "file", "the runner (the resolved config)"),
@@ -82,6 +87,12 @@ RUN_ENTRIES: tuple[RunEntry, ...] = (
     RunEntry("eval-<step>.json", r"eval-\d+(-.*)?\.json", "file", "hookrun evaluate"),
     RunEntry("best/", "best", "dir", "early_stopping (keep_best)", hook="early_stopping"),
     RunEntry("eval/", "eval", "events", "evaluation (its event files)", hook="evaluation"),
+    RunEntry(
+        "train/",
+        TRAIN_EVENT_DIR,
+        "events",
+        "training's event files (summary_saver, step_counter, checkpoint_saver's graph)",
+    ),
     RunEntry(
         "temporary files",
         r"(.+\.tmp[0-9a-f]{32}|.+\.tempstate\d*|\..+\.[a-z0-9_]{8}\.tmp|\.write-probe\.[a-z0-9_]{8})",

@@ -185,11 +185,16 @@ def short_repr(value: Any) -> str:
 
 @dataclass
 class Where:
-    """Marks of one YAML value: its key (mapping entries only) and its node."""
+    """Marks of one YAML value: its key (mapping entries only) and its node, and the file that set it.
+
+    ``source`` is None for the config's own file (:attr:`LoadedConfig.source`), else the ``--config``
+    file (as given) whose value replaced it.
+    """
 
     key: tuple[int, int] | None
     value: tuple[int, int]
     scalar: bool
+    source: str | None = None
 
 
 def node_mark(node: Node) -> tuple[int, int]:
@@ -318,7 +323,7 @@ def locate(
     if found is None:
         return ConfigIssue(source, None, None, path, message, severity)
     line, column = _point(found[1], at_value if found[0] == loc else False)
-    return ConfigIssue(source, line, column, path, message, severity)
+    return ConfigIssue(found[1].source or source, line, column, path, message, severity)
 
 
 # --------------------------------------------------------------------------- YAML -> data

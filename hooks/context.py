@@ -25,6 +25,7 @@ from typing import Any, Protocol, runtime_checkable
 from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.hooks import tf_internals
 from hookrun.hooks.files import task_file_name
+from hookrun.hooks.step_clock import HOOKRUN_SCOPE as HOOKRUN_SCOPE  # re-exported for the runner and hooks
 from hookrun.hooks.step_clock import StepClock
 from hookrun.hooks.window import RunWindow
 

@@ -42,6 +42,11 @@ from __future__ import annotations
 
 from typing import Any
 
+#: The name scope of hookrun's own ops (the input pipeline, the hooks' checks, the clock's read), so
+#: TensorBoard's graph view shows the model alone beside one ``hookrun`` box. Ops only: variable names,
+#: which checkpoints hold, never change.
+HOOKRUN_SCOPE = "hookrun"
+
 
 class ClockOrderError(RuntimeError):
     """A hook called the clock out of order (a bug in the hook): ``begin`` -> ``sync`` -> ``advance`` -> ``confirm``."""
@@ -138,7 +143,7 @@ class StepClock:
             raise RuntimeError("Global step should be created to use this hook.")
         # A plain read: TensorFlow's ``_get_or_create_global_step_read`` wraps the value in a
         # ``cond`` on whether the variable is initialized, which costs more than the read.
-        self.tensor = tf.identity(global_step, name="hookrun_global_step_read")
+        self.tensor = tf.identity(global_step, name=f"{HOOKRUN_SCOPE}/global_step_read")
         self._request = tf.compat.v1.train.SessionRunArgs(self.request_tensor)
 
     @property

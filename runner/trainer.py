@@ -15,6 +15,7 @@ from rich.console import Console
 
 from hookrun.config_schemas.errors import PlacedError, SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig
+from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 from hookrun.hooks.context import (
     BestCheckpoint,
     ContributesResult,
@@ -48,6 +49,7 @@ from hookrun.runner.run_dir.directory import (
     resolve_run_dir,
     writer_thread_errors_deferred,
 )
+from hookrun.runner.run_dir.hparams import write_hparams
 from hookrun.runner.run_dir.saved_config import self_contained_yaml
 from hookrun.runner.run_dir.status import StatusRecord, begin_record
 from hookrun.runner.session.monitored import run_monitored
@@ -678,7 +680,8 @@ def _train_locked(
             held.enter_context(RunDirLock(directory))
         # TensorFlow's event writers follow symlinks and name their files predictably: refuse planted ones
         check_event_dirs(directory, [
-            ("the run", "."),  # a model_fn's or custom hook's summaries, as TensorFlow's model_dir
+            ("the run", "."),  # the hparams; a model_fn's or custom hook's summaries, as TensorFlow's model_dir
+            ("the run's training events", TRAIN_EVENT_DIR),  # checkpoint_saver's graph, whatever the hooks
             *((f"hooks[{index}] ({hook.display_name()})", event_dir)
               for index, hook in enumerate(loaded.config.hooks) if (event_dir := hook.event_dir()) is not None),
         ])
@@ -778,6 +781,8 @@ def _train_session(
     completed = False
     try:
         with prepared.built.graph.as_default(), tf_logging_to(console, verbose), writer_thread_errors_deferred():
+            if chief:  # TensorBoard's HParams: the config's and --set's values, at the run directory's top
+                write_hparams(directory, loaded)
             loop = run_monitored(
                 tf,
                 prepared.built.train_op,

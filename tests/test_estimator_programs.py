@@ -140,15 +140,15 @@ def test_the_model_fns_own_summaries_are_written_by_summary_saver(tmp_path, line
     ]
     path = _write_config(tmp_path, module, data={"epochs": 2, "validation_split": 0.25}, hooks=hooks)
     result = run_train(load_config(path), run_dir=tmp_path / "run")
-    written = event_scalars(tmp_path / "run", "mean_prediction")
+    written = event_scalars(tmp_path / "run" / "train", "mean_prediction")
     due = list(range(1, result.final_global_step + 1, 4))  # the first step, then every save_steps
-    assert len(due) >= 3 and [step for step, _ in event_scalars(tmp_path / "run", "loss")] == due
+    assert len(due) >= 3 and [step for step, _ in event_scalars(tmp_path / "run" / "train", "loss")] == due
     if model_summaries:
         assert [step for step, _ in written] == due
         assert written[0][1] == 0.0 and written[-1][1] != 0.0  # zero weights at step 1, trained later
     else:
         assert written == []
-    assert event_scalars(tmp_path / "run", "evaluation/mean_prediction") == []
+    assert event_scalars(tmp_path / "run" / "train", "evaluation/mean_prediction") == []
 
 
 PARAMS_BUILDER = """

@@ -95,7 +95,10 @@ def test_every_unknown_tensor_name_is_reported_at_once_with_did_you_mean_over_th
             {"type": "logging_tensor", "tensors": ["loss", "linear/kernl"], "every_n_iter": 1},
             {"type": "summary_saver", "save_steps": 1, "tensors": ["rmse", "linear/MatMull:0"]},
             {"type": "history_saver", "loss_tensor": "los", "metrics": ["mae", "no_such_thing_at_all"]},
-            {"type": "logging_tensor", "tensors": {"batch": "IteratorGetNext", "step": "GradientDescent"}},
+            {
+                "type": "logging_tensor",
+                "tensors": {"batch": "hookrun/input/IteratorGetNext", "step": "GradientDescent"},
+            },
         ]
     )
     path = write_yaml(tmp_path / "c.yaml", config)
@@ -107,7 +110,8 @@ def test_every_unknown_tensor_name_is_reported_at_once_with_did_you_mean_over_th
         by_path = {line.split(": error: ")[1].split(":")[0]: line for line in lines}
         assert set(by_path) == {"hooks[0].tensors[1]", "hooks[1].tensors[1]", "hooks[2].loss_tensor",
                                 "hooks[2].metrics[1]", "hooks[3].tensors.batch", "hooks[3].tensors.step"}
-        assert "op 'IteratorGetNext' has 2 outputs; name one of them: `IteratorGetNext:0`, `IteratorGetNext:1`" in (
+        assert ("op 'hookrun/input/IteratorGetNext' has 2 outputs; name one of them: "
+                "`hookrun/input/IteratorGetNext:0`, `hookrun/input/IteratorGetNext:1`") in (
             by_path["hooks[3].tensors.batch"]
         )
         assert "op 'GradientDescent' (AssignAddVariableOp) makes no tensor" in by_path["hooks[3].tensors.step"]

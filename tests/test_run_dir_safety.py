@@ -130,6 +130,20 @@ def test_a_symlinked_event_directory_is_refused_and_nothing_written_through_it(t
     assert not (run_dir / "config.yaml").exists()  # refused before anything was written
 
 
+def test_a_symlinked_train_directory_is_refused_without_any_event_writer_hook(tmp_path, linear_csv):
+    """RUN/train gets checkpoint_saver's graph even when no hook names it (issue 29)."""
+    run_dir = run_directory(tmp_path / "run")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (run_dir / "train").symlink_to(elsewhere, target_is_directory=True)
+    result = train(_event_config(tmp_path, [{"type": "checkpoint_saver", "save_steps": 4}]), run_dir)
+    assert result.exit_code == 2, result.output
+    line = one_error_line(result)
+    assert f"{run_dir / 'train'}: a symlink (to {elsewhere})" in line and "the run's training events" in line, line
+    assert list(elsewhere.iterdir()) == []
+    assert not (run_dir / "config.yaml").exists()
+
+
 def test_planted_event_file_names_are_refused_and_their_target_is_untouched(tmp_path, linear_csv):
     """TensorFlow names its event files events.out.tfevents.<seconds>.<hostname>: a name that can be planted."""
     import socket

@@ -119,8 +119,8 @@ def test_every_hook_matches_one_step_per_call(tmp_path, linear_csv, run_train, c
     # The timer hooks fire first at the first step (run), then every 5 steps after: with windows of 5 steps,
     # at the first window boundary at or after each of those steps.
     for tag in ("loss", "global_step/sec"):
-        steps_one = [s for s, _ in event_scalars(tmp_path / "one", tag)]
-        steps_five = [s for s, _ in event_scalars(tmp_path / "five", tag)]
+        steps_one = [s for s, _ in event_scalars(tmp_path / "one" / "train", tag)]
+        steps_five = [s for s, _ in event_scalars(tmp_path / "five" / "train", tag)]
         assert steps_five == [math.ceil(s / 5) * 5 for s in steps_one], tag
     assert one_log.count("loss = ") == five_log.count("loss = ") == 4  # logging_tensor, every 5 steps
     assert "Training 20/20" in one_log and "Training 20/20" in five_log
@@ -148,7 +148,7 @@ def test_windows_that_do_not_divide_the_periods(tmp_path, linear_csv, run_train,
         assert mean == pytest.approx(sum(losses[start:step]) / (step - start), rel=1e-5)
         start = step
     # Summaries: the window's last step's loss, at that step.
-    for step, value in event_scalars(tmp_path / "seven", "loss"):
+    for step, value in event_scalars(tmp_path / "seven" / "train", "loss"):
         assert value == pytest.approx(losses[step - 1], rel=1e-5)
     _assert_same_weights(tmp_path / "per_step", tmp_path / "seven")
 

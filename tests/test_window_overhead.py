@@ -61,7 +61,7 @@ def test_the_standard_set_still_logs_and_writes_every_period(tmp_path, linear_cs
     assert [line.split(",")[0] for line in logged] == [f"global_step = {s}" for s in (5, 15, 25, 35)]
     assert all(", loss = " in line for line in logged)
     assert sum(line.startswith("global_step/sec: ") for line in lines) == 3  # 15, 25, 35 (step 5 starts the clock)
-    assert [s for s, _ in event_scalars(tmp_path / "n5", "loss")] == [5, 15, 25, 35]
+    assert [s for s, _ in event_scalars(tmp_path / "n5" / "train", "loss")] == [5, 15, 25, 35]
     assert [row["step"] for row in result.history] == [10, 20, 30, 40]
 
 

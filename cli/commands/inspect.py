@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption, non_empty_path
+from hookrun.cli.options import ConfigArg, ConfigOption, DebugOption, SetOption, VerboseOption, non_empty_path
 
 
 def inspect_command(
@@ -31,6 +31,7 @@ def inspect_command(
         ),
     ] = None,
     set_: SetOption = None,
+    config_: ConfigOption = None,
     verbose: VerboseOption = False,
     debug: DebugOption = False,
 ) -> None:
@@ -49,7 +50,7 @@ def inspect_command(
     out = OutputConsole()
     err = OutputConsole(stderr=True)
     with reported_errors(err, debug):
-        loaded, issues = load_checked(config, set_ or [], run_dir)
+        loaded, issues = load_checked(config, set_ or [], run_dir, configs=config_ or [])
         if issues:
             print_issues(err, ConfigError(issues))
         from hookrun.runner.trainer import inspect_graph

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 import typer
 
-from hookrun.cli.options import ConfigArg, DebugOption, SetOption, VerboseOption, non_empty_path
+from hookrun.cli.options import ConfigArg, ConfigOption, DebugOption, SetOption, VerboseOption, non_empty_path
 
 
 def train_command(
@@ -20,6 +20,7 @@ def train_command(
         ),
     ] = None,
     set_: SetOption = None,
+    config_: ConfigOption = None,
     verbose: VerboseOption = False,
     allow_config_change: Annotated[
         bool,
@@ -97,13 +98,13 @@ def train_command(
     with reported_errors(err, debug):
         if sweep:
             raise typer.Exit(_run_sweep(config, sweep, set_ or [], run_dir, task, local_cluster, verbose,
-                                        allow_config_change, trace, out, err))
-        loaded, issues = load_checked(config, set_ or [], run_dir)
+                                        allow_config_change, trace, out, err, config_ or []))
+        loaded, issues = load_checked(config, set_ or [], run_dir, configs=config_ or [])
         if issues:
             print_issues(err, ConfigError(issues))
         if local_cluster is not None:
             code = _run_local_cluster(
-                config, local_cluster, task, run_dir, set_, verbose, allow_config_change, trace, debug
+                config, local_cluster, task, run_dir, set_, verbose, allow_config_change, trace, debug, config_
             )
             raise typer.Exit(code)
         from hookrun.runner.trainer import train
@@ -197,6 +198,7 @@ def _run_local_cluster(
     allow_config_change: bool,
     trace: bool,
     debug: bool,
+    configs: list[Path] | None = None,
 ) -> int:
     """Run every task of ``spec`` as a child ``hookrun train --task ...``, passing the other flags on."""
     from hookrun.config_schemas.errors import SetupError
@@ -205,6 +207,8 @@ def _run_local_cluster(
     if task is not None:
         raise SetupError("--task and --local-cluster exclude each other: --local-cluster starts every task itself")
     args: list[str] = []
+    for extra in configs or []:
+        args += ["--config", str(extra)]
     for item in set_ or []:
         args += ["--set", item]
     if run_dir is not None:
@@ -226,6 +230,7 @@ def _run_sweep(
     trace: bool,
     out: Any,
     err: Any,
+    configs: list[Path] | None = None,
 ) -> int:
     """``--sweep``: check every combination, train them in turn, print the table; the exit code.
 
@@ -244,7 +249,7 @@ def _run_sweep(
     if task is not None or local_cluster is not None:
         raise SetupError("--sweep trains its runs one after another in this process; leave out --task and "
                          "--local-cluster")
-    base, runs, warnings = plan_sweep(config, sweep, set_, run_dir)
+    base, runs, warnings = plan_sweep(config, sweep, set_, run_dir, configs=configs or [])
     if warnings:
         print_issues(err, ConfigError(warnings))
     out.print(f"sweep: {len(runs)} runs in {base}", highlight=False, soft_wrap=True)

@@ -7,10 +7,12 @@ from typing import Annotated, Any
 
 import typer
 
-from hookrun.cli.options import DebugOption, SetOption
+from hookrun.cli.options import ConfigOption, DebugOption, SetOption
 
 
-def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool, out: Any, err: Any) -> None:
+def _validate_one(
+    config: Path, overrides: list[str], print_: bool, build: bool, out: Any, err: Any, extra: list[Path] | None = None
+) -> None:
     """Check one config and print its plan; raise ``HookrunError`` subclasses on failure."""
     from hookrun.cli.errors import print_issues
     from hookrun.cli.render import phase_plan, plan_table
@@ -18,7 +20,7 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
     from hookrun.runner.config import load_checked
     from hookrun.runner.session.plan import plan
 
-    loaded, issues = load_checked(config, overrides)
+    loaded, issues = load_checked(config, overrides, configs=extra or [])
     if issues:
         print_issues(err, ConfigError(issues))
     built = None
@@ -67,6 +69,7 @@ def _validate_one(config: Path, overrides: list[str], print_: bool, build: bool,
 def validate_command(
     configs: Annotated[list[Path], typer.Argument(help="YAML config file(s).", show_default=False)],
     set_: SetOption = None,
+    config_: ConfigOption = None,
     print_: Annotated[
         bool, typer.Option("--print", help="Print the resolved config (defaults filled in) as YAML.")
     ] = False,
@@ -82,6 +85,7 @@ def validate_command(
 ) -> None:
     """Check configs: schema, data file, hook list; print the planned hook order.
 
+    --config FILE merges FILE over each config (repeatable, in order), as `hookrun train` does.
     Does not import TensorFlow unless --build is given. Every file is checked
     even when an earlier one fails. Warnings are printed and exit 0; any error exits 2.
     """
@@ -94,7 +98,7 @@ def validate_command(
     for config in configs:
         try:
             with reported_errors(err, debug):
-                _validate_one(config, set_ or [], print_, build, out, err)
+                _validate_one(config, set_ or [], print_, build, out, err, config_)
         except typer.Exit as exit_:
             worst = max(worst, exit_.exit_code)
     if worst:

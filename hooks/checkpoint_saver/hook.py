@@ -15,9 +15,10 @@ from typing import Any
 
 import tensorflow as tf
 
+from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 from hookrun.hooks import tf_internals
 from hookrun.hooks.checkpoint_saver import CheckpointSaverConfig
-from hookrun.hooks.context import HookContext, HookFailure
+from hookrun.hooks.context import HOOKRUN_SCOPE, HookContext, HookFailure
 from hookrun.hooks.files import read_regular_bytes
 from hookrun.hooks.step_clock import ClockedHook
 
@@ -52,12 +53,14 @@ class FiniteWeightsGuard(tf.compat.v1.train.CheckpointSaverListener):
 
     def begin(self) -> None:
         """Build the check over the graph's floating-point variables (before the graph is finalized)."""
-        checks = [
-            tf.reduce_all(tf.math.is_finite(v))
-            for v in tf.compat.v1.global_variables()
-            if v.dtype.base_dtype.is_floating
-        ]
-        self._all_finite = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
+        # Under hookrun/ (ops only, no variables): TensorBoard's graph shows the model alone, this as one box
+        with tf.compat.v1.name_scope(f"{HOOKRUN_SCOPE}/finite_weights_guard"):
+            checks = [
+                tf.reduce_all(tf.math.is_finite(v))
+                for v in tf.compat.v1.global_variables()
+                if v.dtype.base_dtype.is_floating
+            ]
+            self._all_finite = tf.reduce_all(tf.stack(checks)) if checks else tf.constant(True)
 
     def before_save(self, session: Any, global_step_value: int) -> None:
         """Raise if any weight is NaN or infinite, before the checkpoint at ``global_step_value`` is written."""
@@ -230,10 +233,32 @@ class CheckpointSaverHook(ClockedHook, tf.compat.v1.train.CheckpointSaverHook):
         save_secs: save every this many seconds, or None.
         save_steps: save every this many global steps, or None. Exactly one of the two.
         saver, checkpoint_basename, scaffold, listeners, save_graph_def: as TensorFlow's hook.
+        events_dir: where the graph and the checkpoints' ``SessionLog`` events go; None: ``checkpoint_dir``
+            (TensorFlow's). The runner gives the run's ``train/`` so TensorBoard shows the graph with
+            training's scalars, under the run's name.
 
     Raises:
         ValueError: neither or both of ``save_secs`` and ``save_steps`` (TensorFlow's check).
     """
+
+    def __init__(self, *args: Any, events_dir: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._events_dir = events_dir
+
+    def begin(self) -> None:
+        """TensorFlow's (and the clock's read), with its summary writer opened on ``events_dir`` when given.
+
+        TensorFlow's ``begin`` opens ``SummaryWriterCache.get(checkpoint_dir)``, which would already write an
+        event file (and the graph) to ``checkpoint_dir``: it runs with ``events_dir`` as that directory.
+        """
+        if self._events_dir is None:
+            super().begin()
+            return
+        checkpoint_dir, self._checkpoint_dir = self._checkpoint_dir, self._events_dir
+        try:
+            super().begin()
+        finally:
+            self._checkpoint_dir = checkpoint_dir
 
     def _get_saver(self) -> Any:
         """TensorFlow's ``Saver`` (given, the scaffold's, or ``SAVERS``), wrapped in :class:`MetaGraphOnceSaver`."""
@@ -283,4 +308,5 @@ def build(config: CheckpointSaverConfig, ctx: HookContext) -> CheckpointSaverHoo
         checkpoint_basename=config.checkpoint_basename,
         scaffold=ctx.scaffold,
         listeners=[FiniteWeightsGuard(checkpoint_dir)],
+        events_dir=str(ctx.resolve_dir(TRAIN_EVENT_DIR)),
     )

@@ -10,7 +10,7 @@ from typing import Any
 import tensorflow as tf
 
 from hookrun.hooks import tf_internals
-from hookrun.hooks.context import HookContext
+from hookrun.hooks.context import HOOKRUN_SCOPE, HookContext
 from hookrun.hooks.nan_tensor import NanTensorConfig
 
 logging = tf_internals.tf_logging()
@@ -73,7 +73,8 @@ class NanTensorHook(tf.compat.v1.train.NanTensorHook):
             if window.last.get("loss") is loss_tensor:
                 flag = window.any_nonfinite
             else:  # another tensor: its value at the window's last step
-                flag = tf.logical_not(tf.reduce_all(tf.math.is_finite(tf.cast(loss_tensor, tf.float64))))
+                with tf.compat.v1.name_scope(f"{HOOKRUN_SCOPE}/nan_tensor"):
+                    flag = tf.logical_not(tf.reduce_all(tf.math.is_finite(tf.cast(loss_tensor, tf.float64))))
             self._request = tf.compat.v1.train.SessionRunArgs((flag, window.steps, window.global_step))
 
     def before_run(self, run_context: Any) -> Any:

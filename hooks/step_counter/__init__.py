@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from hookrun.config_schemas.bounds import Seconds, Steps
 from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 
 
 class StepCounterConfig(HookConfig):
@@ -29,12 +30,13 @@ class StepCounterConfig(HookConfig):
     )
     output_dir: str | None = Field(
         default=None,
-        description="Event file directory, relative to the run directory; default: the run directory.",
+        description="Event file directory, relative to the run directory; default: `train` (TensorBoard shows "
+        "the run as `<run>/train`, beside the evaluation's `<run>/eval`).",
     )
 
     def event_dir(self) -> str:
-        """The event files go to ``output_dir`` (default: the run directory)."""
-        return self.output_dir or "."
+        """The event files go to ``output_dir`` (default: ``train``, :data:`TRAIN_EVENT_DIR`)."""
+        return self.output_dir or TRAIN_EVENT_DIR
 
     @model_validator(mode="before")
     @classmethod

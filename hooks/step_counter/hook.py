@@ -80,5 +80,5 @@ def build(config: StepCounterConfig, ctx: HookContext) -> StepCounterHook:
         ctx.clock,
         every_n_steps=config.every_n_steps,
         every_n_secs=config.every_n_secs,
-        output_dir=str(ctx.resolve_dir(config.output_dir)),
+        output_dir=str(ctx.resolve_dir(config.event_dir())),
     )

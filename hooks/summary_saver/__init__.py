@@ -8,6 +8,7 @@ from pydantic import Field, field_validator
 
 from hookrun.config_schemas.bounds import Seconds, Steps
 from hookrun.config_schemas.hook_base import HookConfig
+from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 
 
 class SummarySaverConfig(HookConfig):
@@ -36,7 +37,8 @@ class SummarySaverConfig(HookConfig):
     )
     output_dir: str | None = Field(
         default=None,
-        description="Event file directory, relative to the run directory; default: the run directory.",
+        description="Event file directory, relative to the run directory; default: `train` (TensorBoard shows "
+        "the run as `<run>/train`, beside the evaluation's `<run>/eval`).",
     )
     model_summaries: bool = Field(
         default=True,
@@ -46,8 +48,8 @@ class SummarySaverConfig(HookConfig):
     )
 
     def event_dir(self) -> str:
-        """The event files go to ``output_dir`` (default: the run directory)."""
-        return self.output_dir or "."
+        """The event files go to ``output_dir`` (default: ``train``, :data:`TRAIN_EVENT_DIR`)."""
+        return self.output_dir or TRAIN_EVENT_DIR
 
     @field_validator("tensors")
     @classmethod

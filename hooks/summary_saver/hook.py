@@ -10,7 +10,7 @@ from typing import Any
 import tensorflow as tf
 from tensorflow.core.util.event_pb2 import SessionLog
 
-from hookrun.hooks.context import HookConfigError, HookContext
+from hookrun.hooks.context import HOOKRUN_SCOPE, HookConfigError, HookContext
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 from hookrun.hooks.summary_saver import SummarySaverConfig
 
@@ -158,16 +158,19 @@ def build(config: SummarySaverConfig, ctx: HookContext) -> SummarySaverHook:
         HookConfigError: a name in ``tensors`` is not a numeric tensor.
     """
     v1 = ctx.tf.compat.v1
-    ops = summary_ops(ctx.tf, config.tensors, ctx)
-    given = getattr(ctx.scaffold, "summary_op", None)  # before finalize(): only a summary_op a model_fn gave
-    if given is not None:  # it replaces the builder's own summaries, as Estimator's Scaffold.summary_op did
-        ops.append(given)
-    elif config.model_summaries:
-        ops.extend(ctx.model_summaries)
+    # The summary ops under hookrun/summary_saver (their tags are the names, whatever the scope)
+    with v1.name_scope(f"{HOOKRUN_SCOPE}/summary_saver"):
+        ops = summary_ops(ctx.tf, config.tensors, ctx)
+        given = getattr(ctx.scaffold, "summary_op", None)  # before finalize(): only a summary_op a model_fn gave
+        if given is not None:  # it replaces the builder's own summaries, as Estimator's Scaffold.summary_op did
+            ops.append(given)
+        elif config.model_summaries:
+            ops.extend(ctx.model_summaries)
+        summary_op = v1.summary.merge(ops)
     return SummarySaverHook(
         ctx.clock,
         save_steps=config.save_steps,
         save_secs=config.save_secs,
-        output_dir=str(ctx.resolve_dir(config.output_dir)),
-        summary_op=v1.summary.merge(ops),
+        output_dir=str(ctx.resolve_dir(config.event_dir())),
+        summary_op=summary_op,
     )

@@ -13,6 +13,7 @@ from typing import Any
 from hookrun.config_schemas.imports import flags_hint
 from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
+from hookrun.hooks.context import HOOKRUN_SCOPE
 from hookrun.hooks.tf_internals import global_step_read, graph_element
 from hookrun.runner.data.input_fn import InputFn, RunInfo, batch_rows, make_pipeline
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
@@ -392,7 +393,7 @@ def build_graph(
                 return scaled if wrap_optimizer is None else wrap_optimizer(scaled)
 
         with tf.device("/device:CPU:0"):
-            if isinstance(data, InputFn):  # the user's pipeline, as Estimator called it
+            if isinstance(data, InputFn):  # the user's pipeline, as Estimator called it (its own names)
                 pipeline = make_pipeline(tf, data, data.call(params, "train", run_info), "train")
                 dataset, iterator = pipeline.dataset, pipeline.iterator
                 if steps_per_run > 1 and iterator is None:
@@ -400,18 +401,23 @@ def build_graph(
                         "returned tensors, not a tf.data.Dataset; session.steps_per_run > 1 pulls its batches "
                         "from a dataset's iterator: return the dataset, or set session.steps_per_run: 1"
                     )
-            elif isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
-                if named_features:
-                    raise PlacedError("graph.features", "named features need data files (streamed through tf.data)")
-                dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
-                iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
-            else:  # files streamed through tf.data (hookrun.runner.data.streaming)
-                dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
-                iterator = make_iterator(tf, dataset)
-            if steps_per_run == 1:
-                features, labels = (
-                    (pipeline.features, pipeline.labels) if from_input_fn else iterator.get_next()
-                )
+                batch = (pipeline.features, pipeline.labels) if steps_per_run == 1 else None
+            else:
+                # The input pipeline's ops under hookrun/input (no variables): TensorBoard shows the model alone
+                with tf.compat.v1.name_scope(INPUT_SCOPE):
+                    if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
+                        if named_features:
+                            raise PlacedError(
+                                "graph.features", "named features need data files (streamed through tf.data)"
+                            )
+                        dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
+                        iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
+                    else:  # files streamed through tf.data (hookrun.runner.data.streaming)
+                        dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
+                        iterator = make_iterator(tf, dataset)
+                    batch = iterator.get_next() if steps_per_run == 1 else None
+            if batch is not None:
+                features, labels = batch
             else:  # the builder's first call only creates the variables: never run, never fed
                 features, labels = input_placeholders(tf, iterator.element_spec)
             if from_input_fn:
@@ -584,7 +590,7 @@ def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int | Non
     if size is None or size > WINDOW_BYTES:
         return None
     v1 = tf.compat.v1
-    with tf.device("/device:CPU:0"):
+    with tf.device("/device:CPU:0"), v1.name_scope(INPUT_SCOPE):
         windows = dataset.batch(steps_per_run, drop_remainder=True).prefetch(1)
         initializers = v1.get_collection_ref(v1.GraphKeys.TABLE_INITIALIZERS)
         try:
@@ -595,6 +601,10 @@ def _window_iterator(tf: Any, dataset: Any, iterator: Any, batch_size: int | Non
             initializers.remove(initializer)
             return make_iterator(tf, windows)
         return v1.data.make_one_shot_iterator(windows)
+
+
+#: The training input pipeline's name scope (the trailing ``/`` re-enters it: one box in TensorBoard's graph).
+INPUT_SCOPE = f"{HOOKRUN_SCOPE}/input/"
 
 
 #: A metric name TensorFlow takes as an op and name scope (``tf.Graph``'s rule for op names).

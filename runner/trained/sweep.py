@@ -160,6 +160,7 @@ def plan_sweep(
     sweeps: Sequence[str],
     overrides: Sequence[str] = (),
     run_dir: Path | None = None,
+    configs: Sequence[str | Path] = (),
 ) -> tuple[Path, list[SweepRun], list[ConfigIssue]]:
     """Load and check every combination (no TensorFlow, nothing written).
 
@@ -170,6 +171,7 @@ def plan_sweep(
         run_dir: the base run directory (``--run-dir``); default the config's (``session.run_dir``
             or ``runs/<name>``; ``runs/<name>-sweep`` when ``runs/<name>`` is a run directory already).
             Each combination's run directory is ``<base>/<run_name>``.
+        configs: ``--config`` files merged over ``config`` in order, in every combination.
 
     Returns:
         ``(base run directory, the runs, warnings of the checks)``.
@@ -196,7 +198,7 @@ def plan_sweep(
         count *= len(axis.values)
     if count > MAX_RUNS:
         raise SetupError(f"--sweep makes {count:,} runs, more than {MAX_RUNS:,}; sweep fewer values")
-    first, _ = load_checked(config, list(overrides))  # the config itself first: its own errors once
+    first, _ = load_checked(config, list(overrides), configs=configs)  # the config itself first: its own errors once
     base = run_dir_for(first, run_dir)
     if base.exists() and not base.is_dir():
         raise SetupError(f"{base}: the sweep's run directory is a file; choose another --run-dir")
@@ -214,7 +216,7 @@ def plan_sweep(
         sets = [f"{axis.path}={value}" for axis, value in zip(axes, values, strict=True)]
         directory = (base / name).absolute()
         try:
-            loaded, found = load_checked(config, [*overrides, *sets], directory)
+            loaded, found = load_checked(config, [*overrides, *sets], directory, configs=configs)
         except ConfigError as err:
             for issue in err.issues:  # a value of this sweep is reported against --sweep, not --set
                 if issue.file == OVERRIDE_FILE and any(issue.message.startswith(f"`{t}`") for t in sets):

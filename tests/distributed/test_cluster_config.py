@@ -188,7 +188,7 @@ def test_placement_chief_only_hooks_and_device_filters_on_a_non_chief_worker(mak
         local_vars = tf.compat.v1.local_variables()
     assert global_vars and all(v.device.startswith("/job:ps/task:0") for v in global_vars)  # weights, global_step
     assert local_vars and all(v.device.startswith("/job:worker/task:1") for v in local_vars)  # eval metrics
-    pipeline = prepared.built.graph.get_operation_by_name("IteratorGetNext")
+    pipeline = prepared.built.graph.get_operation_by_name("hookrun/input/IteratorGetNext")
     assert pipeline.device == "/job:worker/task:1/device:CPU:0"
     config = run.configure(tf.compat.v1.ConfigProto(intra_op_parallelism_threads=2))
     assert list(config.device_filters) == ["/job:ps", "/job:worker/task:1"]

@@ -15,7 +15,7 @@ def test_records_global_step_per_sec(make_config, run_train, captured):
             ]
         )
     )
-    scalars = event_scalars(result.run_dir, "global_step/sec")
+    scalars = event_scalars(result.run_dir / "train", "global_step/sec")
     # StepCounterHook starts its clock on the first step and measures every every_n_steps after it.
     assert [step for step, _ in scalars] == list(range(1 + every_n_steps, last_step + 1, every_n_steps))
     assert all(value > 0 for _, value in scalars)

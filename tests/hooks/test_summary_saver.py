@@ -17,7 +17,7 @@ def test_writes_loss_scalars_every_save_steps(make_config, run_train):
             ]
         )
     )
-    scalars = event_scalars(result.run_dir, "loss")
+    scalars = event_scalars(result.run_dir / "train", "loss")
     # SummarySaverHook writes on the first step, then whenever save_steps global steps have passed.
     assert [step for step, _ in scalars] == list(range(1, last_step + 1, save_steps))
     assert all(math.isfinite(value) and value >= 0 for _, value in scalars)
@@ -59,10 +59,10 @@ def test_a_non_scalar_tensor_becomes_a_histogram(make_config, run_train):
             ]
         )
     )
-    histograms = event_histograms(result.run_dir, "linear/kernel")
+    histograms = event_histograms(result.run_dir / "train", "linear/kernel")
     assert [step for step, _, _ in histograms] == [1, 2, 3]
     assert all(num == 2 for _, num, _ in histograms)  # two weights: a [2, 1] kernel
-    assert [step for step, _ in event_scalars(result.run_dir, "loss")] == [1, 2, 3]
+    assert [step for step, _ in event_scalars(result.run_dir / "train", "loss")] == [1, 2, 3]
 
 
 def test_a_variable_is_read_not_fetched_as_its_handle(make_config, run_train):
@@ -85,13 +85,13 @@ def test_a_variable_is_read_not_fetched_as_its_handle(make_config, run_train):
         for step in range(last_step + 1)
     }
     assert len(set(saved.values())) == last_step + 1  # the bias moves every step: the check below can fail
-    bias = event_histograms(result.run_dir, "linear/bias")
+    bias = event_histograms(result.run_dir / "train", "linear/bias")
     assert [step for step, _, _ in bias] == [1, 2, 3]
     for step, num, total in bias:
         assert num == 1
         assert any(math.isclose(total, saved[s], rel_tol=1e-5, abs_tol=1e-7) for s in (step - 1, step)), (step, saved)
     # global_step:0 is the variable's resource handle; its value is read: a scalar.
-    steps = event_scalars(result.run_dir, "global_step_0")
+    steps = event_scalars(result.run_dir / "train", "global_step_0")
     assert [step for step, _ in steps] == [1, 2, 3]
     assert all(value in (step - 1, step) for step, value in steps)
 
@@ -106,11 +106,15 @@ def test_a_non_numeric_tensor_is_a_located_config_error(make_config, run_train, 
             make_config(
                 hooks=[
                     {"type": "stop_at_step", "last_step": 2},
-                    {"type": "summary_saver", "save_steps": 1, "tensors": ["loss", "IteratorToStringHandle:0"]},
+                    {
+                        "type": "summary_saver",
+                        "save_steps": 1,
+                        "tensors": ["loss", "hookrun/input/IteratorToStringHandle:0"],
+                    },
                 ]
             )
         )
     (issue,) = info.value.issues
     assert issue.path == "hooks[1]" and issue.line is not None
-    assert "'IteratorToStringHandle:0' is a string tensor" in issue.message
+    assert "'hookrun/input/IteratorToStringHandle:0' is a string tensor" in issue.message
     assert not (tmp_path / "run").exists()
