@@ -20,10 +20,11 @@ import dataclasses
 import posixpath
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from hookrun.config_schemas.hook_base import HookConfig
+#: A hook's config (``hookrun.config_schemas.hook_base.HookConfig``, which imports this module: typed loosely
+#: here so the two modules import in one direction).
+HookConfig = Any
 
 #: What a path is: a ``file``; a directory written only by its owner (``dir``: ``best/``); a directory of
 #: checkpoints (``checkpoints``: may also hold event files); a directory of TensorFlow event files

@@ -395,20 +395,17 @@ def _failed_run(
 def _stop_reason(tf: Any, hooks: list[Any], final_global_step: int | None) -> str:
     """Why the loop left on ``should_stop``: ``last_step N reached`` (a stop-at-step hook's), else a hook's request.
 
-    A ``stop_at_step`` hook (hookrun's, or TensorFlow's ``StopAtStepHook`` from a model_fn's
-    ``training_hooks``) whose last step ``global_step`` has reached stopped the run; any other stop was
+    A stop-at-step hook (hookrun's ``stop_at_step``, or TensorFlow's ``StopAtStepHook`` from a model_fn's
+    ``training_hooks``; both keep their last step as ``_last_step``, which the runner reads without naming
+    either class) whose last step ``global_step`` has reached stopped the run; any other stop was
     a hook's ``run_context.request_stop()`` (``early_stopping``, a checkpoint listener, a custom hook)
     or the coordinator's.
     """
-    from hookrun.hooks.stop_at_step.hook import StopAtStepHook
-
     if final_global_step is not None:
         for hook in hooks:
             hook = getattr(hook, "inner", hook)  # the lifecycle trace's wrapper
-            if not isinstance(hook, (StopAtStepHook, tf.compat.v1.train.StopAtStepHook)):
-                continue
             last_step = getattr(hook, "_last_step", None)
-            if last_step is not None and final_global_step >= last_step:
+            if isinstance(last_step, int) and final_global_step >= last_step:
                 return f"last_step {int(last_step)} reached"
     return "stop requested by a hook"
 

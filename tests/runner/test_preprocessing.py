@@ -255,9 +255,10 @@ def test_a_resumed_run_reuses_the_saved_state(make_config, run_train, linear_csv
     saved = json.loads(state_file.read_text())
     assert saved["split"] == {"validation_split": 0.25, "seed": 0, "train_rows": 48, "validation_rows": 16}
 
-    # Same rows, other numbers: refitting would change every statistic; a resumed run must not refit.
+    # Same rows, other numbers: refitting would change every statistic; a resumed run must not refit. (x100 made
+    # the resumed training diverge, which now ends the run `failed`: a non-finite last evaluation.)
     lines = linear_csv.read_text().splitlines()
-    scaled = [lines[0]] + [",".join(f"{float(v) * 100:.6f}" for v in line.split(",")) for line in lines[1:]]
+    scaled = [lines[0]] + [",".join(f"{float(v) * 2 + 1:.6f}" for v in line.split(",")) for line in lines[1:]]
     linear_csv.write_text("\n".join(scaled) + "\n")
     second = run_train(make_config(hooks=hooks, data={**data, "epochs": 2}))
     assert second.initial_step == first.final_global_step > 0
