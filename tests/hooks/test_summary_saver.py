@@ -33,7 +33,8 @@ def test_output_dir_is_relative_to_the_run_dir(make_config, run_train):
         )
     )
     assert [step for step, _ in event_scalars(result.run_dir / "events", "rmse")] == [1, 2, 3]
-    assert not list(result.run_dir.glob("events.out.tfevents.*"))
+    assert not event_scalars(result.run_dir, "rmse")  # the top level holds only the run's HParams
+    assert not event_scalars(result.run_dir / "train", "rmse")  # nor the default place (TRAIN_EVENT_DIR)
 
 
 def event_histograms(directory, tag):

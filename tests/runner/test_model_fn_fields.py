@@ -249,8 +249,8 @@ def test_summary_saver_writes_the_scaffolds_summary_op_too(make_config, write_mo
             hooks=[{"type": "summary_saver", "save_steps": 3, "tensors": ["loss"]}],
         )
     )
-    own = event_scalars(result.run_dir, "loss")
-    given = event_scalars(result.run_dir, "model_fn_scalar")
+    own = event_scalars(result.run_dir / "train", "loss")  # TRAIN_EVENT_DIR
+    given = event_scalars(result.run_dir / "train", "model_fn_scalar")
     assert [step for step, _ in given] == [step for step, _ in own] == [1, 4, 7]
     for (_, loss), (_, doubled) in zip(own, given, strict=True):
         assert doubled == pytest.approx(2 * loss, rel=1e-5)  # the same step's loss, through the model_fn's op
