@@ -17,7 +17,7 @@ The runner calls these and knows no hook by its type or class.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -110,20 +110,27 @@ class EvaluationGraph(Protocol):
 UNFED_INPUT = "hookrun_unfed_input"
 
 
-def _computed_from_unfed_input(tensor: Any) -> bool:
-    """True if ``tensor`` depends on a never-fed input placeholder (``session.steps_per_run`` > 1's first call)."""
+def walk_ops(ops: Iterable[Any]) -> Iterator[Any]:
+    """Each op of ``ops`` and every op they depend on (data and control inputs), once each, depth first.
+
+    Iterative, so a deep graph does not recurse; a cycle (a ``tf.while_loop``'s ``NextIteration``) ends where
+    an op was already seen. Stop iterating to stop walking.
+    """
     seen: set[int] = set()
-    pending = [tensor.op]
+    pending = list(ops)
     while pending:
         op = pending.pop()
         if id(op) in seen:
             continue
         seen.add(id(op))
-        if op.type == "Placeholder" and UNFED_INPUT in op.name:
-            return True
+        yield op
         pending.extend(t.op for t in op.inputs)
         pending.extend(op.control_inputs)
-    return False
+
+
+def _computed_from_unfed_input(tensor: Any) -> bool:
+    """True if ``tensor`` depends on a never-fed input placeholder (``session.steps_per_run`` > 1's first call)."""
+    return any(op.type == "Placeholder" and UNFED_INPUT in op.name for op in walk_ops([tensor.op]))
 
 
 #: Types of the ops that hold a variable (resource and reference variables).
@@ -134,6 +141,9 @@ def reads_variable(tensor: Any, variables: frozenset[str]) -> str | None:
     """The op name of a variable of ``variables`` that ``tensor`` is computed from, or None."""
     if not variables:
         return None
+    return next(
+        (str(op.name) for op in walk_ops([tensor.op]) if op.type in VARIABLE_OPS and op.name in variables), None
+    )
     seen: set[int] = set()
     pending = [tensor.op]
     while pending:

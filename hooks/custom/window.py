@@ -36,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from hookrun.hooks.context import UNFED_INPUT, VARIABLE_OPS, HookFailure
+from hookrun.hooks.context import UNFED_INPUT, VARIABLE_OPS, HookFailure, walk_ops
 from hookrun.hooks.window import RunWindow
 
 #: The fix every refusal names.
@@ -108,21 +108,12 @@ class WindowFetches:
     @staticmethod
     def _ancestors(op: Any) -> dict[int, Any]:
         """``op`` and every op it depends on (data and control inputs), by id."""
-        return {id(op): op, **WindowFetches._ancestors_excluding(op)}
+        return {id(o): o for o in walk_ops([op])}
 
     @staticmethod
     def _ancestors_excluding(op: Any) -> dict[int, Any]:
         """Every op ``op`` depends on, ``op`` itself left out (for the loop: what it reads from outside)."""
-        seen: dict[int, Any] = {}
-        pending = [t.op for t in op.inputs] + list(op.control_inputs)
-        while pending:
-            current = pending.pop()
-            if id(current) in seen:
-                continue
-            seen[id(current)] = current
-            pending.extend(t.op for t in current.inputs)
-            pending.extend(current.control_inputs)
-        return seen
+        return {id(o): o for o in walk_ops([t.op for t in op.inputs] + list(op.control_inputs))}
 
     def _reads_loop_input(self, op: Any) -> bool:
         """True if the loop's call reads ``op`` from outside (a feed to it reaches every step)."""
