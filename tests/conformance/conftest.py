@@ -193,6 +193,7 @@ def plain_training_session(
     last_step: int | dict[str, int],
     save_steps: int,
     filename: str = "plain.yaml",
+    inter_op_threads: int | None = None,
     **sections: Any,
 ) -> Any:
     """A plain ``MonitoredTrainingSession`` script on the graph hookrun builds; returns None or the exception.
@@ -208,7 +209,8 @@ def plain_training_session(
     from :func:`hookrun.runner.trainer.prepare` on a config without hooks; re-running it on the same
     ``directory`` resumes from its latest checkpoint (the data resumes there too, as in hookrun).
     ``make_hooks(tf)`` builds the hooks inside the graph. ``last_step`` is the ``StopAtStepHook``'s
-    ``last_step``, or its arguments (``{"num_steps": 12}``).
+    ``last_step``, or its arguments (``{"num_steps": 12}``). ``inter_op_threads`` sets the session's
+    ``inter_op_parallelism_threads`` (default: TensorFlow's).
     """
     from hookrun.runner.trainer import prepare
 
@@ -229,6 +231,8 @@ def plain_training_session(
                 save_summaries_steps=None,
                 save_summaries_secs=None,
                 log_step_count_steps=None,
+                config=None if inter_op_threads is None
+                else tf.compat.v1.ConfigProto(inter_op_parallelism_threads=inter_op_threads),
             ) as session:
                 while not session.should_stop():
                     session.run(prepared.built.train_op)
@@ -237,6 +241,22 @@ def plain_training_session(
     finally:
         tf.compat.v1.summary.FileWriterCache.clear()
     return None
+
+
+class RecordingCorpus:
+    """A corpus module's hooks, imported as hookrun imports them, and what they record (``RECORDS``)."""
+
+    def __init__(self, tmp_path: Path, module: str, make_config: Callable[..., Any], run_train: Callable[..., Any]):
+        self.tmp_path = tmp_path
+        self.module = module
+        self.make_config = make_config
+        self.run_train = run_train
+        import_object(f"{module}:RECORDS", tmp_path, what="corpus", callable_required=False)  # as hookrun imports it
+        self.hooks_module = sys.modules[module]
+
+    @property
+    def records(self) -> list[Any]:
+        return self.hooks_module.RECORDS
 
 
 @pytest.fixture(params=["hookrun", "tf"])

@@ -15,15 +15,13 @@ summaries, a hook's own signal handler, a duck-typed hook, a hook restoring pret
 from __future__ import annotations
 
 import signal
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from hookrun.config_schemas.imports import import_object
-from tests.conformance.conftest import plain_training_session
+from tests.conformance.conftest import RecordingCorpus, plain_training_session
 from tests.conftest import BATCH_SIZE, event_scalars
 
 #: Six trainings per case (seconds): a hang guard, as conftest.TIME_LIMIT_SECS, so a loaded machine does not fail it.
@@ -35,20 +33,8 @@ SAVE_STEPS = 2
 DATA = {"epochs": None}
 
 
-class Corpus:
+class Corpus(RecordingCorpus):
     """Run one case's hooks the three ways; each returns the records of its two runs."""
-
-    def __init__(self, tmp_path: Path, module: str, make_config: Callable[..., Any], run_train: Callable[..., Any]):
-        self.tmp_path = tmp_path
-        self.module = module
-        self.make_config = make_config
-        self.run_train = run_train
-        import_object(f"{module}:RECORDS", tmp_path, what="corpus", callable_required=False)  # as hookrun imports it
-        self.hooks_module = sys.modules[module]
-
-    @property
-    def records(self) -> list[Any]:
-        return self.hooks_module.RECORDS
 
     def hookrun(
         self,

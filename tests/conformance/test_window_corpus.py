@@ -16,16 +16,14 @@ increment first, ``tests/test_fetch_order.py``), so the records are exact on bot
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rich.console import Console
 
 from hookrun.config_schemas.errors import SetupError
-from hookrun.config_schemas.imports import import_object
+from tests.conformance.conftest import RecordingCorpus, plain_training_session
 from tests.conftest import BATCH_SIZE
 
 #: Six trainings per test (seconds).
@@ -43,20 +41,8 @@ COLUMNS = 2
 Entries = Callable[[Path], list[tuple[str, dict[str, Any]]]]
 
 
-class WindowCorpus:
+class WindowCorpus(RecordingCorpus):
     """Run one case's hooks under hookrun (one engine) and under the plain script; each returns the records."""
-
-    def __init__(self, tmp_path: Path, module: str, make_config: Callable[..., Any], run_train: Callable[..., Any]):
-        self.tmp_path = tmp_path
-        self.module = module
-        self.make_config = make_config
-        self.run_train = run_train
-        import_object(f"{module}:RECORDS", tmp_path, what="corpus", callable_required=False)  # as hookrun imports it
-        self.hooks_module = sys.modules[module]
-
-    @property
-    def records(self) -> list[Any]:
-        return self.hooks_module.RECORDS
 
     def hookrun(self, engine: str, n: int, entries: Entries) -> tuple[list[Any], list[Any]]:
         """Train once per :data:`LAST_STEPS` entry on one run directory; (records, results or exceptions)."""
@@ -81,39 +67,23 @@ class WindowCorpus:
 
     def plain(self, n: int, entries: Entries) -> list[Any]:
         """The hooks under a plain ``MonitoredTrainingSession``, one step per call (``AtWindowEnds`` for n > 1)."""
-        from hookrun.runner.trainer import prepare
-
         self.records.clear()
         directory = self.tmp_path / f"plain{n}_run"
         directory.mkdir()
+        module = self.hooks_module
         for index, last_step in enumerate(LAST_STEPS):
             made = entries(self.tmp_path / f"plain{n}_out" / str(index))
-            loaded = self.make_config(hooks=[], filename=f"plain{n}.yaml", data=DATA, session=SESSION)
-            prepared = prepare(loaded, directory, Console(quiet=True))
-            for close in prepared.on_close:
-                close()
-            tf = prepared.tf
-            module = self.hooks_module
-            try:
-                with prepared.built.graph.as_default():
-                    hooks = [getattr(module, name)(**args) for name, args in made]
-                    if n > 1:
-                        hooks = [module.AtWindowEnds(hook, n, last_step) for hook in hooks]
-                    hooks.append(tf.compat.v1.train.StopAtStepHook(last_step=last_step))
-                    with tf.compat.v1.train.MonitoredTrainingSession(
-                        checkpoint_dir=str(directory),
-                        hooks=hooks,
-                        save_checkpoint_steps=SAVE_STEPS,
-                        save_checkpoint_secs=None,
-                        save_summaries_steps=None,
-                        save_summaries_secs=None,
-                        log_step_count_steps=None,
-                        config=tf.compat.v1.ConfigProto(inter_op_parallelism_threads=1),
-                    ) as session:
-                        while not session.should_stop():
-                            session.run(prepared.built.train_op)
-            finally:
-                tf.compat.v1.summary.FileWriterCache.clear()
+
+            def make_hooks(tf: Any, made: Any = made, last_step: int = last_step) -> list[Any]:
+                hooks = [getattr(module, name)(**args) for name, args in made]
+                return [module.AtWindowEnds(hook, n, last_step) for hook in hooks] if n > 1 else hooks
+
+            failed = plain_training_session(
+                self.make_config, directory, make_hooks, last_step, SAVE_STEPS, filename=f"plain{n}.yaml",
+                inter_op_threads=1, data=DATA, session=SESSION,
+            )
+            if failed is not None:
+                raise failed
         return list(self.records)
 
     def check(self, n: int, entries: Entries, stops: list[int] | None = None) -> list[Any]:
