@@ -3,7 +3,8 @@
 Written as for ``tf.estimator`` (``model_fn(features, labels, mode, params) -> EstimatorSpec``); the only
 hookrun-specific lines are the imports and ``hookrun_features``. ``features`` is a dict (named features):
 numeric columns ``float32 [batch, 1]`` (filled and z-scored), ``ocean_proximity`` as ``int64 [batch, 1]``
-vocabulary ids. ``params["feature_columns"]`` describes each column (``num_buckets`` for the ids).
+vocabulary ids. ``config.hookrun.feature_columns`` describes each column (``num_buckets`` for the ids); ``params``
+is ``graph.params`` as written.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ import tensorflow as tf
 from hookrun.runner import EstimatorSpec, ModeKeys, layers
 
 
-def model_fn(features, labels, mode, params):
+def model_fn(features, labels, mode, params, config):
     """Deep part: numeric columns + an embedding of each categorical column; wide part: numeric + one-hot."""
     v1 = tf.compat.v1
-    columns = params["feature_columns"]
+    columns = config.hookrun.feature_columns  # hookrun's values: config.hookrun, not params
     numeric = [features[name] for name, column in columns.items() if column["kind"] == "numeric"]
     deep, wide = list(numeric), list(numeric)
     for name, column in columns.items():
@@ -31,7 +32,7 @@ def model_fn(features, labels, mode, params):
         net = layers.dropout(net, params["dropout"], mode)
     output = layers.dense(net, 1, "dnn/logits") + layers.dense(tf.concat(wide, axis=1), 1, "linear/logits")
 
-    scale = params["label_scale"]  # labels are in units of data.label_scale; report dollars
+    scale = config.hookrun.label_scale  # labels are in units of data.label_scale; report dollars
     predictions = {"predictions": tf.multiply(output, scale, name="predicted_value")}
     if mode == ModeKeys.PREDICT:
         return EstimatorSpec(mode=mode, predictions=predictions)

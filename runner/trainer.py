@@ -35,6 +35,7 @@ from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, c
 from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph.build import build_graph
 from hookrun.runner.graph.device import describe_tensorflow, resolve_device, session_config
+from hookrun.runner.graph.run_config import make_run_info
 from hookrun.runner.graph.tensor_names import check_tensor_names
 from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_checkpoint_state
 from hookrun.runner.run_dir.config_change import compare_configs
@@ -316,6 +317,11 @@ def prepare(
             carry=None if any(hook.fetches_unknown_tensors() for _, hook in running)
             else {name for _, hook in running for _, name in hook.tensor_names()},
             run_dir=directory,
+            # a model_fn's (and input_fn's) `config`: Estimator's RunConfig, from this run and task
+            run_info=make_run_info(
+                config, directory, cluster=cluster.plan if cluster is not None else None, tf=tf,
+                session_config=_session_config(tf, config, plan),
+            ),
         )
         if config.graph.warm_start is not None:
             unpin = _warm_start(tf, built.graph, loaded, resume, cluster, notes)
@@ -360,6 +366,20 @@ def prepare(
         spec_hook_names=spec_names,
         resume=resume,
         clock=hooks.clock,
+    )
+
+
+def _session_config(tf: Any, config: Any, plan: Any) -> Any:
+    """The training session's ``ConfigProto`` from ``session:`` and the device plan (:func:`session_config`)."""
+    return session_config(
+        tf,
+        plan,
+        config.session.intra_op_parallelism_threads,
+        config.session.inter_op_parallelism_threads,
+        mixed_precision=config.session.mixed_precision,
+        global_jit_level=config.session.global_jit_level,
+        allow_growth=config.session.allow_growth,
+        per_process_gpu_memory_fraction=config.session.per_process_gpu_memory_fraction,
     )
 
 
@@ -762,16 +782,7 @@ def _train_session(
         if states:  # first: load before any after_create_session; last: save once every hook has run
             hooks = [states.loader, *hooks, states.writer]
             labels = ["hook state (load)", *labels, "hook state (save)"]
-    config_proto = session_config(
-        tf,
-        prepared.plan,
-        config.session.intra_op_parallelism_threads,
-        config.session.inter_op_parallelism_threads,
-        mixed_precision=config.session.mixed_precision,
-        global_jit_level=config.session.global_jit_level,
-        allow_growth=config.session.allow_growth,
-        per_process_gpu_memory_fraction=config.session.per_process_gpu_memory_fraction,
-    )
+    config_proto = _session_config(tf, config, prepared.plan)
     session_factory = None
     if cluster is not None:  # TensorFlow's MonitoredSession on the cluster, whatever session.engine says
         config_proto = cluster.configure(config_proto)

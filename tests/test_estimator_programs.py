@@ -399,3 +399,62 @@ def test_an_optimizer_built_in_eval_mode_is_named_as_the_cause(tmp_path, linear_
         assert "only when mode == ModeKeys.TRAIN" in message and "create weights with" not in message
     else:  # an evaluation built in its own graph (as Estimator's) evaluates this model_fn unchanged
         assert result.evaluations
+
+
+#: A model_fn reading Estimator's RunConfig from `config`, as programs did (save steps, seed, chief, model_dir).
+RUN_CONFIG_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec, ModeKeys
+
+SEEN = []
+
+
+def model_fn(features, labels, mode, params, config):
+    SEEN.append((mode, dict(params), config))
+    w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=tf.compat.v1.zeros_initializer())
+    out = tf.matmul(features, w) * config.hookrun.label_scale
+    if mode == ModeKeys.PREDICT:
+        return EstimatorSpec(mode, predictions=out)
+    return EstimatorSpec(mode, loss=tf.reduce_mean(tf.square(out - labels)), predictions=out)
+"""
+
+
+def test_every_model_fn_gets_estimators_run_config_and_params_as_written(
+    tmp_path, linear_csv, run_train, write_module
+):
+    from hookrun.runner.trained.evaluate import evaluate
+
+    module = write_module("run_config_model", RUN_CONFIG_MODEL_FN)
+    hooks = [
+        {"type": "checkpoint_saver", "save_steps": 3, "max_to_keep": 2},
+        {"type": "summary_saver", "save_steps": 5},
+        {"type": "step_counter", "every_n_steps": 7},
+        {"type": "evaluation", "every_n_steps": 4},
+    ]
+    params = {"units": 3, "path": "${config_dir}/vocab.txt"}
+    path = _write_config(
+        tmp_path, module, graph={"params": params}, hooks=hooks,
+        data={"epochs": 1, "seed": 11, "validation_split": 0.25, "label_scale": 2.0},
+    )
+    run = tmp_path / "run"
+    run_train(load_config(path), run_dir=run)
+    seen = sys.modules[module].SEEN
+    assert [mode for mode, _, _ in seen] == ["train", "eval"]
+    for mode, given, config in seen:
+        assert given == {"units": 3, "path": f"{tmp_path}/vocab.txt"}  # graph.params as written, expanded
+        assert config.model_dir == str(run) and config.tf_random_seed == 11
+        assert (config.save_checkpoints_steps, config.save_checkpoints_secs, config.keep_checkpoint_max) == (3, None, 2)
+        assert (config.save_summary_steps, config.log_step_count_steps) == (5, 7)
+        assert config.is_chief and config.num_worker_replicas == 1 and config.num_ps_replicas == 0
+        assert (config.task_type, config.task_id, config.master, config.evaluation_master) == ("worker", 0, "", "")
+        assert config.cluster_spec.as_dict() == {} and config.train_distribute is None and config.device_fn is None
+        assert config.session_config.inter_op_parallelism_threads >= 0
+        assert (config.hookrun.mode, config.hookrun.label_scale, config.hookrun.feature_columns) == (mode, 2.0, None)
+    with pytest.raises(AttributeError):
+        seen[0][2].model_dir = "elsewhere"  # frozen, as RunConfig's properties
+    seen.clear()
+    evaluate(run)  # hookrun evaluate: the same config, no session of training
+    ((mode, given, config),) = seen
+    assert mode == "eval" and sorted(given) == ["path", "units"]
+    assert config.model_dir == str(run) and config.save_checkpoints_steps == 3 and config.hookrun.label_scale == 2.0

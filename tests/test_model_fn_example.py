@@ -60,9 +60,11 @@ def test_the_example_trains_evaluates_resumes_and_restores_in_plain_tf(run_train
                                                "vocabulary": vocabulary}}
                     features[column["name"]] = v1.placeholder(tf.int64, [None, 1])
             params = dict(hidden_units=[64, 32], embedding_dimension=3, dropout=0.0, learning_rate=0.003,
-                          log_every_n_steps=1000, label_scale=100000.0, feature_columns=columns)
+                          log_every_n_steps=1000)
+            from hookrun.runner.graph.run_config import HookrunValues, RunInfo
+            config = RunInfo(hookrun=HookrunValues("infer", 100000.0, columns))
             v1.train.get_or_create_global_step()
-            spec = model_fn(features, None, "infer", params)
+            spec = model_fn(features, None, "infer", params, config)
             saver = v1.train.Saver()
             with v1.Session() as session:
                 saver.restore(session, tf.train.latest_checkpoint({str(run)!r}))

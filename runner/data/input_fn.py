@@ -29,33 +29,10 @@ from typing import Any
 
 from hookrun.config_schemas.errors import PlacedError
 from hookrun.config_schemas.imports import import_object
+from hookrun.runner.graph.run_config import RunInfo  # the one `config` class (Estimator's RunConfig)
 
 #: Where a dataset's first element comes from, for messages.
 _FORMS = "a tf.data.Dataset of (features, labels), or a (features, labels) tuple of tensors"
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """hookrun's own information for an input_fn and a model_fn that name ``config`` (Estimator's ``RunConfig``).
-
-    With ``data.input_fn`` hookrun adds nothing to ``params``; what Estimator's ``RunConfig`` told these
-    functions is here, under the attribute names ``tf.estimator.RunConfig`` used.
-
-    Attributes:
-        model_dir: the run directory (absolute path as text), or None where none is known.
-        tf_random_seed: ``data.seed`` (the graph-level seed set before the functions are called), or None.
-        is_chief: this process is the chief (always True without a cluster).
-        num_worker_replicas: training processes (1 without a cluster).
-        task_type: ``"worker"`` (or ``"chief"``) as in ``RunConfig``.
-        task_id: this worker's index (0 without a cluster).
-    """
-
-    model_dir: str | None = None
-    tf_random_seed: int | None = None
-    is_chief: bool = True
-    num_worker_replicas: int = 1
-    task_type: str = "worker"
-    task_id: int = 0
 
 
 class InputFn:

@@ -27,6 +27,7 @@ from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_lay
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import loss_scaled, make_optimizer, make_train_op
+from hookrun.runner.graph.run_config import make_run_info, split_params
 from hookrun.runner.graph.seed import seed_everything
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
@@ -195,8 +196,10 @@ def _call_builder(
     """Call the builder and check it returned a scalar ``loss`` (in ``train`` and ``eval`` mode; ``infer`` needs none).
 
     In the model_fn form (:mod:`hookrun.runner.graph.model_fn`) the builder gets ``mode`` as an argument and
-    ``params`` without ``mode``; its ``EstimatorSpec`` (or dict) is checked field by field. ``config`` is what a
-    model_fn naming ``config`` gets (a :class:`~hookrun.runner.data.input_fn.RunInfo` with ``data.input_fn``).
+    ``params`` without hookrun's keys (``mode``, ``label_scale``, ``feature_columns``: ``graph.params`` as
+    written); its ``EstimatorSpec`` (or dict) is checked field by field. ``config`` is the run's
+    :class:`~hookrun.runner.graph.run_config.RunInfo` (Estimator's ``RunConfig``; defaults when None), given to a
+    model_fn naming ``config`` with hookrun's keys of ``params`` in ``config.hookrun``.
     ``input_fn``: the features came from it; a model_fn reading a feature it does not give is an error at
     ``data.input_fn`` naming both functions and the key.
     """
@@ -204,9 +207,10 @@ def _call_builder(
         with refuse_keras3_layers(tf, name, params["mode"]):
             if model_fn:
                 mode = params["mode"]
-                plain = {key: value for key, value in params.items() if key != "mode"}
+                run_info = (config if config is not None else RunInfo()).with_hookrun(mode, params)
                 checked = check_spec(
-                    tf, call_model_fn(builder, features, labels, mode, plain, config=config), name, mode
+                    tf, call_model_fn(builder, features, labels, mode, split_params(params), config=run_info),
+                    name, mode,
                 )
                 spec = GraphSpec(
                     loss=checked.loss,
@@ -325,6 +329,7 @@ def build_graph(
     wrap_optimizer: Callable[[Any], Any] | None = None,
     carry: Collection[str] | None = None,
     run_dir: Path | None = None,
+    run_info: RunInfo | None = None,
 ) -> BuiltGraph:
     """Build the training graph, and the evaluation graph when ``validation`` is given, in a fresh ``tf.Graph``.
 
@@ -354,6 +359,9 @@ def build_graph(
             those and ``loss``); None carries every named tensor and ``global_step`` as each window's last
             step reads it (``RunWindow.step_global_step``, for custom hooks).
         run_dir: the run directory, for ``${run_dir}`` in ``graph.params`` (:func:`builder_params`).
+        run_info: the run's ``config`` for a model_fn or input_fn naming it (Estimator's ``RunConfig``); None:
+            :func:`~hookrun.runner.graph.run_config.make_run_info` of ``config`` and ``run_dir`` (no cluster,
+            no session config).
 
     Returns:
         The built graph (callers may add ops, e.g. summaries, before the session finalizes it).
@@ -375,10 +383,9 @@ def build_graph(
         from_input_fn = isinstance(data, InputFn)
         named_features = not from_input_fn and features_form(builder, config.graph.features) == "named"
         params = builder_params(config, base_dir, run_dir)
-        run_info = None
-        if from_input_fn:  # params as written; hookrun's own information goes in `config`
-            run_info = RunInfo(model_dir=str(run_dir) if run_dir is not None else None, tf_random_seed=config.data.seed)
-        else:
+        if run_info is None:
+            run_info = make_run_info(config, run_dir, tf=tf)
+        if not from_input_fn:  # (a model_fn finds it in config.hookrun; its params are as written)
             params["label_scale"] = float(label_scale)
         user_fn = {"config": run_info, "input_fn": data if from_input_fn else None}
         steps_per_run = int(getattr(config.session, "steps_per_run", 1))
@@ -394,7 +401,8 @@ def build_graph(
 
         with tf.device("/device:CPU:0"):
             if isinstance(data, InputFn):  # the user's pipeline, as Estimator called it (its own names)
-                pipeline = make_pipeline(tf, data, data.call(params, "train", run_info), "train")
+                result = data.call(params, "train", run_info.with_hookrun("train", params))
+                pipeline = make_pipeline(tf, data, result, "train")
                 dataset, iterator = pipeline.dataset, pipeline.iterator
                 if steps_per_run > 1 and iterator is None:
                     raise data.error(
@@ -716,8 +724,9 @@ def build_evaluation(
     locals_before = set(v1.local_variables())
     with tf.device("/device:CPU:0"):
         if isinstance(validation, InputFn):
-            plain = {key: value for key, value in params.items() if key != "mode"}
-            result = validation.call(plain, "eval", config)
+            plain = split_params(params)
+            info = (config if config is not None else RunInfo()).with_hookrun("eval", params)
+            result = validation.call(plain, "eval", info)
             pipeline = make_pipeline(tf, validation, result, "eval", collect=False)
             iterator, features, labels = pipeline.iterator, pipeline.features, pipeline.labels
         else:
@@ -886,11 +895,18 @@ def build_evaluation_graph(
     return _fresh_evaluation(
         tf, config.data.seed, builder, builder_name, params, validation, config.data.batch_size, plan,
         model_fn=is_model_fn(builder, config.graph.style), named=named_features,
+        config=make_run_info(config, run_dir, tf=tf),
     )
 
 
 def build_inference(
-    tf: Any, builder: Any, builder_name: str, features: Any, params: dict[str, Any], model_fn: bool = False
+    tf: Any,
+    builder: Any,
+    builder_name: str,
+    features: Any,
+    params: dict[str, Any],
+    model_fn: bool = False,
+    config: RunInfo | None = None,
 ) -> GraphSpec:
     """Call the builder in ``infer`` mode (``ModeKeys.PREDICT``) on features without labels: for predict and export.
 
@@ -908,6 +924,7 @@ def build_inference(
         features: ``float32 [batch, n_features]``, or a dict (named features).
         params: ``graph.params`` plus ``label_scale`` (and ``feature_columns`` for named features).
         model_fn: the builder has the model_fn form.
+        config: the run's ``config`` for a model_fn naming it (:func:`~hookrun.runner.graph.run_config.make_run_info`).
 
     Returns:
         The spec; ``predictions`` is set.
@@ -919,7 +936,9 @@ def build_inference(
     if not model_fn:
         first = next(iter(features.values())) if isinstance(features, dict) else features
         labels = tf.zeros([tf.shape(first)[0], 1], tf.float32)
-    spec = _call_builder(tf, builder, builder_name, features, labels, {**params, "mode": "infer"}, model_fn=model_fn)
+    spec = _call_builder(
+        tf, builder, builder_name, features, labels, {**params, "mode": "infer"}, model_fn=model_fn, config=config
+    )
     if spec.predictions is None:
         raise PlacedError(
             "graph.builder",

@@ -6,7 +6,10 @@
 
 How hookrun tells the two builder forms apart (``graph.style``):
 
-- ``model_fn``: the builder is called as ``fn(features, labels=..., mode=..., params=...)``;
+- ``model_fn``: the builder is called as ``fn(features, labels=..., mode=..., params=..., config=...)``, the
+  names it has among these; ``params`` is ``graph.params`` as written and ``config`` a
+  :class:`~hookrun.runner.graph.run_config.RunInfo` (``tf.estimator.RunConfig``'s attributes; hookrun's own
+  values, ``label_scale`` and the named features' ``feature_columns``, in ``config.hookrun``);
 - ``builder``: the builder is called as ``fn(features, labels, params)`` with ``params["mode"]``;
 - ``auto`` (the default): ``model_fn`` when the function has a parameter named ``mode``, as
   ``tf.estimator.Estimator`` decided which arguments to pass from the ``model_fn``'s parameter names.
@@ -112,7 +115,19 @@ def call_model_fn(
 
     ``labels``, ``mode`` and ``params`` are passed by keyword when ``fn`` has a parameter of that name, or
     positionally in that order when ``fn`` takes ``*args``; ``config`` (in place of Estimator's ``RunConfig``:
-    a :class:`hookrun.runner.data.input_fn.RunInfo` with ``data.input_fn``, else None) is passed when named.
+    a :class:`hookrun.runner.graph.run_config.RunInfo`, hookrun's own values in ``config.hookrun``) is passed
+    when named, as Estimator passed its ``RunConfig``.
+
+    Args:
+        fn: the model_fn.
+        features: its features (a tensor or a dict of tensors).
+        labels: its labels, or None (``infer`` mode).
+        mode: ``"train"``, ``"eval"`` or ``"infer"``.
+        params: ``graph.params`` as written (placeholders expanded).
+        config: the run's ``RunInfo``.
+
+    Returns:
+        What ``fn`` returned (checked by :func:`check_spec`).
     """
     try:
         parameters = inspect.signature(fn).parameters

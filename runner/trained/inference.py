@@ -164,6 +164,7 @@ def build_inference_graph(
     from hookrun.runner.graph.build import build_inference, builder_params, features_form
     from hookrun.runner.graph.builders.registry import get_builder
     from hookrun.runner.graph.model_fn import is_model_fn
+    from hookrun.runner.graph.run_config import make_run_info
 
     config = run.loaded.config
     state = run.preprocessor
@@ -206,7 +207,8 @@ def build_inference_graph(
         if not named:
             features = tf.identity(features, name="features")
         spec = build_inference(
-            tf, builder, config.graph.builder, features, params, model_fn=is_model_fn(builder, config.graph.style)
+            tf, builder, config.graph.builder, features, params, model_fn=is_model_fn(builder, config.graph.style),
+            config=make_run_info(config, run.run_dir, tf=tf),
         )
         outputs: dict[str, Any] = {}
         class_names = None
