@@ -458,3 +458,54 @@ def test_every_model_fn_gets_estimators_run_config_and_params_as_written(
     ((mode, given, config),) = seen
     assert mode == "eval" and sorted(given) == ["path", "units"]
     assert config.model_dir == str(run) and config.save_checkpoints_steps == 3 and config.hookrun.label_scale == 2.0
+
+
+#: An evaluation hook that builds its op in begin() from the eval-mode tensors it was given (Estimator's pattern:
+#: begin() runs with the evaluation graph as the default graph).
+EVAL_HOOK_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec, ModeKeys
+
+SEEN = []
+
+
+class MeanPrediction(tf.compat.v1.train.SessionRunHook):
+    def __init__(self, predictions):
+        self.predictions = predictions
+
+    def begin(self):
+        SEEN.append(("begin", tf.compat.v1.get_default_graph() is self.predictions.graph))
+        self.mean = tf.reduce_mean(self.predictions, name="hook_mean_prediction")
+
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs(self.mean)
+
+    def after_run(self, run_context, run_values):
+        SEEN.append(("mean", float(run_values.results)))
+
+
+def model_fn(features, labels, mode, params):
+    w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=tf.compat.v1.ones_initializer())
+    out = tf.matmul(features, w)
+    hooks = [MeanPrediction(out)] if mode == ModeKeys.EVAL else None
+    return EstimatorSpec(mode, loss=tf.reduce_mean(tf.square(out - labels)), predictions=out, evaluation_hooks=hooks)
+"""
+
+
+def test_evaluation_hooks_begin_in_the_evaluation_graph(tmp_path, linear_csv, run_train, write_module):
+    from hookrun.runner.trained.evaluate import evaluate
+
+    module = write_module("eval_hook_model", EVAL_HOOK_MODEL_FN)
+    hooks = [{"type": "evaluation", "every_n_steps": 100}, {"type": "checkpoint_saver", "save_steps": 100}]
+    path = _write_config(tmp_path, module, hooks=hooks, data={"epochs": 1, "validation_split": 0.25})
+    run = tmp_path / "run"
+    run_train(load_config(path), run_dir=run)
+    seen = sys.modules[module].SEEN
+    assert seen[0] == ("begin", True)
+    means = [value for kind, value in seen if kind == "mean"]
+    assert len(means) == 2 and all(np.isfinite(means))  # 16 validation rows, batches of 8
+    seen.clear()
+    evaluate(run)  # the same pass in hookrun evaluate's own graph: the same values
+    assert seen[0] == ("begin", True)
+    np.testing.assert_allclose([value for kind, value in seen if kind == "mean"], means, rtol=1e-6)

@@ -825,10 +825,13 @@ def graft_evaluation(tf: Any, graph: Any, evaluation: EvalGraph, builder_name: s
     Raises:
         PlacedError: the pass reads a variable training does not make alike (named in the message).
     """
-    from hookrun.runner.graph.graft import graft
+    from hookrun.runner.graph.graft import begin_in_own_graph, graft
 
+    # The model_fn's evaluation_hooks begin in the evaluation's own graph (as Estimator's): what they make
+    # there is grafted with the pass, their variables as the evaluation's own.
+    begun, own_variables = begin_in_own_graph(tf, evaluation)
     features = evaluation.features
-    elements: dict[str, Any] = {"reset": evaluation.reset_op, "update": evaluation.update_op}
+    elements: dict[str, Any] = {"reset": evaluation.reset_op, "update": evaluation.update_op, **begun}
     elements.update({f"value:{name}": tensor for name, tensor in evaluation.values.items()})
     if isinstance(features, dict):
         elements.update({f"feature:{name}": tensor for name, tensor in features.items()})
@@ -838,7 +841,7 @@ def graft_evaluation(tf: Any, graph: Any, evaluation: EvalGraph, builder_name: s
         elements["labels"] = evaluation.labels
     if evaluation.predictions is not None:
         elements["predictions"] = evaluation.predictions
-    imported = graft(tf, graph, evaluation.source_graph, elements, EVAL_SCOPE, builder_name)
+    imported = graft(tf, graph, evaluation.source_graph, elements, EVAL_SCOPE, builder_name, own_variables)
     evaluation.reset_op = imported["reset"]
     if imported["__copies__"]:  # the pass's own copies of training variables it changes: set before each pass
         with tf.control_dependencies(imported["__copies__"]):

@@ -70,6 +70,37 @@ def needed_nodes(graph_def: Any, targets: Iterable[str]) -> Any:
     return out
 
 
+def begin_in_own_graph(tf: Any, evaluation: Any) -> tuple[dict[str, Any], set[str]]:
+    """Call the evaluation hooks' ``begin()`` in the evaluation's own graph, as Estimator did; what they made.
+
+    ``tf.estimator.Estimator.evaluate`` called ``begin()`` of the spec's ``evaluation_hooks`` with the
+    evaluation graph as the default graph: a hook's ops (a ``tf.reduce_mean`` of the eval-mode
+    predictions it holds, a counter variable) are made beside the model_fn's eval-mode tensors. Called
+    before :func:`graft`, so those ops are grafted into the training graph with the pass (a hook's fetch of
+    one runs its grafted copy).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        evaluation: the :class:`hookrun.runner.graph.build.EvalGraph` built in its own graph
+            (``source_graph``), its hooks not yet begun.
+
+    Returns:
+        ``(elements, own)``: ``"begin:<op name>"`` -> each op the hooks made (graft targets), and the names of
+        the variables they made: the evaluation's own, never mapped to a training variable (see :func:`graft`).
+    """
+    source = evaluation.source_graph
+    if evaluation.hooks_begun or not evaluation.evaluation_hooks or source is None:
+        return {}, set()
+    v1 = tf.compat.v1
+    with source.as_default():
+        ops_before = len(source.get_operations())
+        variables_before = {v.op.name for v in v1.global_variables() + v1.local_variables()}
+        evaluation.begin_hooks()
+        made = source.get_operations()[ops_before:]
+        own = {v.op.name for v in v1.global_variables() + v1.local_variables()} - variables_before
+    return {f"begin:{op.name}": op for op in made}, own
+
+
 def graft(
     tf: Any,
     graph: Any,
@@ -77,6 +108,7 @@ def graft(
     elements: dict[str, Any],
     scope: str,
     builder_name: str,
+    own_variables: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Import what ``elements`` need of ``source`` into ``graph`` (the default graph) under ``scope``.
 
@@ -90,6 +122,10 @@ def graft(
         elements: name -> a ``tf.Tensor`` or ``tf.Operation`` of ``source`` (the pass's ops and tensors).
         scope: the import prefix (``evaluation``).
         builder_name: ``graph.builder``, for messages.
+        own_variables: names of further variables of ``source`` that are the evaluation's own, as its local
+            variables are (the ones its evaluation hooks make in ``begin()``, :func:`begin_in_own_graph`): each
+            gets a resource of its own and joins ``graph``'s ``LOCAL_VARIABLES``, initialized with the session
+            and not saved (Estimator's evaluation graph was never saved in the training checkpoints).
 
     Returns:
         name -> the imported element of ``graph``, for each of ``elements``; plus ``"__tables__"``: the
@@ -106,6 +142,8 @@ def graft(
     v1 = tf.compat.v1
     with source.as_default():
         local_variables = {v.op.name: v for v in v1.local_variables()}
+        own = set(own_variables)
+        local_variables.update({v.op.name: v for v in v1.global_variables() if v.op.name in own})
         metric_names = {v.op.name for v in v1.get_collection(v1.GraphKeys.METRIC_VARIABLES)}
         table_inits = [op.name for op in v1.get_collection(v1.GraphKeys.TABLE_INITIALIZERS)]
         full = source.as_graph_def()

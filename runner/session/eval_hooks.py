@@ -24,6 +24,7 @@ This module imports TensorFlow; import it only from code that already has.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from typing import Any
 
@@ -35,14 +36,20 @@ from hookrun.runner.session.hooked_run import run_merged
 def begin_hooks(evaluation: Any) -> None:
     """Call ``begin()`` on ``evaluation.evaluation_hooks``, once per evaluation graph, before it is finalized.
 
+    The default graph is then the graph the model_fn was called in (``eval`` mode), as in Estimator's
+    ``evaluate``; grafted into training, :func:`hookrun.runner.graph.graft.begin_in_own_graph` calls this
+    before the graft, so what the hooks make there is grafted with the pass.
+
     Args:
         evaluation: an :class:`hookrun.runner.graph.build.EvalGraph`; its ``hooks_begun`` is set.
     """
     if evaluation.hooks_begun:
         return
     evaluation.hooks_begun = True
-    for hook in evaluation.evaluation_hooks:
-        hook.begin()
+    graph = getattr(evaluation, "source_graph", None)
+    with graph.as_default() if graph is not None else contextlib.nullcontext():  # Estimator's eval graph
+        for hook in evaluation.evaluation_hooks:
+            hook.begin()
 
 
 def _hooked_run(session: Any, hooks: list[Any], fetches: Any, translate: Any = None) -> tuple[Any, bool]:
@@ -131,6 +138,10 @@ def grafted_element(evaluation: Any, element: Any) -> Any:
             element = evaluation.source_graph.as_graph_element(element)
         except (KeyError, ValueError):
             return element
+    if isinstance(element, tf.Variable):  # a variable (or assign_add's result): its value, as a fetch reads it
+        as_element = getattr(element, "_as_graph_element", None)
+        read = as_element() if as_element is not None else None
+        element = read if read is not None else element
     if not isinstance(element, (tf.Tensor, tf.Operation)) or element.graph is not evaluation.source_graph:
         return element
     graph = evaluation.grafted_into

@@ -376,8 +376,12 @@ def test_variables_an_evaluation_hook_builds_in_begin_are_initialized_in_hookrun
             hooks=[{"type": "evaluation", "every_n_steps": 3}, {"type": "checkpoint_saver", "save_steps": 100}],
         )
     )
-    # in training the variable is part of the graph the session initializes (and saves): 2 evaluations
-    assert checkpoint_value(result.run_dir, "eval_batches_seen") == 2 * EVAL_BATCHES
+    # in training the variable is the evaluation's own (begin() ran in its graph, as Estimator's): initialized
+    # with the session, kept across the 2 evaluations, not saved in the training checkpoints
+    counts = [v for h, m, v in user_module(module).EVENTS if (h, m) == ("counting", "after_run")]
+    assert counts == list(range(1, 2 * EVAL_BATCHES + 1))
+    reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(result.run_dir)))
+    assert not any("eval_batches_seen" in name for name in reader.get_variable_to_shape_map())
     user_module(module).EVENTS.clear()
     evaluated = evaluate(result.run_dir)  # its own graph: the hook's variable is not restored but initialized
     counts = [v for h, m, v in user_module(module).EVENTS if (h, m) == ("counting", "after_run")]
