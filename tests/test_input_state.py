@@ -132,3 +132,37 @@ def test_a_run_that_read_its_data_to_the_end_starts_a_new_pass(write_module, tmp
     second = run_train(config(tmp_path, module, 30, epochs=1), run_dir=run)
     assert (second.initial_step, second.final_global_step, second.end_of_data) == (10, 20, True)
     assert "the last run read it to its end: a new pass" in captured.text
+
+
+def test_a_warm_start_from_a_run_with_a_saved_position_loads_weights_only(write_module, tmp_path, run_train):
+    """Warm start takes the trainable variables alone: the new run's input starts from its first element.
+    (Guards behaviour that held: init_from_checkpoint never reads the input's entry.)"""
+    module = write_module("input_state_program", PROGRAM)
+    run_train(config(tmp_path, module, 5), run_dir=tmp_path / "source")
+    config(tmp_path, module, 3)
+    path = tmp_path / "config.yaml"
+    text = yaml.safe_load(path.read_text())
+    text["graph"]["warm_start"] = {"from": str(tmp_path / "source")}
+    path.write_text(yaml.safe_dump(text, sort_keys=False), encoding="utf-8")
+    result = run_train(load_config(path), run_dir=tmp_path / "warm")
+    assert (result.initial_step, result.final_global_step) == (0, 3)
+    np.testing.assert_array_equal(trace(tmp_path / "warm")[:3], trace(tmp_path / "source")[:3])
+
+
+def test_auto_does_not_copy_a_large_dataset_graph_into_every_checkpoint(write_module, tmp_path, run_train, captured,
+                                                                         monkeypatch):
+    """SerializeIterator writes the dataset's graph (a from_tensor_slices' arrays included) into every saved
+    position: above GRAPH_LIMIT bytes, auto restarts instead (said in one line); true saves it anyway."""
+    import tensorflow as tf
+
+    from hookrun.runner.data import input_state
+
+    monkeypatch.setattr(input_state, "GRAPH_LIMIT", 100)  # the program's graph is a few kB
+    module = write_module("input_state_program", PROGRAM)
+    run = tmp_path / "run"
+    run_train(config(tmp_path, module, 2), run_dir=run)
+    assert not input_state.has_input_state(tf, tf.train.latest_checkpoint(str(run)))
+    run_train(config(tmp_path, module, 4), run_dir=run)
+    assert "MB in its graph (arrays as constants), which every checkpoint would copy" in captured.text
+    run_train(config(tmp_path, module, 6, data={"save_input_state": True}), run_dir=run)
+    assert input_state.has_input_state(tf, tf.train.latest_checkpoint(str(run)))

@@ -31,6 +31,8 @@ from typing import Any
 STATE_NAME = "hookrun/input_state"
 #: The checkpoint entry holding the serialized iterator (a ``variant`` tensor).
 STATE_KEY = STATE_NAME + "_STATE"
+#: ``save_input_state: auto`` saves no position whose dataset graph is larger (bytes): every checkpoint would copy it.
+GRAPH_LIMIT = 16 << 20
 #: Graph collection of every training iterator hookrun makes (``hookrun.runner.data.streaming.make_iterator``).
 ITERATORS = "hookrun_input_iterators"
 
@@ -67,8 +69,8 @@ def live_iterators(tf: Any) -> list[Any]:
     return [it for it in v1.get_collection(ITERATORS) if any(it.initializer is op for op in initializers)]
 
 
-def unsaveable_reason(tf: Any, iterator: Any) -> str | None:
-    """Why TensorFlow cannot save ``iterator``'s position, or None when it can.
+def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int]:
+    """Why TensorFlow cannot save ``iterator``'s position (or None when it can), and the dataset graph's size.
 
     Runs ``DatasetToGraphV2`` with ``external_state_policy`` FAIL (what ``SerializeIterator`` checks) in a
     scratch graph and session, on a copy of the dataset's ops only (the caller's graph gets no op; as
@@ -80,7 +82,9 @@ def unsaveable_reason(tf: Any, iterator: Any) -> str | None:
         iterator: an initializable iterator (graph mode); its initializer's first input is the dataset.
 
     Returns:
-        TensorFlow's first line of the reason (e.g. ``... PyFunc is stateful``), or None.
+        TensorFlow's first line of the reason (e.g. ``... PyFunc is stateful``) or None; and the bytes of the
+        dataset's serialized graph (0 when it cannot be saved). ``SerializeIterator`` writes that graph into
+        every saved state: arrays a ``from_tensor_slices`` holds as constants are copied into each checkpoint.
     """
     v1 = tf.compat.v1
     variant = iterator.initializer.inputs[0]
@@ -103,13 +107,13 @@ def unsaveable_reason(tf: Any, iterator: Any) -> str | None:
             config = v1.ConfigProto()
             config.graph_options.rewrite_options.disable_meta_optimizer = True
             with v1.Session(graph=scratch, config=config) as session:
-                session.run(check)
+                size = len(session.run(check))
     except tf.errors.OpError as err:
         text = (err.message or str(err)).strip()
-        return (text.splitlines() or [type(err).__name__])[0][:200]
+        return (text.splitlines() or [type(err).__name__])[0][:200], 0
     except (ValueError, TypeError, KeyError) as err:  # a dataset reading a resource of the caller's graph
-        return f"its dataset could not be copied to check it ({type(err).__name__})"
-    return None
+        return f"its dataset could not be copied to check it ({type(err).__name__})", 0
+    return None, size
 
 
 def has_input_state(tf: Any, prefix: str | None) -> bool:
@@ -225,9 +229,14 @@ def plan_input_state(
     elif len(iterators) != 1:
         reason = "it returned tensors, not a tf.data.Dataset" if not iterators else "more than one iterator"
     else:
-        why = unsaveable_reason(tf, iterators[0])
+        why, size = unsaveable_reason(tf, iterators[0])
         if why is not None:
             reason = f"TensorFlow cannot save its position: {why}"
+        elif size > GRAPH_LIMIT and setting == "auto":
+            reason = (
+                f"its dataset holds {size / 1e6:.3g} MB in its graph (arrays as constants), which every checkpoint "
+                "would copy; data.save_input_state: true saves it anyway"
+            )
     if reason is not None and setting is True:
         raise SetupError(
             f"data.save_input_state: true, but data.input_fn {input_fn} cannot be saved: {reason}; "
