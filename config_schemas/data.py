@@ -60,6 +60,14 @@ class DataConfig(StrictModel):
         description="With `input_fn`: the validation set's input_fn (`package.module:function`), read by the "
         "`evaluation` hook; it returns a finite tf.data.Dataset, read from its start at each evaluation.",
     )
+    save_input_state: Literal["auto"] | bool = Field(
+        default="auto",
+        description="With `input_fn`: save the pipeline's position (its tf.data iterator state) with each "
+        "checkpoint, so a resumed run continues where it stopped. `auto`: where TensorFlow can save it (not a "
+        "py_function or from_generator pipeline: those restart, as under Estimator); `true`: refuse a pipeline "
+        "whose state cannot be saved; `false`: restart the input_fn on resume. A shuffle buffer is saved whole "
+        "in every checkpoint. See docs/data.md.",
+    )
     format: Literal["csv", "tfrecord"] | None = Field(
         default=None, description="File format; default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`)."
     )
@@ -193,6 +201,11 @@ class DataConfig(StrictModel):
             raise ValueError("missing required key `label`")
         if self.eval_input_fn is not None:
             raise ValueError("`eval_input_fn` goes with `input_fn`; with `train` files use `validation`")
+        if self.save_input_state != "auto":
+            raise ValueError(
+                "`save_input_state` goes with `input_fn`; the built-in reader resumes by skipping the batches "
+                "already trained (remove `save_input_state`)"
+            )
         if self.validation is not None and self.validation_split is not None:
             raise ValueError("set `validation` (a CSV file) or `validation_split` (a fraction), not both")
         if self.columns is not None and self.format == "csv":

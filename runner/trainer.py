@@ -286,13 +286,8 @@ def prepare(
     if cluster is not None and len(cluster.plan.training_tasks) > 1:
         # this worker's files (or rows); it skips its share of the trained batches
         shard = (len(cluster.plan.training_tasks), cluster.plan.replica)
-    if scan is None:  # the user's input_fn: no preprocessing; resumed runs call it again from the start
+    if scan is None:  # the user's input_fn: no preprocessing; its position is saved with checkpoints (input_state)
         preprocessor, data, validation = None, *_input_fns(loaded)
-        if initial_step > 0:
-            notes.append(
-                f"data.input_fn {config.data.input_fn} restarts from its first element (as Estimator did; "
-                "the pipeline's position is not saved)"
-            )
         total_rows = None
     else:
         preprocessor, data, validation = _prepare_data(loaded, scan, directory, initial_step, notes, shard)
@@ -325,6 +320,16 @@ def prepare(
         )
         if config.graph.warm_start is not None:
             unpin = _warm_start(tf, built.graph, loaded, resume, cluster, notes)
+        input_state = None
+        if from_input_fn:  # its position saved with each checkpoint where tf.data can (docs/data.md)
+            from hookrun.runner.data.input_state import plan_input_state
+
+            input_state, input_notes = plan_input_state(
+                tf, built.graph, config.data.input_fn, config.data.save_input_state,
+                resume.path if initial_step > 0 else None, _ended_at_data_end(directory, initial_step),
+                on_cluster=cluster is not None,
+            )
+            notes.extend(input_notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     try:
@@ -339,6 +344,7 @@ def prepare(
             initial_step=initial_step,
             last_step=expected_last_step(loaded, total_rows, initial_step),
             steps_per_epoch=total_rows / loaded.config.data.batch_size if cluster is None and total_rows else None,
+            input_state=input_state,
         )
     except BaseException:
         unpin()
@@ -439,6 +445,14 @@ def spec_training_hooks(spec: Any, chief: bool) -> tuple[list[Any], list[str]]:
     return hooks, names
 
 
+def _ended_at_data_end(directory: Path, step: int) -> bool:
+    """The run directory's last session ended at the end of its data at global step ``step`` (``summary.json``)."""
+    from hookrun.runner.run_dir.status import read_summary
+
+    summary = read_summary(directory / "summary.json") if step > 0 else None
+    return bool(summary and summary.get("end_of_data") and summary.get("final_global_step") == step)
+
+
 def _input_fns(loaded: LoadedConfig) -> tuple[Any, Any]:
     """``data.input_fn`` and ``data.eval_input_fn`` (or None), imported.
 
@@ -519,6 +533,7 @@ def _build_hooks(
     initial_step: int,
     last_step: int | None,
     steps_per_epoch: float | None = None,
+    input_state: Any = None,
 ) -> _BuiltHooks:
     """Build the Scaffold and every hook this task runs, resolving every tensor name first.
 
@@ -540,7 +555,7 @@ def _build_hooks(
         # with relative paths in the `checkpoint` state file: a moved or copied run directory resumes from its files.
         # A model_fn's EstimatorSpec.scaffold: its fields (init_op, init_fn, saver, ready_op, ...) are copied
         # into ours (Scaffold's copy_from_scaffold); a saver it gives replaces the default one.
-        scaffold = Scaffold(max_to_keep=max_to_keep, copy_from_scaffold=built.spec.scaffold)
+        scaffold = Scaffold(max_to_keep=max_to_keep, copy_from_scaffold=built.spec.scaffold, input_state=input_state)
         names = TensorNames(  # under steps_per_run > 1, a graph tensor of a variable the loop writes is refused
             named=built.named,
             graph=built.graph,

@@ -123,14 +123,14 @@ def test_input_fn_trains_evaluates_resumes_untouched_and_matches_plain_tf(progra
     val_loss = -np.mean(log_softmax[np.arange(40), eval_labels])
     assert first.evaluations[-1]["val_loss"] == pytest.approx(val_loss, rel=1e-5)
 
-    # resume: the input_fn is called again and read from its start (as Estimator did), said in one line
+    # resume: the input_fn is called again and continues from the position saved in the checkpoint (said in one
+    # line; tests/test_input_state.py): its 20 batches end the run at step 20, as an uninterrupted run
     hooks[0] = {"type": "stop_at_step", "last_step": 50}
     second = run_train(write_config(tmp_path, program, hooks, eval_input_fn="eval_input_fn"), run_dir=run)
     assert second.initial_step == 6
-    assert "restarts from its first element" in captured.text
-    # 20 batches from the start: the end of the data ends the run at 6 + 20
-    assert (second.final_global_step, second.end_of_data) == (26, True)
-    assert second.evaluations[-1]["step"] == 26
+    assert f"data.input_fn {program}:input_fn continues from its position saved in the checkpoint" in captured.text
+    assert (second.final_global_step, second.end_of_data) == (20, True)
+    assert second.evaluations[-1]["step"] == 20
 
     from hookrun.runner import evaluate
     from hookrun.runner.errors import SetupError

@@ -925,6 +925,7 @@ def make_iterator(tf: Any, dataset: Any) -> Any:
     """
     iterator = tf.compat.v1.data.make_initializable_iterator(dataset)
     tf.compat.v1.add_to_collection(tf.compat.v1.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
+    tf.compat.v1.add_to_collection("hookrun_input_iterators", iterator)  # input_state.ITERATORS: its position is saved
     return iterator
 
 

@@ -75,8 +75,10 @@ def checkpoint_damage(tf: Any, prefix: str) -> str | None:
     """
     try:
         reader = tf.compat.v1.train.NewCheckpointReader(prefix)
+        dtypes = reader.get_variable_to_dtype_map()
         for key in reader.get_variable_to_shape_map():
-            reader.get_tensor(key)
+            if dtypes.get(key) != tf.variant:  # the input's saved position (Python cannot read a variant)
+                reader.get_tensor(key)
     except Exception as err:  # TensorFlow raises OpErrors, ValueError or RuntimeError for damaged files
         return _first_line(err)
     return None

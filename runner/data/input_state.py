@@ -1,0 +1,268 @@
+"""The input pipeline's position saved with each checkpoint, so a resumed run continues where it stopped.
+
+For a ``data.input_fn`` pipeline, in graph mode, as ``tf.data`` saves an iterator
+(``tf.compat.v1.data.experimental.make_saveable_from_iterator``; Estimator's
+``tf.data.experimental.CheckpointInputPipelineHook``):
+
+- the iterator's state (``SerializeIterator``) is one more entry of the run's checkpoint, key
+  :data:`STATE_KEY`, written by the run's ``Saver`` with every checkpoint;
+- a restore first runs the iterator's initializer, then ``DeserializeIterator`` (TensorFlow restores an
+  iterator only into an initialized one). So the initializer leaves the session's ``local_init_op`` (which
+  ``SessionManager`` runs *after* the restore and would start the pipeline again); a session that restores
+  no checkpoint starts it through the ``Scaffold``'s ``init_fn``;
+- a checkpoint written without that entry (an older hookrun, ``data.save_input_state: false``) still
+  restores: the saver restores the variables alone and starts the input from its first element.
+
+Where TensorFlow cannot save the state (a ``py_function``, ``from_generator``, a stateful op in a map),
+the input_fn restarts on resume, as Estimator did. A ``shuffle`` buffer is saved whole, with every
+checkpoint.
+
+This module imports TensorFlow only inside its functions' ``tf`` argument, except
+:func:`input_state_saver`, which subclasses TensorFlow's classes when called.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+#: The saveable's name; the checkpoint key is :data:`STATE_KEY`.
+STATE_NAME = "hookrun/input_state"
+#: The checkpoint entry holding the serialized iterator (a ``variant`` tensor).
+STATE_KEY = STATE_NAME + "_STATE"
+#: ``save_input_state: auto`` saves no position whose dataset graph is larger (bytes): every checkpoint would copy it.
+GRAPH_LIMIT = 16 << 20
+#: Graph collection of every training iterator hookrun makes (``hookrun.runner.data.streaming.make_iterator``).
+ITERATORS = "hookrun_input_iterators"
+
+
+@dataclass
+class InputState:
+    """What the ``Scaffold`` needs to save and restore the training input's position.
+
+    Attributes:
+        iterators: the training iterators that run (their initializers were in ``TABLE_INITIALIZERS``):
+            one, the per-step or the window iterator (``session.steps_per_run > 1``).
+        restore_without_input: the checkpoint to resume from holds no input state (or holds an exhausted
+            one): restore the variables alone and start the input from its first element.
+        exhausted: the checkpoint (its file name, ``model.ckpt-N``) whose saved position is not restored
+            (the run ended at the end of its data there), or None.
+        initializers: the iterators' initializers (run by ``init_fn`` and before each restore).
+    """
+
+    iterators: list[Any]
+    restore_without_input: bool = False
+    exhausted: str | None = None
+    initializers: list[Any] = field(default_factory=list)
+
+
+def live_iterators(tf: Any) -> list[Any]:
+    """The training iterators of the default graph whose initializers the session's ``local_init_op`` would run.
+
+    Under ``session.steps_per_run > 1`` the per-step iterator's initializer leaves ``TABLE_INITIALIZERS``
+    when the window iterator replaces it (``hookrun.runner.graph.build._window_iterator``): only the
+    window iterator is live then.
+    """
+    v1 = tf.compat.v1
+    initializers = v1.get_collection(v1.GraphKeys.TABLE_INITIALIZERS)
+    return [it for it in v1.get_collection(ITERATORS) if any(it.initializer is op for op in initializers)]
+
+
+def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int]:
+    """Why TensorFlow cannot save ``iterator``'s position (or None when it can), and the dataset graph's size.
+
+    Runs ``DatasetToGraphV2`` with ``external_state_policy`` FAIL (what ``SerializeIterator`` checks) in a
+    scratch graph and session, on a copy of the dataset's ops only (the caller's graph gets no op; as
+    :func:`hookrun.runner.graph.fused.cardinality`). A ``py_function``, ``from_generator``, or a stateful op
+    inside a ``map`` fails it.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        iterator: an initializable iterator (graph mode); its initializer's first input is the dataset.
+
+    Returns:
+        TensorFlow's first line of the reason (e.g. ``... PyFunc is stateful``) or None; and the bytes of the
+        dataset's serialized graph (0 when it cannot be saved). ``SerializeIterator`` writes that graph into
+        every saved state: arrays a ``from_tensor_slices`` holds as constants are copied into each checkpoint.
+    """
+    v1 = tf.compat.v1
+    variant = iterator.initializer.inputs[0]
+    try:
+        whole = variant.graph.as_graph_def()
+        nodes = {node.name: node for node in whole.node}
+        needed: set[str] = set()
+        pending = [variant.op.name]
+        while pending:
+            name = pending.pop()
+            if name not in needed:
+                needed.add(name)
+                pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
+        part = v1.GraphDef(versions=whole.versions, library=whole.library)
+        part.node.extend(node for node in whole.node if node.name in needed)
+        scratch = tf.Graph()
+        with scratch.as_default():
+            (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
+            check = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=2)  # 2: FAIL
+            config = v1.ConfigProto()
+            config.graph_options.rewrite_options.disable_meta_optimizer = True
+            with v1.Session(graph=scratch, config=config) as session:
+                size = len(session.run(check))
+    except tf.errors.OpError as err:
+        text = (err.message or str(err)).strip()
+        return (text.splitlines() or [type(err).__name__])[0][:200], 0
+    except (ValueError, TypeError, KeyError) as err:  # a dataset reading a resource of the caller's graph
+        return f"its dataset could not be copied to check it ({type(err).__name__})", 0
+    return None, size
+
+
+def has_input_state(tf: Any, prefix: str | None) -> bool:
+    """Whether the checkpoint ``prefix`` holds the input's position (:data:`STATE_KEY`); False for None."""
+    if prefix is None:
+        return False
+    try:
+        return STATE_KEY in dict(tf.train.list_variables(prefix))
+    except tf.errors.OpError:
+        return False
+
+
+def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
+    """A ``tf.compat.v1.train.Saver`` over every global variable, the ``SAVEABLE_OBJECTS`` and the input's state.
+
+    Mirrors ``Saver(var_list=None)`` (global variables and ``SAVEABLE_OBJECTS``) plus TensorFlow's own
+    ``_IteratorSaveable``, whose restore first runs the iterator's initializer. Built before the graph is
+    finalized (by :meth:`hookrun.runner.session.scaffold.Scaffold.finalize`).
+
+    With ``state.restore_without_input`` a second saver over the variables alone is built; ``restore`` of a
+    checkpoint without :data:`STATE_KEY` uses it, then starts the input from its first element.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        state: the live iterators (one is saved; more than one is a programming error).
+        **saver_kwargs: ``Saver`` arguments (``max_to_keep``, ``save_relative_paths``, ``allow_empty``).
+
+    Returns:
+        The saver (a ``Saver`` subclass: ``save`` and ``restore`` as TensorFlow's).
+
+    Raises:
+        ValueError: ``state`` has not exactly one iterator.
+    """
+    from tensorflow.python.data.ops import iterator_ops
+
+    if len(state.iterators) != 1:
+        raise ValueError(f"one training iterator expected, found {len(state.iterators)}")
+    (iterator,) = state.iterators
+    v1 = tf.compat.v1
+
+    class _StartThenRestore(iterator_ops._IteratorSaveable):  # noqa: N801 - TensorFlow's naming
+        """TensorFlow's iterator saveable, restoring into a started iterator (its initializer runs first)."""
+
+        def restore(self, restored_tensors: Any, restored_shapes: Any) -> Any:
+            with tf.control_dependencies([iterator.initializer]):
+                return super().restore(restored_tensors, restored_shapes)
+
+    class _InputStateSaver(v1.train.Saver):
+        """``Saver`` that also restores a checkpoint without the input's state (variables alone, input restarted)."""
+
+        def __init__(self, without_input: Any, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self._without_input = without_input
+
+        def restore(self, sess: Any, save_path: str) -> None:  # noqa: D102 - as Saver.restore
+            if self._without_input is not None and (
+                not has_input_state(tf, save_path) or os.path.basename(save_path) == state.exhausted
+            ):
+                self._without_input.restore(sess, save_path)
+                sess.run(iterator.initializer)
+                return
+            super().restore(sess, save_path)
+
+    variables = v1.global_variables() + v1.get_collection(v1.GraphKeys.SAVEABLE_OBJECTS)
+    with tf.device(iterator._iterator_resource.device):
+        saveable = _StartThenRestore(iterator._iterator_resource, STATE_NAME)
+    without_input = None
+    if state.restore_without_input:
+        without_input = v1.train.Saver(var_list=list(variables), **saver_kwargs)
+    state.initializers = [iterator.initializer]
+    return _InputStateSaver(without_input, var_list=[*variables, saveable], **saver_kwargs)
+
+
+def plan_input_state(
+    tf: Any,
+    graph: Any,
+    input_fn: str,
+    setting: str | bool,
+    resume_path: str | None,
+    ended_at_data_end: bool,
+    on_cluster: bool,
+) -> tuple[InputState | None, list[str]]:
+    """Decide whether this run saves its ``data.input_fn``'s position, and what a resumed run says about it.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        graph: the training graph (built, not finalized).
+        input_fn: ``data.input_fn`` as written (for the notes).
+        setting: ``data.save_input_state``: ``"auto"``, True or False.
+        resume_path: the checkpoint this run resumes from, or None (a new run).
+        ended_at_data_end: the run resumed from ended at the end of its data at that checkpoint (its
+            saved position is exhausted): the input restarts, a new pass as Estimator's ``train()`` made.
+        on_cluster: a cluster (each worker's iterator lives on its worker; nothing is saved).
+
+    Returns:
+        The state for the ``Scaffold`` (None: nothing saved, the input starts at each session creation),
+        and the notes for the user (one line on a resumed run: continues or restarts, and why).
+
+    Raises:
+        SetupError: ``save_input_state: true`` on a pipeline whose state TensorFlow cannot save, or on a
+            cluster (exit 2, naming the reason and the fix).
+    """
+    from hookrun.runner.errors import SetupError
+
+    restart = f"data.input_fn {input_fn} restarts from its first element (as Estimator did; "
+    with graph.as_default():
+        iterators = live_iterators(tf)
+    reason = None
+    if setting is False:
+        reason = "data.save_input_state: false"
+    elif on_cluster:
+        reason = "its position is not saved on a cluster"
+    elif len(iterators) != 1:
+        reason = "it returned tensors, not a tf.data.Dataset" if not iterators else "more than one iterator"
+    else:
+        why, size = unsaveable_reason(tf, iterators[0])
+        if why is not None:
+            reason = f"TensorFlow cannot save its position: {why}"
+        elif size > GRAPH_LIMIT and setting == "auto":
+            reason = (
+                f"its dataset holds {size / 1e6:.3g} MB in its graph (arrays as constants), which every checkpoint "
+                "would copy; data.save_input_state: true saves it anyway"
+            )
+    if reason is not None and setting is True:
+        raise SetupError(
+            f"data.save_input_state: true, but data.input_fn {input_fn} cannot be saved: {reason}; "
+            "use save_input_state: auto (it then restarts on resume) or false"
+        )
+    notes = []
+    if reason is not None:
+        if resume_path is not None:
+            notes.append(restart + f"{reason})")
+        return None, notes
+    saved = has_input_state(tf, resume_path)
+    state = InputState(iterators=iterators, restore_without_input=resume_path is not None and (
+        not saved or ended_at_data_end))
+    if ended_at_data_end and resume_path is not None:
+        state.exhausted = os.path.basename(resume_path)
+    if resume_path is not None:
+        if not saved:
+            notes.append(restart + "its checkpoint holds no saved position; later checkpoints will)")
+        elif ended_at_data_end:
+            notes.append(restart + "the last run read it to its end: a new pass)")
+        else:
+            notes.append(f"data.input_fn {input_fn} continues from its position saved in the checkpoint")
+    return state, notes
+
+
+__all__ = [
+    "ITERATORS", "STATE_KEY", "STATE_NAME", "InputState", "has_input_state", "input_state_saver", "live_iterators",
+    "plan_input_state", "unsaveable_reason",
+]

@@ -1,0 +1,168 @@
+"""A ``data.input_fn`` pipeline's position is saved with each checkpoint: a resumed run continues where it
+stopped (issue 24). Where TensorFlow cannot save it (a ``py_function``), the input_fn restarts, said in one line.
+
+Every batch's ids go into a variable ``trace[global_step]`` (saved in the checkpoints), so the batches a run
+trained on are read back from its last checkpoint.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import yaml
+
+from hookrun.runner.config import load_config
+
+PROGRAM = """
+import numpy as np
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec
+
+STEPS = 32
+
+
+def input_fn(params):
+    ids = np.arange(40, dtype=np.int64)
+    dataset = tf.data.Dataset.from_tensor_slices(({"id": ids, "x": ids.astype(np.float32) / 40.0}, ids % 2))
+    dataset = dataset.shuffle(16, seed=3)  # the shuffle buffer's state is saved too
+    if params.get("py"):
+        dataset = dataset.map(lambda f, y: (f, tf.py_function(lambda v: v, [y], tf.int64)))
+        dataset = dataset.map(lambda f, y: (f, tf.reshape(y, [])))
+    return dataset.batch(4, drop_remainder=True).repeat(params.get("epochs"))
+
+
+def model_fn(features, labels, mode, params):
+    v1 = tf.compat.v1
+    w = v1.get_variable("w", [], initializer=v1.zeros_initializer())
+    trace = v1.get_variable("trace", [STEPS, 4], tf.int64, initializer=v1.constant_initializer(-1), trainable=False)
+    step = v1.train.get_global_step()
+    loss = tf.reduce_mean(tf.square(w * features["x"] - tf.cast(labels, tf.float32)))
+    record = v1.scatter_update(trace, tf.reshape(step, [1]), tf.reshape(features["id"], [1, 4]))
+    with tf.control_dependencies([record]):
+        train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
+    return EstimatorSpec(mode, loss=loss, train_op=train_op)
+"""
+
+
+def config(tmp_path: Path, module: str, last_step: int, **extra: Any) -> Any:
+    params = {key: extra.pop(key) for key in ("py", "epochs") if key in extra}
+    data = {"input_fn": f"{module}:input_fn", "seed": 0, **extra.pop("data", {})}
+    text = {
+        "name": "input-state",
+        "graph": {"builder": f"{module}:model_fn", "params": params},
+        "data": data,
+        "session": extra,
+        "hooks": [{"type": "stop_at_step", "last_step": last_step}, {"type": "checkpoint_saver", "save_steps": 100}],
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(text, sort_keys=False), encoding="utf-8")
+    return load_config(path)
+
+
+def trace(run: Path) -> np.ndarray:
+    import tensorflow as tf
+
+    return tf.train.load_variable(tf.train.latest_checkpoint(str(run)), "trace")
+
+
+@pytest.mark.parametrize("steps_per_run", [1, 4])
+def test_a_resumed_input_fn_continues_where_it_stopped(write_module, tmp_path, run_train, captured, steps_per_run):
+    """Train 7 steps (8 at N = 4: its windows end there), stop, resume to 14 (16): the batches seen equal an
+    uninterrupted run's. The shuffle's buffer is in the checkpoint; the eval dataset is not."""
+    module = write_module("input_state_program", PROGRAM)
+    stop, end = (7, 14) if steps_per_run == 1 else (8, 16)
+    run_train(config(tmp_path, module, stop, steps_per_run=steps_per_run), run_dir=tmp_path / "cut")
+    assert "continues" not in captured.text
+    resumed = run_train(config(tmp_path, module, end, steps_per_run=steps_per_run), run_dir=tmp_path / "cut")
+    assert (resumed.initial_step, resumed.final_global_step) == (stop, end)
+    assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
+    whole = run_train(config(tmp_path, module, end, steps_per_run=steps_per_run), run_dir=tmp_path / "whole")
+    assert whole.final_global_step == end
+    np.testing.assert_array_equal(trace(tmp_path / "cut"), trace(tmp_path / "whole"))
+    seen = trace(tmp_path / "whole")[:end]
+    assert (seen >= 0).all() and len({tuple(row) for row in seen[:10]}) == 10  # ten different batches: 40 ids
+
+
+def test_a_py_function_pipeline_restarts_and_says_so_in_one_line(write_module, tmp_path, run_train, captured):
+    module = write_module("input_state_program", PROGRAM)
+    run_train(config(tmp_path, module, 3, py=True), run_dir=tmp_path / "run")
+    resumed = run_train(config(tmp_path, module, 6, py=True), run_dir=tmp_path / "run")
+    assert resumed.final_global_step == 6
+    lines = [line for line in captured.text.splitlines() if "restarts from its first element" in line]
+    assert len(lines) == 1 and "TensorFlow cannot save its position" in lines[0]
+    steps = trace(tmp_path / "run")
+    np.testing.assert_array_equal(steps[3:6], steps[0:3])  # read again from its start, as Estimator did
+
+    from hookrun.runner.errors import SetupError
+
+    with pytest.raises(SetupError, match=r"save_input_state: true, but data.input_fn .* cannot be saved"):
+        run_train(config(tmp_path, module, 9, py=True, data={"save_input_state": True}), run_dir=tmp_path / "run")
+
+
+def test_an_old_checkpoint_without_the_input_state_still_restores(write_module, tmp_path, run_train, captured):
+    """A checkpoint written without the position (save_input_state: false, as before this change) restores;
+    the input restarts, said in one line; the checkpoints written after it hold the position."""
+    import tensorflow as tf
+
+    from hookrun.runner.data.input_state import STATE_KEY, has_input_state
+
+    module = write_module("input_state_program", PROGRAM)
+    run = tmp_path / "run"
+    run_train(config(tmp_path, module, 3, data={"save_input_state": False}), run_dir=run)
+    assert not has_input_state(tf, tf.train.latest_checkpoint(str(run)))
+    resumed = run_train(config(tmp_path, module, 6), run_dir=run)
+    assert (resumed.initial_step, resumed.final_global_step) == (3, 6)
+    assert "its checkpoint holds no saved position" in captured.text
+    steps = trace(run)
+    np.testing.assert_array_equal(steps[3:6], steps[0:3])  # restarted
+    assert STATE_KEY in dict(tf.train.list_variables(tf.train.latest_checkpoint(str(run))))
+
+
+def test_a_run_that_read_its_data_to_the_end_starts_a_new_pass(write_module, tmp_path, run_train, captured):
+    """The last checkpoint of a run that ended at the end of its data holds an exhausted position: the next
+    run reads the data again (a new pass, as Estimator's train() made), not zero steps."""
+    module = write_module("input_state_program", PROGRAM)
+    run = tmp_path / "run"
+    first = run_train(config(tmp_path, module, 30, epochs=1), run_dir=run)
+    assert (first.final_global_step, first.end_of_data) == (10, True)
+    second = run_train(config(tmp_path, module, 30, epochs=1), run_dir=run)
+    assert (second.initial_step, second.final_global_step, second.end_of_data) == (10, 20, True)
+    assert "the last run read it to its end: a new pass" in captured.text
+
+
+def test_a_warm_start_from_a_run_with_a_saved_position_loads_weights_only(write_module, tmp_path, run_train):
+    """Warm start takes the trainable variables alone: the new run's input starts from its first element.
+    (Guards behaviour that held: init_from_checkpoint never reads the input's entry.)"""
+    module = write_module("input_state_program", PROGRAM)
+    run_train(config(tmp_path, module, 5), run_dir=tmp_path / "source")
+    config(tmp_path, module, 3)
+    path = tmp_path / "config.yaml"
+    text = yaml.safe_load(path.read_text())
+    text["graph"]["warm_start"] = {"from": str(tmp_path / "source")}
+    path.write_text(yaml.safe_dump(text, sort_keys=False), encoding="utf-8")
+    result = run_train(load_config(path), run_dir=tmp_path / "warm")
+    assert (result.initial_step, result.final_global_step) == (0, 3)
+    np.testing.assert_array_equal(trace(tmp_path / "warm")[:3], trace(tmp_path / "source")[:3])
+
+
+def test_auto_does_not_copy_a_large_dataset_graph_into_every_checkpoint(write_module, tmp_path, run_train, captured,
+                                                                         monkeypatch):
+    """SerializeIterator writes the dataset's graph (a from_tensor_slices' arrays included) into every saved
+    position: above GRAPH_LIMIT bytes, auto restarts instead (said in one line); true saves it anyway."""
+    import tensorflow as tf
+
+    from hookrun.runner.data import input_state
+
+    monkeypatch.setattr(input_state, "GRAPH_LIMIT", 100)  # the program's graph is a few kB
+    module = write_module("input_state_program", PROGRAM)
+    run = tmp_path / "run"
+    run_train(config(tmp_path, module, 2), run_dir=run)
+    assert not input_state.has_input_state(tf, tf.train.latest_checkpoint(str(run)))
+    run_train(config(tmp_path, module, 4), run_dir=run)
+    assert "MB in its graph (arrays as constants), which every checkpoint would copy" in captured.text
+    run_train(config(tmp_path, module, 6, data={"save_input_state": True}), run_dir=run)
+    assert input_state.has_input_state(tf, tf.train.latest_checkpoint(str(run)))
