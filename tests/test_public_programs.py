@@ -41,11 +41,13 @@ PORTS = {
     "cnn_mnist": ["cnn_mnist.py"],
     "text_terms": ["text_terms.py"],
     "iris_custom": ["custom_estimator.py", "iris_data.py"],
+    "regressor_v1": ["regressor_v1.py"],
 }
 MODULES = {
     "cnn_mnist": ["cnn_mnist", "cnn_mnist_inputs", "digits"],
     "text_terms": ["text_terms", "make_reviews"],
     "iris_custom": ["custom_estimator", "iris_data", "iris_inputs"],
+    "regressor_v1": ["regressor_v1"],
 }
 
 # --- the diff between an original and its port -------------------------------------------------------------
@@ -342,6 +344,57 @@ def test_an_eval_input_fn_returning_tensors_is_refused_in_one_line(programs, tmp
     (program.directory / "hookrun.yaml").write_text(config)
     with pytest.raises(HookrunError, match="tensors_eval_input_fn returned a tuple of tensors.*must return a tf.data"):
         train(load_config(program.directory / "hookrun.yaml"), run_dir=tmp_path / "run", console=captured.console)
+
+
+def test_issue_25_done_when_program_trains_with_evaluation_evaluates_predicts_and_exports(
+    tmp_path, linear_csv, run_train, monkeypatch, request
+):
+    """A model_fn that names no layers, builds its optimizer under ``mode != PREDICT`` and writes a
+    ``tf.compat.v1.summary`` scalar, as it is: trains with an ``evaluation`` hook, then ``hookrun evaluate``,
+    ``predict`` and ``export`` (the built-in CSV reader, where those commands work today)."""
+    import tensorflow as tf
+    import yaml
+
+    from hookrun.runner import evaluate, export, predict
+
+    shutil.copy(PROGRAMS / "regressor_v1" / "regressor_v1.py", tmp_path / "regressor_v1.py")
+    request.addfinalizer(lambda: sys.modules.pop("regressor_v1", None))
+    config = {
+        "name": "regressor-v1",
+        "graph": {"builder": "regressor_v1:model_fn", "params": {"hidden_units": [8], "learning_rate": 0.05}},
+        "data": {"train": "data.csv", "label": "y", "validation_split": 0.25, "batch_size": 16, "epochs": 3,
+                 "seed": 0},
+        "hooks": [
+            {"type": "evaluation", "every_n_steps": 5},
+            {"type": "summary_saver", "save_steps": 5},
+            {"type": "checkpoint_saver", "save_steps": 1000},
+        ],
+    }
+    (tmp_path / "hookrun.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    run_dir = tmp_path / "run"
+    result = run_train(load_config(tmp_path / "hookrun.yaml"), run_dir=run_dir)
+    assert result.evaluations and result.evaluations[-1]["step"] == result.final_global_step
+    assert [step for step, _ in event_scalars(run_dir / "train", "batch_rmse")][:2] == [1, 6]
+
+    # evaluate/predict/export load the run's own config.yaml: a builder that sat beside the original config
+    # must be importable (PYTHONPATH), as docs/trained-model.md says
+    monkeypatch.syspath_prepend(str(tmp_path))
+    evaluated = evaluate(run_dir)
+    last = result.evaluations[-1]
+    assert evaluated.global_step == last["step"]
+    assert evaluated.metrics["val_rmse"] == pytest.approx(last["val_rmse"], rel=1e-5)
+
+    predicted = predict(run_dir, [str(linear_csv)], tmp_path / "predictions.csv")
+    exported = export(run_dir, tmp_path / "export")
+    served = tf.saved_model.load(str(exported.output)).signatures["serving_default"]
+    rows = np.loadtxt(linear_csv, delimiter=",", skiprows=1, dtype=np.float32)[:5]
+    outputs = served(a=tf.constant(rows[:, 0]), b=tf.constant(rows[:, 1]))
+    (served_values,) = [value.numpy().reshape(-1) for value in outputs.values()]
+    lines = (tmp_path / "predictions.csv").read_text().splitlines()
+    header, first = lines[0].split(","), [line.split(",") for line in lines[1:6]]
+    column = next(i for i, name in enumerate(header) if name != "row")
+    assert predicted.rows == len(lines) - 1
+    np.testing.assert_allclose(served_values, [float(row[column]) for row in first], rtol=1e-4)
 
 
 # --- after training: evaluate, predict, export (issue 24's --input-fn and serving_input_fn) ----------------
