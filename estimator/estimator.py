@@ -148,12 +148,12 @@ class Estimator:
 
     # checkpoints ------------------------------------------------------------------------------------------
     def latest_checkpoint(self) -> str | None:
-        """The latest checkpoint prefix in ``model_dir``, or None (``tf.train.latest_checkpoint``)."""
+        """The latest checkpoint in ``model_dir`` or None; mirrors ``tf.estimator.Estimator.latest_checkpoint``."""
         tf = _tf()
         return tf.train.latest_checkpoint(self._model_dir)
 
     def get_variable_names(self) -> list[str]:
-        """The variable names of the latest checkpoint (``tf.train.list_variables``).
+        """The latest checkpoint's variable names; mirrors ``tf.estimator.Estimator.get_variable_names``.
 
         Raises:
             ValueError: ``model_dir`` has no checkpoint.
@@ -161,7 +161,9 @@ class Estimator:
         return [name for name, _ in _tf().train.list_variables(self._checkpoint_or_raise())]
 
     def get_variable_value(self, name: str) -> Any:
-        """The value (a numpy array) of variable ``name`` in the latest checkpoint (``tf.train.load_variable``).
+        """Variable ``name``'s value (numpy) at the latest checkpoint.
+
+        Mirrors ``tf.estimator.Estimator.get_variable_value``.
 
         Raises:
             ValueError: ``model_dir`` has no checkpoint.

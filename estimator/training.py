@@ -10,11 +10,12 @@ today refuses an input_fn on a cluster, saying so). Importing this module does n
 
 from __future__ import annotations
 
+import collections
 import logging
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 from hookrun.estimator.exporter import Exporter
 from hookrun.estimator.run_config import TaskType
@@ -22,7 +23,7 @@ from hookrun.estimator.run_config import TaskType
 logger = logging.getLogger("tensorflow")
 
 
-class TrainSpec(NamedTuple):
+class TrainSpec(collections.namedtuple("TrainSpec", ["input_fn", "max_steps", "hooks", "saving_listeners"])):
     """The training half of ``train_and_evaluate``; mirrors ``tf.estimator.TrainSpec``.
 
     Attributes:
@@ -35,11 +36,6 @@ class TrainSpec(NamedTuple):
         TypeError, ValueError: ``input_fn`` not callable; ``max_steps`` not positive.
     """
 
-    input_fn: Callable[..., Any]
-    max_steps: int | None = None
-    hooks: Sequence[Any] = ()
-    saving_listeners: Sequence[Any] = ()
-
     def __new__(cls, input_fn: Callable[..., Any], max_steps: int | None = None, hooks: Sequence[Any] | None = None,
                 saving_listeners: Sequence[Any] | None = None) -> TrainSpec:
         """Check and make the spec (TF 1.15's checks)."""
@@ -50,7 +46,8 @@ class TrainSpec(NamedTuple):
         return super().__new__(cls, input_fn, max_steps, tuple(hooks or ()), tuple(saving_listeners or ()))
 
 
-class EvalSpec(NamedTuple):
+class EvalSpec(collections.namedtuple("EvalSpec", ["input_fn", "steps", "name", "hooks", "exporters",
+                                                   "start_delay_secs", "throttle_secs"])):
     """The evaluation half of ``train_and_evaluate``; mirrors ``tf.estimator.EvalSpec``.
 
     Attributes:
@@ -66,14 +63,6 @@ class EvalSpec(NamedTuple):
         TypeError, ValueError: ``input_fn`` not callable; ``steps`` or ``throttle_secs`` not positive;
             ``start_delay_secs`` negative; an exporter that is no ``Exporter``; two exporters of one name.
     """
-
-    input_fn: Callable[..., Any]
-    steps: int | None = 100
-    name: str | None = None
-    hooks: Sequence[Any] = ()
-    exporters: Sequence[Exporter] = ()
-    start_delay_secs: float = 120
-    throttle_secs: float = 600
 
     def __new__(cls, input_fn: Callable[..., Any], steps: int | None = 100, name: str | None = None,
                 hooks: Sequence[Any] | None = None, exporters: Any = None, start_delay_secs: float = 120,
