@@ -63,9 +63,30 @@ class ExportResult:
         return asdict(self)
 
 
-def _signature(tf: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
-    """A ``tensorflow/serving/predict`` SignatureDef (``tf.compat.v1.saved_model.predict_signature_def``)."""
+def _signature(tf: Any, inputs: dict[str, Any], outputs: Any, examples: Any = None) -> Any:
+    """A SignatureDef: ``tensorflow/serving/predict`` for a dict of outputs, the method of an ``ExportOutput``.
+
+    An ``ExportOutput`` (:mod:`hookrun.runner.trained.serving`) gives its own (``classify``/``regress`` on
+    the serialized ``examples`` input, the only ``string`` input they accept, as Estimator's parsing receiver).
+
+    Raises:
+        SetupError: the ``ExportOutput`` does not fit the inputs (its ValueError's first line).
+    """
     from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+
+    if callable(getattr(outputs, "as_signature_def", None)):
+        needs_examples = getattr(outputs, "method_name", "").endswith(("/classify", "/regress")) or type(
+            outputs
+        ).__name__ in ("ClassificationOutput", "RegressionOutput")  # TF's own classes have no method_name
+        given = {"inputs": examples} if examples is not None and needs_examples else inputs
+        try:
+            with _without_deprecation_notice_of("build_tensor_info"):
+                return outputs.as_signature_def(given)
+        except ValueError as err:
+            raise SetupError(
+                f"graph.builder: EstimatorSpec.export_outputs {type(outputs).__name__}: "
+                f"{str(err).strip().splitlines()[0]}"
+            ) from err
 
     with _without_deprecation_notice_of("build_tensor_info"):  # the v1 Builder's own call; nothing to act on
         return tf.compat.v1.saved_model.predict_signature_def(inputs, outputs)
@@ -146,7 +167,7 @@ def export(
             tf, {EXAMPLES: built.examples}, built.export_outputs.get(SERVING_DEFAULT, built.outputs)
         )
         for key, outputs in built.export_outputs.items():
-            signatures[key] = _signature(tf, built.inputs, outputs)
+            signatures[key] = _signature(tf, built.inputs, outputs, built.examples)
         with v1.Session(graph=built.graph) as session:
             _check_assets(session, assets)
             with restore_errors(tf, prefix):
