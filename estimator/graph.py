@@ -7,11 +7,15 @@ Each builds a fresh graph: ``global_step``, the input_fn's tensors, the model_fn
 
 from __future__ import annotations
 
+import itertools
+import logging
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from hookrun.runner.graph.model_fn import ModeKeys
+
+logger = logging.getLogger("tensorflow")
 
 
 class _InitIterator:
@@ -126,6 +130,9 @@ def evaluate_once(
     return result
 
 
+_writes = itertools.count(1)
+
+
 def _write_eval_summary(tf: Any, model_dir: str, name: str | None, result: dict[str, Any]) -> None:
     """Write every scalar of ``result`` to ``model_dir/eval[_name]`` at ``global_step`` (``_write_dict_to_summary``)."""
     import numpy as np
@@ -138,7 +145,8 @@ def _write_eval_summary(tf: Any, model_dir: str, name: str | None, result: dict[
         if isinstance(value, (np.floating, float, np.integer, int, np.bool_, bool)):
             summary.value.add(tag=key, simple_value=float(value))
     with tf.Graph().as_default():  # a v1 event writer needs a graph context
-        writer = tf.compat.v1.summary.FileWriter(directory)
+        # a file of its own: two evaluations in one second would otherwise write the same name
+        writer = tf.compat.v1.summary.FileWriter(directory, filename_suffix=f".{os.getpid()}.{next(_writes)}")
         try:
             writer.add_summary(summary, int(result["global_step"]))
         finally:
@@ -190,48 +198,48 @@ def predict_batches(
 def signature_defs(
     tf: Any, receiver: Any, export_outputs: Mapping[str, Any] | None, predictions: Any
 ) -> dict[str, Any]:
-    """The signature map of an export; mirrors ``export_lib.build_all_signature_defs``.
+    """The signature map of an export; mirrors ``export_lib.build_all_signature_defs`` (TF 1.15).
 
-    ``export_outputs`` values are export-output objects (``PredictOutput``, ``ClassificationOutput``,
-    ``RegressionOutput``: their ``as_signature_def``), or tensors / dicts of tensors (a predict signature).
-    None: ``serving_default`` predicts ``predictions``. One output not named ``serving_default`` is also
-    served as ``serving_default`` (Estimator's ``_get_default_export_output``).
+    ``export_outputs`` values are export outputs (``PredictOutput``, ``ClassificationOutput``,
+    ``RegressionOutput`` of :mod:`hookrun.runner.trained.serving`), or tensors / dicts of tensors (a
+    ``PredictOutput``). None: ``serving_default`` predicts ``predictions``. One output not named
+    ``serving_default`` is also served under that name (``export_lib.get_export_outputs``). Each receiver
+    alternative gets ``<alternative>:<output>`` signatures. A signature its inputs do not fit (a Classify or
+    Regress output on inputs other than one string tensor) is left out and logged, as TensorFlow did.
 
     Raises:
-        ValueError: several outputs and none named ``serving_default``.
+        ValueError: several outputs and none named ``serving_default``; no signature fits its inputs.
     """
-    v1 = tf.compat.v1
-    default = v1.saved_model.signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY
+    from hookrun.runner.trained.serving import ExportOutput, PredictOutput
+
+    default = "serving_default"
     outputs = dict(export_outputs or {})
     if not outputs:
         outputs = {default: predictions}
     if default not in outputs:
         if len(outputs) != 1:
-            raise ValueError(f"Multiple export_outputs were provided, but none of them is specified as the default. "
-                             "Do this by naming one of them with signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY "
-                             f"({default!r}).")
+            raise ValueError("Multiple export_outputs were provided, but none of them is specified as the default. "
+                             "Do this by naming one of them with "
+                             f"signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY ({default!r}).")
         outputs[default] = next(iter(outputs.values()))
+    outputs = {key: out if isinstance(out, ExportOutput) else PredictOutput(out) for key, out in outputs.items()}
     receivers = receiver.receiver_tensors
     if not isinstance(receivers, Mapping):
         receivers = {"input": receivers}
+    inputs = {None: receivers}
+    for alt_name, alt in (getattr(receiver, "receiver_tensors_alternatives", None) or {}).items():
+        inputs[alt_name] = alt if isinstance(alt, Mapping) else {"input": alt}
     defs: dict[str, Any] = {}
-    alternatives = getattr(receiver, "receiver_tensors_alternatives", None) or {}
-    for key, output in outputs.items():
-        defs[key] = _signature(tf, receivers, output)
-        for alt_name, alt_receivers in alternatives.items():
-            alt = alt_receivers if isinstance(alt_receivers, Mapping) else {"input": alt_receivers}
-            defs[f"{alt_name}:{key}"] = _signature(tf, alt, output)
+    for prefix, tensors in inputs.items():
+        for key, output in outputs.items():
+            name = key if prefix is None else f"{prefix}:{key}"
+            try:
+                defs[name] = output.as_signature_def(dict(tensors))
+            except ValueError as err:
+                logger.warning("Export includes no signature %r: %s", name, err)
+    if not defs:
+        raise ValueError("no export_outputs entry fits the serving_input_receiver_fn's inputs (see the log)")
     return defs
-
-
-def _signature(tf: Any, receivers: Mapping[str, Any], output: Any) -> Any:
-    v1 = tf.compat.v1
-    if hasattr(output, "as_signature_def"):
-        return output.as_signature_def(dict(receivers))
-    outputs = getattr(output, "outputs", output)
-    if not isinstance(outputs, Mapping):
-        outputs = {"output": outputs}
-    return v1.saved_model.signature_def_utils.predict_signature_def(dict(receivers), dict(outputs))
 
 
 def export_saved_model(
