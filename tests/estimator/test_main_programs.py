@@ -1,0 +1,144 @@
+"""A TF 1.x Estimator program's main() under ``hookrun.estimator`` with one import changed (issue 26).
+
+tests/estimator_programs/main_<name>/ holds the port; its original is the program of
+tests/estimator_programs/<original>/original/ (SOURCE.md). The diff is checked line by line; main() runs in a
+process of its own, and what it prints equals a plain ``tf.compat.v1`` MonitoredSession's evaluation and
+prediction on the same data and the same (its final checkpoint's) weights.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import REPO
+
+PROGRAMS = REPO / "tests" / "estimator_programs"
+
+#: port folder -> (folder of the original, the files ported).
+PORTS = {"main_iris": ("iris_custom", ["custom_estimator.py", "iris_data.py"])}
+
+#: The one line a port may add.
+ADDED_IMPORT = "from hookrun import estimator as tf_estimator"
+#: (port form, original form): a changed line must equal the original once these are undone.
+UNDO = [
+    (r"^import tensorflow\.compat\.v1 as tf$", "import tensorflow as tf"),  # TensorFlow 2.21's v1 API
+    (r"(?<![\w.])tf_estimator\.", "tf.estimator."),  # the tf.estimator namespace, now hookrun's
+]
+
+
+def port_edits(original: str, port: str) -> list[str]:
+    """The port's edits that are not allowed, one line each (empty: the port changes only the imports)."""
+    before, after = original.splitlines(), port.splitlines()
+    problems: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        removed = [line for line in before[i1:i2] if line.strip()]
+        added = [line for line in after[j1:j2] if line.strip() and line != ADDED_IMPORT]
+        if len(removed) != len(added):
+            problems.append(f"original {i1 + 1}-{i2}: lines added or removed: {added or removed}")
+            continue
+        for old, new in zip(removed, added, strict=True):
+            undone = new
+            for pattern, replacement in UNDO:
+                undone = re.sub(pattern, replacement, undone)
+            if undone != old:
+                problems.append(f"not an allowed edit: {old.strip()!r} -> {new.strip()!r}")
+    return problems
+
+
+@pytest.mark.parametrize(("port", "file"), [(port, file) for port, (_, files) in PORTS.items() for file in files])
+def test_a_main_port_changes_only_the_import(port, file):
+    original = (PROGRAMS / PORTS[port][0] / "original" / file).read_text()
+    ported = (PROGRAMS / port / file).read_text()
+    assert ported != original
+    assert port_edits(original, ported) == []
+
+
+def test_the_diff_check_refuses_any_other_edit():
+    original = (PROGRAMS / "iris_custom" / "original" / "custom_estimator.py").read_text()
+    port = (PROGRAMS / "main_iris" / "custom_estimator.py").read_text()
+    for broken in (
+        port.replace('default=1000, type=int', 'default=10, type=int'),
+        port.replace("    classifier = tf_estimator.Estimator(", "    classifier = tf_estimator.Estimator(\n"
+                     "        model_dir='runs/iris',"),
+        port.replace("learning_rate=0.1", "learning_rate=0.2"),
+    ):
+        assert broken != port and port_edits(original, broken), broken
+
+
+#: A plain tf.compat.v1 MonitoredSession on the run's final checkpoint: the port's model_fn and input
+#: functions, no hookrun.estimator machinery; prints what main() prints.
+REFERENCE = r"""
+import sys
+import tensorflow.compat.v1 as tf
+import custom_estimator, iris_data
+
+model_dir, batch_size = sys.argv[1], int(sys.argv[2])
+(train_x, train_y), (test_x, test_y) = iris_data.load_data()
+columns = [tf.feature_column.numeric_column(key=key) for key in train_x.keys()]
+params = {"feature_columns": columns, "hidden_units": [10, 10], "n_classes": 3}
+checkpoint = tf.train.latest_checkpoint(model_dir)
+
+
+def session(hooks=()):
+    creator = tf.train.ChiefSessionCreator(checkpoint_filename_with_path=checkpoint)
+    return tf.train.MonitoredSession(session_creator=creator, hooks=list(hooks))
+
+
+with tf.Graph().as_default():
+    tf.train.get_or_create_global_step()
+    features, labels = iris_data.eval_input_fn(test_x, test_y, batch_size)
+    spec = custom_estimator.my_model(features, labels, "eval", params)
+    value, update = spec.eval_metric_ops["accuracy"]
+    final = tf.train.FinalOpsHook(value)
+    with session([final]) as sess:
+        while not sess.should_stop():
+            sess.run(update)
+print("\nTest set accuracy: {:0.3f}\n".format(final.final_ops_values))
+predict_x = {"SepalLength": [5.1, 5.9, 6.9], "SepalWidth": [3.3, 3.0, 3.1], "PetalLength": [1.7, 4.2, 5.4],
+             "PetalWidth": [0.5, 1.5, 2.1]}
+with tf.Graph().as_default():
+    tf.train.get_or_create_global_step()
+    features = iris_data.eval_input_fn(predict_x, None, batch_size)
+    spec = custom_estimator.my_model(features, None, "infer", params)
+    with session() as sess:
+        values = sess.run(spec.predictions)
+for class_ids, probabilities, expected in zip(values["class_ids"], values["probabilities"], iris_data.SPECIES):
+    class_id = class_ids[0]
+    probability = probabilities[class_id]
+    print(f'Prediction is "{iris_data.SPECIES[class_id]}" ({100 * probability:.1f}%), expected "{expected}"')
+"""
+
+
+def test_iris_main_runs_with_one_import_changed_and_prints_what_plain_tensorflow_computes(tmp_path):
+    folder = tmp_path / "program"
+    shutil.copytree(PROGRAMS / "main_iris", folder, ignore=shutil.ignore_patterns("__pycache__"))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TMPDIR": str(temporary)}
+    done = subprocess.run([sys.executable, "custom_estimator.py", "--train_steps", "40", "--batch_size", "20"],
+                          cwd=folder, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = [line for line in done.stdout.splitlines() if line.startswith(("Test set accuracy", "Prediction is"))]
+    assert len(printed) == 4, done.stdout
+    (model_dir,) = [path for path in temporary.iterdir() if (path / "checkpoint").exists()]  # Estimator's temp dir
+    # an ordinary hookrun run directory, which says it came from Python objects YAML cannot name
+    summary = json.loads((model_dir / "summary.json").read_text())
+    assert summary["status"] == "finished" and summary["final_global_step"] == 40
+    assert any("<lambda>" in item for item in summary["python_objects"]["objects"])
+    assert (model_dir / "config.yaml").exists() and list((model_dir / "eval").glob("events.out.tfevents.*"))
+    reference = subprocess.run([sys.executable, "-c", REFERENCE, str(model_dir), "20"], cwd=folder, env=env,
+                               capture_output=True, text=True, timeout=300)
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    expected = [line for line in reference.stdout.splitlines()
+                if line.startswith(("Test set accuracy", "Prediction is"))]
+    assert printed == expected
