@@ -437,9 +437,9 @@ def build_graph(
         rate_now: dict[str, Any] = {}
         summaries_key = tf.compat.v1.GraphKeys.SUMMARIES
         summaries_before = len(tf.compat.v1.get_collection(summaries_key))
-        if plan.towers and (mixed_precision or wrap_optimizer is not None):
+        if plan.towers and (mixed_precision or wrap_optimizer is not None or device_function is not None):
             raise PlacedError("device", "towers (device: a list) do not run with session.mixed_precision or on a "
-                              "cluster yet; use one device, or turn session.mixed_precision off")
+                              "cluster (TF_CONFIG) yet; use one device, or turn session.mixed_precision off")
         with tf.device(plan.device):
             if plan.towers:  # K towers, one averaged update (hookrun.runner.graph.towers)
                 spec, learning_rate, optimizer = _tower_train(
