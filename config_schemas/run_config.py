@@ -25,6 +25,7 @@ from hookrun.config_schemas.bounds import MAX_GPU_INDEX
 from hookrun.config_schemas.builders import RESERVED_PARAMS
 from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.data import DataConfig
+from hookrun.config_schemas.devices import TOWER_FORM, batch_message, check_towers
 from hookrun.config_schemas.graph import GraphConfig
 from hookrun.config_schemas.hook_base import HookConfig
 from hookrun.config_schemas.session import SessionConfig
@@ -48,9 +49,10 @@ class RunConfigBase(StrictModel):
     )
     graph: GraphConfig = Field(description="The graph builder, its params and the optimizer.")
     data: DataConfig = Field(description="The CSV input.")
-    device: str = Field(
+    device: str | list[str] = Field(
         default="cpu",
-        description=f"Where the model's ops run: {DEVICE_FORMS}.",
+        description=f"Where the model's ops run: {DEVICE_FORMS}; or towers: {TOWER_FORM} "
+        "(one model copy on each, the global data.batch_size split evenly; docs/devices.md).",
         json_schema_extra={"pattern": DEVICE_PATTERN.pattern},
     )
     session: SessionConfig = Field(default_factory=SessionConfig, description="Run directory and session settings.")
@@ -96,9 +98,23 @@ class RunConfigBase(StrictModel):
             )
         return value
 
+    @model_validator(mode="after")
+    def _towers_fit(self) -> RunConfigBase:
+        """With towers (``device:`` a list): the global batch divides by K; not on a cluster yet."""
+        if not isinstance(self.device, list):
+            return self
+        if self.cluster is not None:
+            raise ValueError("device: a list (towers) does not run on a cluster yet; use one device per worker")
+        message = batch_message(self.data.batch_size, len(self.device)) if self.data.input_fn is None else None
+        if message is not None:
+            raise ValueError(message)
+        return self
+
     @field_validator("device")
     @classmethod
-    def _device_form(cls, value: str) -> str:
+    def _device_form(cls, value: str | list[str]) -> str | list[str]:
+        if isinstance(value, list):
+            return check_towers(value)
         if not DEVICE_PATTERN.match(value):
             hint = ""
             normal = value.strip().lower()

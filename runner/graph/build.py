@@ -29,6 +29,7 @@ from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import loss_scaled, make_optimizer, make_train_op
 from hookrun.runner.graph.run_config import make_run_info, split_params
 from hookrun.runner.graph.seed import seed_everything
+from hookrun.runner.graph.towers import divisible_batches
 
 #: Name scope of the evaluation pipeline, model copy and metrics.
 EVAL_SCOPE = "evaluation"
@@ -419,9 +420,12 @@ def build_graph(
                                 "graph.features", "named features need data files (streamed through tf.data)"
                             )
                         dataset = make_dataset(tf, data, config.data, skip_steps=initial_step)
+                        dataset = divisible_batches(tf, dataset, plan)
                         iterator = tf.compat.v1.data.make_one_shot_iterator(dataset)
                     else:  # files streamed through tf.data (hookrun.runner.data.streaming)
-                        dataset = data.train_dataset(tf, skip_steps=initial_step, named=named_features)
+                        dataset = divisible_batches(
+                            tf, data.train_dataset(tf, skip_steps=initial_step, named=named_features), plan
+                        )
                         iterator = make_iterator(tf, dataset)
                     batch = iterator.get_next() if steps_per_run == 1 else None
             if batch is not None:
@@ -441,11 +445,24 @@ def build_graph(
         rate_now: dict[str, Any] = {}
         summaries_key = tf.compat.v1.GraphKeys.SUMMARIES
         summaries_before = len(tf.compat.v1.get_collection(summaries_key))
+        if plan.towers and (mixed_precision or wrap_optimizer is not None or device_function is not None):
+            raise PlacedError("device", "towers (device: a list) do not run with session.mixed_precision or on a "
+                              "cluster (TF_CONFIG) yet; use one device, or turn session.mixed_precision off")
         with tf.device(plan.device):
-            spec = _call_builder(
-                tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn,
-                **user_fn,
-            )
+            if plan.towers:  # K towers, one averaged update (hookrun.runner.graph.towers)
+                spec, learning_rate, optimizer = _tower_train(
+                    tf, plan, features, labels, lambda f, y: _call_builder(
+                        tf, builder, builder_name, f, y, {**params, "mode": "train"}, model_fn=model_fn, **user_fn
+                    ), config.graph.optimizer, global_step, rate_now, steps_per_run > 1,
+                    [] if steps_per_run > 1 else [global_step_read(graph), graph_element(global_step)],
+                )
+                if learning_rate is not None:
+                    learning_rate = tf.identity(learning_rate, name="learning_rate")
+            else:
+                spec = _call_builder(
+                    tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn,
+                    **user_fn,
+                )
             train_op = spec.train_op
             if train_op is None and steps_per_run > 1:
                 # One optimizer object for the first call and every step of the loop: its slots are made
@@ -500,6 +517,14 @@ def build_graph(
                 update_ops = tf.compat.v1.GraphKeys.UPDATE_OPS
                 updates_before = len(tf.compat.v1.get_collection(update_ops))
                 with tf.device(plan.device):
+                    if plan.towers:  # the same towers inside the loop; the first call's optimizer and slots
+                        inner, rate, _ = _tower_train(
+                            tf, plan, step_features, step_labels, lambda f, y: _call_builder(
+                                tf, builder, builder_name, f, y, {**params, "mode": "train"}, model_fn=model_fn,
+                                **user_fn,
+                            ), config.graph.optimizer, global_step, rate_now, True, [], optimizer,
+                        )
+                        return inner.train_op, _named_tensors(inner, None, rate)
                     inner = _call_builder(
                         tf, builder, builder_name, step_features, step_labels, {**params, "mode": "train"},
                         model_fn=model_fn, **user_fn,
@@ -556,6 +581,41 @@ def build_graph(
         graph=graph, global_step=global_step, train_op=train_op, spec=spec, named=named, evaluation=evaluation,
         window=window, summaries=summaries,
     )
+
+
+def _tower_train(
+    tf: Any,
+    plan: DevicePlan,
+    features: Any,
+    labels: Any,
+    call: Callable[[Any, Any], GraphSpec],
+    optimizer_config: Any,
+    global_step: Any,
+    rate_now: dict[str, Any],
+    in_loop: bool,
+    control: list[Any],
+    optimizer: Any = None,
+) -> tuple[GraphSpec, Any, Any]:
+    """The builder on ``plan.towers`` (:func:`hookrun.runner.graph.towers.build_towers`) and its averaged update.
+
+    Returns ``(spec, learning_rate, optimizer)``: the merged spec (mean loss; ``train_op`` the one update), the
+    learning rate tensor (None for a builder's own ``train_op``) and hookrun's optimizer (kept for the
+    ``session.steps_per_run`` loop, which reuses it: its slots are made once, by the first call). ``in_loop``:
+    the learning rate is read through ``rate_now`` (as the single-device loop does).
+    """
+    from hookrun.runner.graph.towers import build_towers
+
+    made: dict[str, Any] = {"optimizer": optimizer}
+
+    def make() -> tuple[Any, Any]:
+        rate_now["rate"] = make_learning_rate(tf, optimizer_config, global_step)
+        if made["optimizer"] is None:
+            rate = (lambda: rate_now["rate"]) if in_loop else rate_now["rate"]
+            made["optimizer"] = make_optimizer(tf, optimizer_config, rate)
+        return made["optimizer"], tf.convert_to_tensor(rate_now["rate"], tf.float32)
+
+    result = build_towers(tf, plan.towers, features, labels, call, make, global_step, control)
+    return result.spec, result.learning_rate, made["optimizer"]
 
 
 def _fixed_batch(tf: Any, dataset: Any) -> int | None:

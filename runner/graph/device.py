@@ -26,12 +26,15 @@ class DevicePlan:
         device: the TensorFlow device name for ``tf.device`` (``/device:CPU:0``, ``/device:GPU:N``).
         soft_placement: whether ``allow_soft_placement`` must be on for this plan.
         note: a line for the user when the plan differs from the request (else empty).
+        towers: with ``device:`` a list, each tower's TensorFlow device (``/device:GPU:0``, ...), in order;
+            ``device`` is then the first tower's (where evaluation and export run). Empty for one device.
     """
 
     requested: str
     device: str
     soft_placement: bool
     note: str = ""
+    towers: tuple[str, ...] = ()
 
     @property
     def uses_gpu(self) -> bool:
@@ -39,7 +42,7 @@ class DevicePlan:
         return "GPU" in self.device
 
 
-def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = False) -> DevicePlan:
+def resolve_device(requested: str | list[str], num_gpus: int, allow_soft_placement: bool = False) -> DevicePlan:
     """Choose the TensorFlow device for a config's ``device`` string.
 
     Pure function: the caller passes how many GPUs TensorFlow sees
@@ -47,7 +50,8 @@ def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = F
     testable on a machine without one.
 
     Args:
-        requested: ``cpu``, ``gpu`` (GPU 0), ``gpu:N`` or ``auto`` (GPU 0 if any, else CPU).
+        requested: ``cpu``, ``gpu`` (GPU 0), ``gpu:N`` or ``auto`` (GPU 0 if any, else CPU); or a list of
+            ``cpu:N``/``gpu:N`` (towers, :func:`resolve_towers`).
         num_gpus: GPUs visible to TensorFlow (count, >= 0).
         allow_soft_placement: the session's ``allow_soft_placement`` setting.
 
@@ -58,6 +62,8 @@ def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = F
         SetupError: a GPU is requested that does not exist and soft placement
             is off (exit code 2), or the string is not a documented form.
     """
+    if isinstance(requested, (list, tuple)):
+        return resolve_towers(list(requested), num_gpus, allow_soft_placement)
     if requested == "cpu":
         return DevicePlan(requested, "/device:CPU:0", allow_soft_placement)
     if requested == "auto":
@@ -81,6 +87,48 @@ def resolve_device(requested: str, num_gpus: int, allow_soft_placement: bool = F
             "use `device: cpu` or `auto`, or set `session.allow_soft_placement: true`"
         )
     raise SetupError(f"device {requested!r} is not one of cpu, gpu, gpu:N or auto")
+
+
+def resolve_towers(requested: list[str], num_gpus: int, allow_soft_placement: bool = False) -> DevicePlan:
+    """The device plan of ``device: [gpu:0, gpu:1, ...]`` or ``[cpu:0, cpu:1, ...]``: one tower per entry.
+
+    GPUs must exist (``num_gpus`` counts them) unless soft placement is on. CPU towers ``cpu:0`` to
+    ``cpu:K-1`` are logical devices the session creates (``ConfigProto.device_count``,
+    :func:`session_config`); they share the host's cores, which makes them a test of exactness, not a
+    speed-up.
+
+    Args:
+        requested: the config's list (checked by :func:`hookrun.config_schemas.devices.check_towers`).
+        num_gpus: GPUs visible to TensorFlow (count, >= 0).
+        allow_soft_placement: the session's ``allow_soft_placement`` setting.
+
+    Returns:
+        The plan; ``towers`` holds the TensorFlow device of each tower, ``device`` the first.
+
+    Raises:
+        SetupError: a listed GPU is not visible and soft placement is off (exit code 2), or an entry is not
+            ``cpu:N``/``gpu:N``.
+    """
+    towers = []
+    for entry in requested:
+        kind, _, index_text = entry.partition(":")
+        if kind not in ("cpu", "gpu") or not index_text.isdigit():
+            raise SetupError(f"device: list entry {entry!r} is not cpu:N or gpu:N")
+        towers.append(f"/device:{kind.upper()}:{int(index_text)}")
+    label = "[" + ", ".join(requested) + "]"
+    note = f"device {label}: {len(towers)} towers, batch split evenly, variables on /device:CPU:0"
+    gpus = [int(entry.partition(":")[2]) for entry in requested if entry.startswith("gpu")]
+    missing = [index for index in gpus if index >= num_gpus]
+    if missing:
+        seen = f"only {num_gpus} GPU(s) visible" if num_gpus else "no GPU visible"
+        if not allow_soft_placement:
+            raise SetupError(
+                f"device {label} requested but TensorFlow has {seen}; list only visible GPUs, use "
+                f"[cpu:0, cpu:1, ...] (logical CPU devices), or set `session.allow_soft_placement: true`"
+            )
+        note += f"; {seen}, ops fall back to the CPU"
+    soft = allow_soft_placement or bool(missing)
+    return DevicePlan(label, towers[0], soft, note, tuple(towers))
 
 
 #: ``session.global_jit_level`` -> the ``OptimizerOptions.GlobalJitLevel`` enum value's name.
@@ -117,7 +165,8 @@ def session_config(
             0 = TensorFlow's choice).
 
     Returns:
-        A ``ConfigProto``; on a CPU plan GPUs are hidden (``device_count={"GPU": 0}``).
+        A ``ConfigProto``; on a CPU plan GPUs are hidden (``device_count={"GPU": 0}``); with CPU towers up to
+        ``cpu:N`` the session makes N + 1 logical CPU devices (``device_count={"CPU": N + 1}``).
 
     Raises:
         KeyError: ``global_jit_level`` is not one of :data:`JIT_LEVELS` (the config schema allows no other).
@@ -129,6 +178,10 @@ def session_config(
     }
     if not plan.uses_gpu:
         kwargs["device_count"] = {"GPU": 0}
+    cpu_towers = [name for name in plan.towers if "CPU" in name]
+    if cpu_towers:  # logical CPU devices /device:CPU:0 .. N, made by the session (graph mode)
+        highest = max(int(name.rsplit(":", 1)[1]) for name in cpu_towers)
+        kwargs["device_count"] = {**kwargs.get("device_count", {}), "CPU": highest + 1}
     config = tf.compat.v1.ConfigProto(**kwargs)
     if mixed_precision:
         rewriter = config.graph_options.rewrite_options
