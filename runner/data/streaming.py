@@ -335,6 +335,24 @@ class _Transform:
             self.select = positions
             self.slot = {name: positions.index(fileset.columns.index(name)) for name in self.names}
 
+    def label_dtype(self) -> Any:
+        """The labels' dtype: ``float32`` in the dense form; with named features the label's own.
+
+        Named features (a model_fn, as an Estimator ``input_fn`` gave them): class ids of a categorical label
+        are ``int64``; a TFRecord ``int64`` label feature stays ``int64`` (unless ``label_scale`` divides it);
+        any other numeric label is ``float32``.
+        """
+        tf = self.tf
+        if not self.named:
+            return tf.float32
+        label = self.state.label
+        if label.kind != NUMERIC:
+            return tf.int64
+        tfrecord = self.fileset is not None and self.fileset.format != CSV
+        if tfrecord and self.fileset.dtypes.get(label.name) == "int64" and self.state.label_scale == 1.0:
+            return tf.int64
+        return tf.float32
+
     def _text_missing(self, text: Any) -> Any:
         tf = self.tf
         lowered = tf.strings.lower(text)
@@ -469,12 +487,16 @@ class _Transform:
             text, number, missing = cells[label.name]
             if label.missing == "drop":
                 keep = ~missing if keep is None else tf.logical_and(keep, ~missing)
+            # named features (a model_fn) get labels in their own dtype, as an input_fn gave them: class ids
+            # int64, an int64 TFRecord feature int64 (unless label_scale divides it); the dense form float32
+            dtype = self.label_dtype()
             if label.kind == NUMERIC:
-                labels = tf.cast(number / state.label_scale, tf.float32)
+                labels = number / state.label_scale if state.label_scale != 1.0 else number
+                labels = tf.cast(tf.round(labels) if dtype == tf.int64 else labels, dtype)
             elif label.name in self.tables:
-                labels = tf.cast(self.tables[label.name].lookup(text), tf.float32)
+                labels = tf.cast(self.tables[label.name].lookup(text), dtype)
             else:
-                labels = tf.zeros_like(number if number is not None else missing, dtype=tf.float32)
+                labels = tf.zeros_like(number if number is not None else missing, dtype=dtype)
             labels = labels[:, None]
         if self.named:
             return named, labels, keep

@@ -175,7 +175,8 @@ def build_inference_graph(
             v1.set_random_seed(config.data.seed)
         global_step = v1.train.get_or_create_global_step()
         builder = get_builder(config.graph.builder, run.loaded.base_dir)
-        named = features_form(builder, config.graph.features) == "named"
+        model_fn = is_model_fn(builder, config.graph.style)
+        named = features_form(builder, config.graph.features, model_fn) == "named"
         dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
         inputs: dict[str, Any] = {}
         serialized = None
@@ -207,7 +208,7 @@ def build_inference_graph(
         if not named:
             features = tf.identity(features, name="features")
         spec = build_inference(
-            tf, builder, config.graph.builder, features, params, model_fn=is_model_fn(builder, config.graph.style),
+            tf, builder, config.graph.builder, features, params, model_fn=model_fn,
             config=make_run_info(config, run.run_dir, tf=tf),
         )
         outputs: dict[str, Any] = {}
