@@ -509,3 +509,64 @@ def test_evaluation_hooks_begin_in_the_evaluation_graph(tmp_path, linear_csv, ru
     evaluate(run)  # the same pass in hookrun evaluate's own graph: the same values
     assert seen[0] == ("begin", True)
     np.testing.assert_allclose([value for kind, value in seen if kind == "mean"], means, rtol=1e-6)
+
+
+#: An Estimator model_fn naming no layer, with a tf.Variable weight, input_layer over an embedding column and its own
+#: Adam optimizer (beta1_power is made by tf.Variable under tf.init_scope), fed by its own input_fn.
+UNNAMED_MODEL_FN = """
+import numpy as np
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec, ModeKeys
+
+v1 = tf.compat.v1
+
+
+def input_fn(params):
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(64, 2)).astype(np.float32)
+    city = np.array(["paris", "rome", "oslo", "lima"])[np.arange(64) % 4]
+    y = (x[:, :1] + (city == "rome")[:, None]).astype(np.float32)
+    return tf.data.Dataset.from_tensor_slices(({"x": x, "city": city}, y)).repeat(2).batch(8, drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+    city = v1.feature_column.categorical_column_with_hash_bucket("city", 8)
+    columns = [v1.feature_column.numeric_column("x", shape=[2]), v1.feature_column.embedding_column(city, 3)]
+    net = v1.feature_column.input_layer(features, columns)
+    net = v1.layers.dense(net, 8, activation=tf.nn.relu)
+    bias = tf.Variable(tf.zeros([1]), name="bias")
+    out = v1.layers.dense(net, 1) + bias
+    loss = v1.losses.mean_squared_error(labels, out)
+    optimizer = v1.train.AdamOptimizer(0.01)
+    train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step()) if mode == ModeKeys.TRAIN else None
+    return EstimatorSpec(mode, loss=loss, train_op=train_op)
+"""
+
+
+def test_an_unnamed_model_fn_trains_unchanged_under_steps_per_run(tmp_path, run_train, write_module):
+    import tensorflow as tf
+
+    module = write_module("unnamed_model", UNNAMED_MODEL_FN)
+    weights = {}
+    for steps_per_run in (5, 1):
+        config = {
+            "name": "unnamed",
+            "graph": {"builder": f"{module}:model_fn"},
+            "data": {"input_fn": f"{module}:input_fn", "seed": 0},
+            "session": {"steps_per_run": steps_per_run},
+            "hooks": [{"type": "checkpoint_saver", "save_steps": 1000}],
+        }
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        run = tmp_path / f"run{steps_per_run}"
+        assert run_train(load_config(path), run_dir=run).final_global_step == 16
+        reader = tf.train.load_checkpoint(str(run))
+        weights[steps_per_run] = {
+            name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map() if "Adam" not in name
+        }
+    assert weights[5].keys() == weights[1].keys()
+    embedding = "input_layer/city_embedding/embedding_weights"
+    assert {"dense/kernel", "dense_1/kernel", "bias", embedding} <= weights[5].keys()
+    for name, value in weights[1].items():  # five fused steps compute what five separate steps compute
+        np.testing.assert_array_equal(weights[5][name], value, err_msg=name)

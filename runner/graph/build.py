@@ -22,7 +22,14 @@ from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
-from hookrun.runner.graph.fused import WINDOW_BYTES, build_fused_train, endless_input, input_placeholders, window_bytes
+from hookrun.runner.graph.fused import (
+    WINDOW_BYTES,
+    FirstCall,
+    build_fused_train,
+    endless_input,
+    input_placeholders,
+    window_bytes,
+)
 from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_layers
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
@@ -441,11 +448,14 @@ def build_graph(
         rate_now: dict[str, Any] = {}
         summaries_key = tf.compat.v1.GraphKeys.SUMMARIES
         summaries_before = len(tf.compat.v1.get_collection(summaries_key))
-        with tf.device(plan.device):
+        # steps_per_run > 1: the loop calls the builder again; it finds the names and variables of this call
+        first_call = FirstCall(tf) if steps_per_run > 1 else None
+        with tf.device(plan.device), first_call.record() if first_call is not None else contextlib.nullcontext():
             spec = _call_builder(
                 tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn,
                 **user_fn,
             )
+        with tf.device(plan.device):
             train_op = spec.train_op
             if train_op is None and steps_per_run > 1:
                 # One optimizer object for the first call and every step of the loop: its slots are made
@@ -530,6 +540,7 @@ def build_graph(
                     builder_name=builder_name,
                     carry=carry,
                     carry_step_read=carry is None,
+                    first_call=first_call,
                     endless=endless_input(tf, dataset),
                     windows=lambda n: _window_iterator(
                         tf, dataset, iterator, _fixed_batch(tf, dataset) if from_input_fn else config.data.batch_size, n
