@@ -387,18 +387,18 @@ def model_fn(features, labels, mode, params):
 """
 
 
-def test_an_optimizer_built_in_eval_mode_is_named_as_the_cause(tmp_path, linear_csv, run_train, write_module):
+def test_an_optimizer_built_in_eval_mode_evaluates_unchanged(tmp_path, linear_csv, run_train, write_module):
+    # Estimator's pattern (the optimizer under `mode != PREDICT`): the evaluation is built in a graph of its own and
+    # only the pass is grafted, so the eval-mode optimizer is built and never run, in training and in evaluate.
+    from hookrun.runner.trained.evaluate import evaluate
+
     module = write_module("optimizer_in_eval", OPTIMIZER_IN_EVAL)
-    hooks = [{"type": "evaluation", "every_n_steps": 4}]
+    hooks = [{"type": "evaluation", "every_n_steps": 4}, {"type": "checkpoint_saver", "save_steps": 100}]
     path = _write_config(tmp_path, module, data={"epochs": 1, "validation_split": 0.25}, hooks=hooks)
-    try:
-        result = run_train(load_config(path))
-    except HookrunError as err:  # evaluation in the training graph: the eval call cannot make the Adam slots
-        message = str(err)
-        assert "builds an optimizer in eval mode (its variable w/Adam" in message, message
-        assert "only when mode == ModeKeys.TRAIN" in message and "create weights with" not in message
-    else:  # an evaluation built in its own graph (as Estimator's) evaluates this model_fn unchanged
-        assert result.evaluations
+    result = run_train(load_config(path))
+    assert [e["step"] for e in result.evaluations] == [4, 6]  # 48 training rows, batches of 8; and at the end
+    evaluated = evaluate(result.run_dir)
+    assert evaluated.metrics["val_loss"] == pytest.approx(result.evaluations[-1]["val_loss"], rel=1e-6)
 
 
 #: A model_fn reading Estimator's RunConfig from `config`, as programs did (save steps, seed, chief, model_dir).
@@ -570,3 +570,20 @@ def test_an_unnamed_model_fn_trains_unchanged_under_steps_per_run(tmp_path, run_
     assert {"dense/kernel", "dense_1/kernel", "bias", embedding} <= weights[5].keys()
     for name, value in weights[1].items():  # five fused steps compute what five separate steps compute
         np.testing.assert_array_equal(weights[5][name], value, err_msg=name)
+
+
+def test_run_config_on_a_cluster_names_this_task_as_run_config_did(tmp_path, linear_csv):
+    import tensorflow as tf
+
+    from hookrun.runner.cluster.plan import ClusterPlan, Task
+    from hookrun.runner.graph.run_config import make_run_info
+
+    config = load_config(_write_config(tmp_path, "anything")).config
+    jobs = {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]}
+    info = make_run_info(config, tmp_path / "run", cluster=ClusterPlan(jobs=jobs, task=Task("worker", 1)), tf=tf)
+    assert (info.is_chief, info.num_worker_replicas, info.num_ps_replicas) == (False, 3, 1)
+    assert (info.task_type, info.task_id, info.master) == ("worker", 1, "grpc://h:3")
+    assert info.cluster_spec.as_dict() == jobs and info.model_dir == str(tmp_path / "run")
+    chief = make_run_info(config, None, cluster=ClusterPlan(jobs=jobs, task=Task("chief", 0)))
+    assert chief.is_chief and chief.task_type == "chief" and dict(chief.cluster_spec) == jobs  # no TF: a dict
+    assert chief.save_checkpoints_steps == 1000 and chief.save_summary_steps is None  # _write_config's hooks
