@@ -511,8 +511,9 @@ def test_evaluation_hooks_begin_in_the_evaluation_graph(tmp_path, linear_csv, ru
     np.testing.assert_allclose([value for kind, value in seen if kind == "mean"], means, rtol=1e-6)
 
 
-#: An Estimator model_fn naming no layer, with a tf.Variable weight, input_layer over an embedding column and its own
-#: Adam optimizer (beta1_power is made by tf.Variable under tf.init_scope), fed by its own input_fn.
+#: An Estimator model_fn naming no layer, with a tf.Variable weight, input_layer over an embedding column, batch
+#: normalization under UPDATE_OPS, get_total_loss and its own Adam optimizer (beta1_power is made by tf.Variable under
+#: tf.init_scope), fed by its own input_fn.
 UNNAMED_MODEL_FN = """
 import numpy as np
 import tensorflow as tf
@@ -535,11 +536,14 @@ def model_fn(features, labels, mode, params):
     columns = [v1.feature_column.numeric_column("x", shape=[2]), v1.feature_column.embedding_column(city, 3)]
     net = v1.feature_column.input_layer(features, columns)
     net = v1.layers.dense(net, 8, activation=tf.nn.relu)
+    net = v1.layers.batch_normalization(net, training=mode == ModeKeys.TRAIN)
     bias = tf.Variable(tf.zeros([1]), name="bias")
     out = v1.layers.dense(net, 1) + bias
-    loss = v1.losses.mean_squared_error(labels, out)
+    v1.losses.mean_squared_error(labels, out)
+    loss = v1.losses.get_total_loss()
     optimizer = v1.train.AdamOptimizer(0.01)
-    train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step()) if mode == ModeKeys.TRAIN else None
+    with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):  # batch normalization's moving means
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step()) if mode == ModeKeys.TRAIN else None
     return EstimatorSpec(mode, loss=loss, train_op=train_op)
 """
 
@@ -567,7 +571,7 @@ def test_an_unnamed_model_fn_trains_unchanged_under_steps_per_run(tmp_path, run_
         }
     assert weights[5].keys() == weights[1].keys()
     embedding = "input_layer/city_embedding/embedding_weights"
-    assert {"dense/kernel", "dense_1/kernel", "bias", embedding} <= weights[5].keys()
+    assert {"dense/kernel", "dense_1/kernel", "bias", embedding, "batch_normalization/moving_mean"} <= weights[5].keys()
     for name, value in weights[1].items():  # five fused steps compute what five separate steps compute
         np.testing.assert_array_equal(weights[5][name], value, err_msg=name)
 

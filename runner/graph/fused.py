@@ -214,7 +214,11 @@ class FirstCall:
       ``feature_column.input_layer`` open ``dense``, ``input_layer`` again, not ``dense_2``,
       ``input_layer_1``; under ``reuse=True`` their ``get_variable`` calls find the first call's variables;
     - a variable made without ``get_variable`` (``tf.Variable``, a tf-keras layer's ``add_weight``) is
-      handed the first call's variable made the same way, in the same order (its dtype and shape checked).
+      handed the first call's variable made the same way, in the same order (its dtype checked);
+    - the ``UPDATE_OPS``, ``SUMMARIES`` and ``LOSSES`` collections hold what they held before the first
+      call, so ``tf.control_dependencies(get_collection(UPDATE_OPS))`` around a model_fn's own
+      ``minimize`` (batch normalization) or ``tf.compat.v1.losses.get_total_loss()`` gets the loop call's
+      ops, not the first call's, which read its never-fed placeholders.
 
     Use :meth:`record` around the first call, then :meth:`replay` around the second.
     """
@@ -224,6 +228,7 @@ class FirstCall:
         self.counts_before: dict[str, int] = {}
         self.direct: list[Any] = []
         self.graph: Any = None
+        self.ops_before: dict[str, list[Any]] = {}
 
     @staticmethod
     def _scope_store() -> Any:
@@ -238,6 +243,7 @@ class FirstCall:
 
         self.counts_before = dict(self._scope_store().variable_scopes_count)
         self.graph = self._tf.compat.v1.get_default_graph()
+        self.ops_before = {key: list(self.graph.get_collection(key)) for key in self._call_collections()}
         made: list[Any] = []
 
         def note(next_creator: Any, **kwargs: Any) -> Any:
@@ -261,6 +267,11 @@ class FirstCall:
         store = self._scope_store()
         counts_after = dict(store.variable_scopes_count)
         store.variable_scopes_count = dict(self.counts_before)
+        # the first call's update ops, summaries and losses are on its unfed placeholders: the loop's call sees
+        # (and gets from tf.compat.v1.get_collection) only its own, as the first call did
+        ops_after = {key: list(self.graph.get_collection(key)) for key in self.ops_before}
+        for key, items in self.ops_before.items():
+            self.graph.get_collection_ref(key)[:] = items
         pending = list(self.direct)
 
         def hand_over(next_creator: Any, **kwargs: Any) -> Any:
@@ -281,6 +292,13 @@ class FirstCall:
                 yield
         finally:
             store.variable_scopes_count = counts_after
+            for key, items in ops_after.items():
+                self.graph.get_collection_ref(key)[:] = items
+
+    def _call_collections(self) -> tuple[str, ...]:
+        """The collections of ops a builder call adds on its own inputs: ``UPDATE_OPS``, ``SUMMARIES``, ``LOSSES``."""
+        keys = self._tf.compat.v1.GraphKeys
+        return (keys.UPDATE_OPS, keys.SUMMARIES, keys.LOSSES)
 
 
 @contextlib.contextmanager
