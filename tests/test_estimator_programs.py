@@ -391,18 +391,18 @@ model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's defa
 """
 
 
-def test_an_optimizer_built_in_eval_mode_is_named_as_the_cause(tmp_path, linear_csv, run_train, write_module):
+def test_an_optimizer_built_in_eval_mode_evaluates_unchanged(tmp_path, linear_csv, run_train, write_module):
+    # Estimator's pattern (the optimizer under `mode != PREDICT`): the evaluation is built in a graph of its own and
+    # only the pass is grafted, so the eval-mode optimizer is built and never run, in training and in evaluate.
+    from hookrun.runner.trained.evaluate import evaluate
+
     module = write_module("optimizer_in_eval", OPTIMIZER_IN_EVAL)
-    hooks = [{"type": "evaluation", "every_n_steps": 4}]
+    hooks = [{"type": "evaluation", "every_n_steps": 4}, {"type": "checkpoint_saver", "save_steps": 100}]
     path = _write_config(tmp_path, module, data={"epochs": 1, "validation_split": 0.25}, hooks=hooks)
-    try:
-        result = run_train(load_config(path))
-    except HookrunError as err:  # evaluation in the training graph: the eval call cannot make the Adam slots
-        message = str(err)
-        assert "builds an optimizer in eval mode (its variable w/Adam" in message, message
-        assert "only when mode == ModeKeys.TRAIN" in message and "create weights with" not in message
-    else:  # an evaluation built in its own graph (as Estimator's) evaluates this model_fn unchanged
-        assert result.evaluations
+    result = run_train(load_config(path))
+    assert [e["step"] for e in result.evaluations] == [4, 6]  # 48 training rows, batches of 8; and at the end
+    evaluated = evaluate(result.run_dir)
+    assert evaluated.metrics["val_loss"] == pytest.approx(result.evaluations[-1]["val_loss"], rel=1e-6)
 
 
 #: A model_fn reading Estimator's RunConfig from `config`, as programs did (save steps, seed, chief, model_dir).
@@ -513,3 +513,85 @@ def test_evaluation_hooks_begin_in_the_evaluation_graph(tmp_path, linear_csv, ru
     evaluate(run)  # the same pass in hookrun evaluate's own graph: the same values
     assert seen[0] == ("begin", True)
     np.testing.assert_allclose([value for kind, value in seen if kind == "mean"], means, rtol=1e-6)
+
+
+#: An Estimator model_fn naming no layer, with a tf.Variable weight, input_layer over an embedding column, batch
+#: normalization under UPDATE_OPS, get_total_loss and its own Adam optimizer (beta1_power is made by tf.Variable under
+#: tf.init_scope), fed by its own input_fn.
+UNNAMED_MODEL_FN = """
+import numpy as np
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec, ModeKeys
+
+v1 = tf.compat.v1
+
+
+def input_fn(params):
+    rng = np.random.RandomState(0)
+    x = rng.normal(size=(64, 2)).astype(np.float32)
+    city = np.array(["paris", "rome", "oslo", "lima"])[np.arange(64) % 4]
+    y = (x[:, :1] + (city == "rome")[:, None]).astype(np.float32)
+    return tf.data.Dataset.from_tensor_slices(({"x": x, "city": city}, y)).repeat(2).batch(8, drop_remainder=True)
+
+
+def model_fn(features, labels, mode, params):
+    city = v1.feature_column.categorical_column_with_hash_bucket("city", 8)
+    columns = [v1.feature_column.numeric_column("x", shape=[2]), v1.feature_column.embedding_column(city, 3)]
+    net = v1.feature_column.input_layer(features, columns)
+    net = v1.layers.dense(net, 8, activation=tf.nn.relu)
+    net = v1.layers.batch_normalization(net, training=mode == ModeKeys.TRAIN)
+    bias = tf.Variable(tf.zeros([1]), name="bias")
+    out = v1.layers.dense(net, 1) + bias
+    v1.losses.mean_squared_error(labels, out)
+    loss = v1.losses.get_total_loss()
+    optimizer = v1.train.AdamOptimizer(0.01)
+    with tf.control_dependencies(v1.get_collection(v1.GraphKeys.UPDATE_OPS)):  # batch normalization's moving means
+        train_op = optimizer.minimize(loss, global_step=v1.train.get_global_step()) if mode == ModeKeys.TRAIN else None
+    return EstimatorSpec(mode, loss=loss, train_op=train_op)
+"""
+
+
+def test_an_unnamed_model_fn_trains_unchanged_under_steps_per_run(tmp_path, run_train, write_module):
+    import tensorflow as tf
+
+    module = write_module("unnamed_model", UNNAMED_MODEL_FN)
+    weights = {}
+    for steps_per_run in (5, 1):
+        config = {
+            "name": "unnamed",
+            "graph": {"builder": f"{module}:model_fn"},
+            "data": {"input_fn": f"{module}:input_fn", "seed": 0},
+            "session": {"steps_per_run": steps_per_run},
+            "hooks": [{"type": "checkpoint_saver", "save_steps": 1000}],
+        }
+        path = tmp_path / "config.yaml"
+        path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+        run = tmp_path / f"run{steps_per_run}"
+        assert run_train(load_config(path), run_dir=run).final_global_step == 16
+        reader = tf.train.load_checkpoint(str(run))
+        weights[steps_per_run] = {
+            name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map() if "Adam" not in name
+        }
+    assert weights[5].keys() == weights[1].keys()
+    embedding = "input_layer/city_embedding/embedding_weights"
+    assert {"dense/kernel", "dense_1/kernel", "bias", embedding, "batch_normalization/moving_mean"} <= weights[5].keys()
+    for name, value in weights[1].items():  # five fused steps compute what five separate steps compute
+        np.testing.assert_array_equal(weights[5][name], value, err_msg=name)
+
+
+def test_run_config_on_a_cluster_names_this_task_as_run_config_did(tmp_path, linear_csv):
+    import tensorflow as tf
+
+    from hookrun.runner.cluster.plan import ClusterPlan, Task
+    from hookrun.runner.graph.run_config import make_run_info
+
+    config = load_config(_write_config(tmp_path, "anything")).config
+    jobs = {"chief": ["h:1"], "worker": ["h:2", "h:3"], "ps": ["h:4"]}
+    info = make_run_info(config, tmp_path / "run", cluster=ClusterPlan(jobs=jobs, task=Task("worker", 1)), tf=tf)
+    assert (info.is_chief, info.num_worker_replicas, info.num_ps_replicas) == (False, 3, 1)
+    assert (info.task_type, info.task_id, info.master) == ("worker", 1, "grpc://h:3")
+    assert info.cluster_spec.as_dict() == jobs and info.model_dir == str(tmp_path / "run")
+    chief = make_run_info(config, None, cluster=ClusterPlan(jobs=jobs, task=Task("chief", 0)))
+    assert chief.is_chief and chief.task_type == "chief" and dict(chief.cluster_spec) == jobs  # no TF: a dict
+    assert chief.save_checkpoints_steps == 1000 and chief.save_summary_steps is None  # _write_config's hooks

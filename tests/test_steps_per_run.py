@@ -217,23 +217,38 @@ def test_nan_loss_names_the_window(tmp_path, linear_csv, run_train, write_module
         assert _checkpoint_steps(tmp_path / "five") == [0, 5, 10, 15]
 
 
-def test_builder_that_creates_variables_again_is_refused(tmp_path, linear_csv, run_train, write_module):
+def test_a_tf_variable_builder_trains_and_one_making_new_variables_each_call_is_refused(
+    tmp_path, linear_csv, run_train, write_module
+):
     module = write_module(
         "fresh_variables",
         """
         import tensorflow as tf
 
+        CALLS = []
+
         def build(features, labels, params):
-            w = tf.compat.v1.Variable(tf.zeros([int(features.shape[-1]), 1]), name="w")  # a new one each call
-            return {"loss": tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))}
+            w = tf.compat.v1.Variable(tf.zeros([int(features.shape[-1]), 1]), name="w")  # made anew by each call
+            out = tf.matmul(features, w)
+            if params.get("new_each_call"):  # a get_variable name the first call did not make: not the same model
+                CALLS.append(1)
+                out = out + tf.compat.v1.get_variable(f"extra_{len(CALLS)}", [], initializer=tf.zeros_initializer())
+            return {"loss": tf.reduce_mean(tf.square(out - labels))}
         """,
     )
-    loaded = _config(tmp_path, "c", 3, [{"type": "stop_at_step", "last_step": 3}], graph={"builder": f"{module}:build"})
+    import tensorflow as tf
+
+    hooks = [{"type": "stop_at_step", "last_step": 3}, {"type": "checkpoint_saver", "save_steps": 100}]
+    # The loop's call gets the first call's tf.Variable (runner/graph/fused.FirstCall): as one step per call
+    weights = []
+    for name, steps in (("c", 3), ("d", 1)):
+        loaded = _config(tmp_path, name, steps, hooks, graph={"builder": f"{module}:build"})
+        assert run_train(loaded, run_dir=tmp_path / name).final_global_step == 3
+        weights.append(tf.train.load_variable(str(tmp_path / name), "w"))
+    np.testing.assert_array_equal(weights[0], weights[1])
+    loaded = _config(tmp_path, "e", 3, hooks, graph={"builder": f"{module}:build", "params": {"new_each_call": True}})
     with pytest.raises(ConfigError, match=r"creates a variable when called again inside the session.steps_per_run"):
-        run_train(loaded)
-    # One step per call builds it once: it trains.
-    loaded = _config(tmp_path, "d", 1, [{"type": "stop_at_step", "last_step": 3}], graph={"builder": f"{module}:build"})
-    assert run_train(loaded, run_dir=tmp_path / "d").final_global_step == 3
+        run_train(loaded, run_dir=tmp_path / "e")
 
 
 @pytest.mark.parametrize("field", ["training_hooks", "training_chief_hooks"])

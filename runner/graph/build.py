@@ -22,7 +22,14 @@ from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan
-from hookrun.runner.graph.fused import WINDOW_BYTES, build_fused_train, endless_input, input_placeholders, window_bytes
+from hookrun.runner.graph.fused import (
+    WINDOW_BYTES,
+    FirstCall,
+    build_fused_train,
+    endless_input,
+    input_placeholders,
+    window_bytes,
+)
 from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_layers
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
@@ -462,7 +469,9 @@ def build_graph(
         if plan.towers and (mixed_precision or wrap_optimizer is not None or device_function is not None):
             raise PlacedError("device", "towers (device: a list) do not run with session.mixed_precision or on a "
                               "cluster (TF_CONFIG) yet; use one device, or turn session.mixed_precision off")
-        with tf.device(plan.device):
+        # steps_per_run > 1: the loop calls the builder again; it finds the names and variables of this call
+        first_call = FirstCall(tf) if steps_per_run > 1 else None
+        with tf.device(plan.device), first_call.record() if first_call is not None else contextlib.nullcontext():
             if plan.towers:  # K towers, one averaged update (hookrun.runner.graph.towers)
                 spec, learning_rate, optimizer = _tower_train(
                     tf, plan, features, labels, lambda f, y: _call_builder(
@@ -470,13 +479,14 @@ def build_graph(
                     ), config.graph.optimizer, global_step, rate_now, steps_per_run > 1,
                     [] if steps_per_run > 1 else [global_step_read(graph), graph_element(global_step)],
                 )
-                if learning_rate is not None:
-                    learning_rate = tf.identity(learning_rate, name="learning_rate")
             else:
                 spec = _call_builder(
                     tf, builder, builder_name, features, labels, {**params, "mode": "train"}, model_fn=model_fn,
                     **user_fn,
                 )
+        with tf.device(plan.device):
+            if plan.towers and learning_rate is not None:
+                learning_rate = tf.identity(learning_rate, name="learning_rate")
             train_op = spec.train_op
             if train_op is None and steps_per_run > 1:
                 # One optimizer object for the first call and every step of the loop: its slots are made
@@ -569,6 +579,7 @@ def build_graph(
                     builder_name=builder_name,
                     carry=carry,
                     carry_step_read=carry is None,
+                    first_call=first_call,
                     endless=endless_input(tf, dataset),
                     windows=lambda n: _window_iterator(
                         tf, dataset, iterator, _fixed_batch(tf, dataset) if from_input_fn else config.data.batch_size, n

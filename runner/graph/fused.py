@@ -14,7 +14,10 @@ How it is built (:func:`build_fused_train`):
 2. The loop body calls the builder again under ``tf.compat.v1.variable_scope(scope, reuse=True)``
    on the iterator's next batch, and applies the *same* optimizer object to that loss (its slots
    are found, not created), after the ``UPDATE_OPS`` that call added; each step adds one to
-   ``global_step``. A builder whose second call creates a variable is refused
+   ``global_step``. That call sees what the first one saw (:class:`FirstCall`): the same default
+   variable scope names (``dense``, ``input_layer``, not ``dense_2``), and the first call's
+   ``tf.Variable`` weights handed over in their order, so an Estimator ``model_fn`` that names no layer
+   trains unchanged. A builder whose second call makes a variable the first did not make is refused
    (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``). The batch comes from one of
    two bodies, chosen by the input's cardinality (:func:`endless_input`):
 
@@ -61,7 +64,8 @@ rounds differently and can overflow.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+import contextlib
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 from hookrun.hooks.context import UNFED_INPUT
@@ -194,13 +198,118 @@ def endless_input(tf: Any, dataset: Any) -> bool:
     return cardinality(tf, dataset) == tf.data.INFINITE_CARDINALITY
 
 
-#: Marks the error :func:`_refuse` raises, through the builder call's own wrapping.
+#: Marks the error :meth:`FirstCall.replay`'s creator raises, through the builder call's own wrapping.
 _CREATES = "creates a variable inside the loop"
 
 
-def _refuse(next_creator: Any, **kwargs: Any) -> Any:
-    """A variable creator that refuses: the loop body may only reuse the variables the first call made."""
-    raise ValueError(f"{_CREATES}: {kwargs.get('name') or 'unnamed'}")
+class FirstCall:
+    """What the builder's first call (outside the loop) named and made, so its call in the loop finds the same.
+
+    A builder written for Estimator is called once per graph: its default names (``dense``, ``dense_1``,
+    ``input_layer``), its ``tf.Variable`` weights and feature columns' embeddings are made by that one
+    call. The loop calls it a second time; :meth:`replay` makes that call see what the first one saw:
+
+    - the variable scope names are counted from where the first call started (TensorFlow's
+      ``_VariableScopeStore.variable_scopes_count``), so ``tf.compat.v1.layers.dense`` and
+      ``feature_column.input_layer`` open ``dense``, ``input_layer`` again, not ``dense_2``,
+      ``input_layer_1``; under ``reuse=True`` their ``get_variable`` calls find the first call's variables;
+    - a variable made without ``get_variable`` (``tf.Variable``, a tf-keras layer's ``add_weight``) is
+      handed the first call's variable made the same way, in the same order (its dtype checked);
+    - the ``UPDATE_OPS``, ``SUMMARIES`` and ``LOSSES`` collections hold what they held before the first
+      call, so ``tf.control_dependencies(get_collection(UPDATE_OPS))`` around a model_fn's own
+      ``minimize`` (batch normalization) or ``tf.compat.v1.losses.get_total_loss()`` gets the loop call's
+      ops, not the first call's, which read its never-fed placeholders.
+
+    Use :meth:`record` around the first call, then :meth:`replay` around the second.
+    """
+
+    def __init__(self, tf: Any) -> None:
+        self._tf = tf
+        self.counts_before: dict[str, int] = {}
+        self.direct: list[Any] = []
+        self.graph: Any = None
+        self.ops_before: dict[str, list[Any]] = {}
+
+    @staticmethod
+    def _scope_store() -> Any:
+        from tensorflow.python.ops import variable_scope  # the store of variable scope names (no public API)
+
+        return variable_scope.get_variable_scope_store()
+
+    @contextlib.contextmanager
+    def record(self) -> Iterator[None]:
+        """Around the first call: note the scope counts it starts from and the variables it makes directly."""
+        from tensorflow.python.ops import variable_scope
+
+        self.counts_before = dict(self._scope_store().variable_scopes_count)
+        self.graph = self._tf.compat.v1.get_default_graph()
+        self.ops_before = {key: list(self.graph.get_collection(key)) for key in self._call_collections()}
+        made: list[Any] = []
+
+        def note(next_creator: Any, **kwargs: Any) -> Any:
+            variable = next_creator(**kwargs)
+            made.append(variable)
+            return variable
+
+        with self._tf.compat.v1.variable_creator_scope(note):
+            yield
+        by_name = {id(v) for v in variable_scope._get_default_variable_store()._vars.values()}
+        self.direct = [v for v in made if id(v) not in by_name]
+
+    @contextlib.contextmanager
+    def replay(self) -> Iterator[None]:
+        """Around the call in the loop (under ``reuse=True``): the first call's names and direct variables.
+
+        Raises:
+            ValueError: (through the builder call) it makes a variable the first call did not make
+                (:data:`_CREATES`), or one of another dtype or shape.
+        """
+        store = self._scope_store()
+        counts_after = dict(store.variable_scopes_count)
+        store.variable_scopes_count = dict(self.counts_before)
+        # the first call's update ops, summaries and losses are on its unfed placeholders: the loop's call sees
+        # (and gets from tf.compat.v1.get_collection) only its own, as the first call did
+        ops_after = {key: list(self.graph.get_collection(key)) for key in self.ops_before}
+        for key, items in self.ops_before.items():
+            self.graph.get_collection_ref(key)[:] = items
+        pending = list(self.direct)
+
+        def hand_over(next_creator: Any, **kwargs: Any) -> Any:
+            name = kwargs.get("name") or "unnamed"
+            if not pending:
+                raise ValueError(f"{_CREATES}: {name}")
+            variable = pending.pop(0)
+            dtype = kwargs.get("dtype")
+            if dtype is not None and self._tf.as_dtype(dtype).base_dtype != variable.dtype.base_dtype:
+                raise ValueError(f"{_CREATES}: {name} ({self._tf.as_dtype(dtype).name}, the first call's "
+                                 f"{variable.op.name} is {variable.dtype.base_dtype.name})")
+            return variable
+
+        try:
+            # also on the graph of the first call: a v1 optimizer makes its variables (Adam's beta1_power)
+            # under tf.init_scope(), i.e. there, outside the loop's body graph
+            with self._tf.compat.v1.variable_creator_scope(hand_over), self.graph._variable_creator_scope(hand_over):
+                yield
+        finally:
+            store.variable_scopes_count = counts_after
+            for key, items in ops_after.items():
+                self.graph.get_collection_ref(key)[:] = items
+
+    def _call_collections(self) -> tuple[str, ...]:
+        """The collections of ops a builder call adds on its own inputs: ``UPDATE_OPS``, ``SUMMARIES``, ``LOSSES``."""
+        keys = self._tf.compat.v1.GraphKeys
+        return (keys.UPDATE_OPS, keys.SUMMARIES, keys.LOSSES)
+
+
+@contextlib.contextmanager
+def _no_new_variables(tf: Any) -> Iterator[None]:
+    """A variable creator scope that refuses every variable (the loop may only reuse by ``get_variable`` name)."""
+
+    def refuse(next_creator: Any, **kwargs: Any) -> Any:
+        raise ValueError(f"{_CREATES}: {kwargs.get('name') or 'unnamed'}")
+
+    with tf.compat.v1.variable_creator_scope(refuse):
+        yield
 
 
 def _carry_initial(tf: Any, tensor: Any) -> tuple[Any, Any] | None:
@@ -229,6 +338,7 @@ def build_fused_train(
     endless: bool = False,
     windows: Callable[[int], Any] | None = None,
     carry_step_read: bool = False,
+    first_call: FirstCall | None = None,
 ) -> tuple[Any, RunWindow]:
     """Build the while-loop of up to ``steps_per_run`` training steps; see the module docstring.
 
@@ -255,6 +365,9 @@ def build_fused_train(
         carry_step_read: also carry ``global_step`` as the window's last step reads it, before that step's
             update (:attr:`RunWindow.step_global_step`: what a hook fetching ``global_step`` gets at that step
             under ``MonitoredTrainingSession``); one int64 scalar more per step, for custom hooks.
+        first_call: what :meth:`FirstCall.record` noted of the builder's first call; the loop's call then
+            finds the same names and ``tf.Variable`` weights (:meth:`FirstCall.replay`). None: only
+            ``get_variable`` names the first call made are reused; any other variable is refused.
 
     Returns:
         ``(train, window)``: ``train`` is the ``int32`` steps run by one call (the tensor the
@@ -297,9 +410,10 @@ def build_fused_train(
         """One step on ``batch``, made after ``count``: the next count, the sums, the last values, the update."""
         with tf.control_dependencies([count]):
             features, labels = batch
+            replay = first_call.replay() if first_call is not None else _no_new_variables(tf)
             step_read = [global_step.read_value()] if carry_step_read else []
             try:
-                with v1.variable_scope(v1.get_variable_scope(), reuse=True), v1.variable_creator_scope(_refuse), \
+                with v1.variable_scope(v1.get_variable_scope(), reuse=True), replay, \
                         tf.control_dependencies(step_read):  # the step's update comes after that read
                     train_op, tensors = step(features, labels)
             except PlacedError as err:
