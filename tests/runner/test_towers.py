@@ -180,7 +180,8 @@ def test_batch_norm_is_not_exact_and_says_by_how_much(tmp_path, linear_csv, run_
 
 def test_tf_variable_in_a_builder_is_refused(tmp_path, linear_csv, run_train, write_module):
     module = write_module("tower_plain", PLAIN_VARIABLE)
-    with pytest.raises(ConfigError, match=r"graph.builder: makes new trainable variables in tower 1 \(tower_1/w\).*get_variable"):
+    refused = r"graph.builder: makes new trainable variables in tower 1 \(tower_1/w\).*get_variable"
+    with pytest.raises(ConfigError, match=refused):
         _train(tmp_path, run_train, "towers", _towers(2), graph={"builder": f"{module}:build", "params": {}})
 
 
@@ -235,3 +236,26 @@ def test_each_tower_runs_on_its_device_and_the_variables_on_the_host():
         rows = np.arange(32, dtype=np.float32).reshape(16, 2) / 32
         session.run(result.spec.train_op, {features: rows, labels: rows[:, :1]})
         assert session.run(global_step) == 1
+
+
+def test_a_towers_checkpoint_resumes_on_one_device(tmp_path, linear_csv, run_train):
+    _train(tmp_path, run_train, "run", _towers(2), last_step=6)
+    _train(tmp_path, run_train, "run", "cpu", last_step=10)  # the same run directory, one device
+    _train(tmp_path, run_train, "one", "cpu", last_step=10)
+    assert int(_weights(tmp_path / "run")["global_step"]) == 10
+    assert _largest_difference(_weights(tmp_path / "one"), _weights(tmp_path / "run")) < 2e-5
+
+
+def test_the_gpu_bench_refuses_without_a_gpu(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_bench.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--output", str(tmp_path / "R.md")], capture_output=True, text=True,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"}, check=False,
+    )
+    assert done.returncode == 2
+    assert "sees no GPU" in done.stdout and "--device cpu" in done.stdout
+    assert not (tmp_path / "R.md").exists()
