@@ -110,6 +110,14 @@ class RunConfigBase(StrictModel):
             raise ValueError(message)
         return self
 
+    @field_validator("device", mode="before")
+    @classmethod
+    def _device_kind(cls, value: Any) -> Any:
+        """One issue for a ``device`` that is neither a string nor a list of strings (not one per union branch)."""
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise ValueError("must be a string, or a list of strings such as [gpu:0, gpu:1]")  # the loader adds (got ...)
+
     @field_validator("device")
     @classmethod
     def _device_form(cls, value: str | list[str]) -> str | list[str]:
