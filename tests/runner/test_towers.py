@@ -259,3 +259,17 @@ def test_the_gpu_bench_refuses_without_a_gpu(tmp_path):
     assert done.returncode == 2
     assert "sees no GPU" in done.stdout and "--device cpu" in done.stdout
     assert not (tmp_path / "R.md").exists()
+
+
+def test_cpu_towers_get_logical_devices_and_gpu_towers_soft_placement():
+    import tensorflow as tf
+
+    from hookrun.runner.graph.device import resolve_device, session_config
+
+    plan = resolve_device(["cpu:0", "cpu:1", "cpu:2"], num_gpus=0)
+    assert plan.towers == ("/device:CPU:0", "/device:CPU:1", "/device:CPU:2") and plan.device == "/device:CPU:0"
+    assert dict(session_config(tf, plan).device_count) == {"GPU": 0, "CPU": 3}
+    soft = resolve_device(["gpu:0", "gpu:1"], num_gpus=1, allow_soft_placement=True)
+    assert soft.towers == ("/device:GPU:0", "/device:GPU:1") and soft.soft_placement
+    assert "only 1 GPU(s) visible, ops fall back to the CPU" in soft.note
+    assert "CPU" not in dict(session_config(tf, soft).device_count)
