@@ -193,10 +193,12 @@ def test_tf_variable_in_a_builder_is_refused(tmp_path, linear_csv, run_train, wr
         (["gpu:0", "gpu:0"], 16, "gpu:0 is listed twice"),
         (["gpu"], 16, r"list entry 'gpu' is not cpu:N or gpu:N; name each device with its index"),
         ([], 16, "an empty list"),
+        (["cpu:0", "cpu:1"], 16, "does not run on a cluster yet"),
     ],
 )
 def test_validate_checks_the_tower_list(tmp_path, linear_csv, device, batch_size, message):
-    path = _write(tmp_path, "bad", device, [], data={"batch_size": batch_size})
+    cluster = {"cluster": {"ps": ["localhost:2222"], "worker": ["localhost:2223"]}} if "cluster" in message else {}
+    path = _write(tmp_path, "bad", device, [], data={"batch_size": batch_size}, **cluster)
     with pytest.raises(ConfigError, match=message):
         load_config(path)
 
