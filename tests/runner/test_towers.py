@@ -275,3 +275,39 @@ def test_cpu_towers_get_logical_devices_and_gpu_towers_soft_placement():
     assert soft.towers == ("/device:GPU:0", "/device:GPU:1") and soft.soft_placement
     assert "only 1 GPU(s) visible, ops fall back to the CPU" in soft.note
     assert "CPU" not in dict(session_config(tf, soft).device_count)
+
+
+def test_only_the_first_towers_update_ops_and_summaries_are_kept():
+    import tensorflow as tf
+
+    from hookrun.runner.graph.towers import build_towers
+
+    graph = tf.Graph()
+    with graph.as_default():
+        features = tf.compat.v1.placeholder(tf.float32, [8, 2])
+        labels = tf.compat.v1.placeholder(tf.float32, [8, 1])
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+
+        def call(f, y):
+            normal = tf.compat.v1.layers.batch_normalization(f, training=True, name="bn")
+            out = tf.compat.v1.layers.dense(normal, 1, name="out")
+            loss = tf.reduce_mean(tf.square(out - y))
+            tf.compat.v1.summary.scalar("tower_loss", loss)
+            return GraphSpec(loss=loss)
+
+        def optimizer():
+            return tf.compat.v1.train.GradientDescentOptimizer(0.1), tf.constant(0.1)
+
+        result = build_towers(tf, ["/device:CPU:0", "/device:CPU:1"], features, labels, call, optimizer, global_step)
+        updates = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)
+        summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+    assert len(updates) == 2 and all(op.name.startswith("tower_0/") for op in updates)  # moving mean, variance
+    assert [s.op.name for s in summaries] == ["tower_0/tower_loss"]
+    seen, stack = set(), [result.spec.train_op]
+    while stack:  # the update's ancestors: inputs and control inputs
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend([t.op for t in op.inputs] + list(op.control_inputs))
+    assert set(updates) <= seen
+    assert not [op for op in seen if op.name.startswith("tower_1/bn/AssignMovingAvg")]
