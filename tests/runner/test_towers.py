@@ -8,6 +8,7 @@ checkpoint) and the same values to float tolerance.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from hookrun.config_schemas.loader import ConfigError
 from hookrun.runner.config import load_config
 from hookrun.runner.errors import SetupError
 from hookrun.runner.graph.builders.spec import GraphSpec
+
+from ..conftest import linear_rows, write_csv
 
 #: A model_fn whose train_op is its own ``optimizer.minimize`` (the Estimator form); towers intercept it.
 MODEL_FN = """
@@ -105,14 +108,37 @@ def _towers(k: int) -> list[str]:
     return [f"cpu:{i}" for i in range(k)]
 
 
+@pytest.fixture(scope="module")
+def one_device(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``one_device(steps_per_run, engine)``: the one-device run's weights (trained once per module and key)."""
+    from rich.console import Console
+
+    from hookrun.runner.trainer import train
+
+    directory = tmp_path_factory.mktemp("one_device")
+    write_csv(directory / "data.csv", linear_rows())
+    weights: dict[tuple[int, str], dict[str, np.ndarray]] = {}
+
+    def get(steps_per_run: int, engine: str) -> dict[str, np.ndarray]:
+        if (steps_per_run, engine) not in weights:
+            name = f"one-{steps_per_run}-{engine}"
+            hooks = [{"type": "stop_at_step", "last_step": 10}, {"type": "checkpoint_saver", "save_steps": 1000}]
+            session = {"engine": engine, "steps_per_run": steps_per_run}
+            path = _write(directory, name, "cpu", hooks, session=session)
+            train(load_config(path), run_dir=directory / name, console=Console(file=io.StringIO()))
+            weights[(steps_per_run, engine)] = _weights(directory / name)
+        return weights[(steps_per_run, engine)]
+
+    return get
+
+
 @pytest.mark.parametrize("engine", ["hookrun", "tf"])
 @pytest.mark.parametrize("steps_per_run", [1, 5])
 @pytest.mark.parametrize("k", [2, 4])
-def test_towers_give_the_weights_of_one_device(tmp_path, linear_csv, run_train, k, steps_per_run, engine):
+def test_towers_give_the_weights_of_one_device(tmp_path, linear_csv, run_train, one_device, k, steps_per_run, engine):
     session = {"engine": engine, "steps_per_run": steps_per_run}
-    _train(tmp_path, run_train, "one", "cpu", session=session)
     result = _train(tmp_path, run_train, "towers", _towers(k), session=session)
-    one, towers = _weights(tmp_path / "one"), _weights(tmp_path / "towers")
+    one, towers = one_device(steps_per_run, engine), _weights(tmp_path / "towers")
     assert int(towers["global_step"]) == int(one["global_step"]) == 10
     assert result.end_of_data is False
     # Adam over 10 steps; the difference is summation order (a mean of K sub-batch means)
