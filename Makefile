@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: help install demo demo-sharded test test-slow test-all lint bench clean
+.PHONY: help install demo demo-sharded test test-slow test-all lint bench bench-gpu clean
 
 help:
 	@echo "make demo   - set up .venv and train configs/california_housing_dnn.yaml (the main job)"
@@ -15,6 +15,7 @@ help:
 	@echo "make test-slow - the slow group only: real clusters, signals, preemption (pytest -m slow)"
 	@echo "make test-all  - both, as CI (.ci/run) does"
 	@echo "make bench  - measure training speed and start-up (benchmarks/RESULTS.md; see benchmarks/README.md)"
+	@echo "make bench-gpu - towers on K = 1, 2, 4 GPUs beside Keras MirroredStrategy (BENCH_GPU_ARGS=\"--device cpu\" on CPUs)"
 	@echo "make clean  - remove .venv and runs/"
 
 $(STAMP): pyproject.toml setup.py
@@ -68,6 +69,9 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/data_bench.py $(DATA_BENCH_ARGS)  # input at scale; e.g. DATA_BENCH_ARGS="--rows 1000000"
 	$(BIN)/python benchmarks/eval_bench.py $(EVAL_BENCH_ARGS)  # evaluation cost (issue 25); e.g. EVAL_BENCH_ARGS="--repeats 3"
+
+bench-gpu: $(STAMP)
+	$(BIN)/python benchmarks/gpu_bench.py $(BENCH_GPU_ARGS)  # towers K = 1, 2, 4 vs Keras MirroredStrategy; no GPU: exit 2 (BENCH_GPU_ARGS="--device cpu" runs on logical CPUs)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -506,6 +506,16 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
     return "\n".join(out) + "\n"
 
 
+def _gpu_section(path: Path) -> str | None:
+    """The ``make bench-gpu`` section of ``path`` (``gpu_bench.py`` writes it between its markers), else None."""
+    from gpu_bench import BEGIN, END
+
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if BEGIN not in text or END not in text:
+        return None
+    return BEGIN + text.split(BEGIN, 1)[1].split(END, 1)[0] + END
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the benchmark and write the report."""
     parser = argparse.ArgumentParser(description="hookrun benchmarks (make bench); see benchmarks/README.md")
@@ -571,8 +581,13 @@ def main(argv: list[str] | None = None) -> int:
     meta["load_start"], meta["load_end"] = load_start, os.getloadavg()[0]
     meta["seconds"] = time.perf_counter() - started
     text = report(meta, results, startup, errors)
+    kept_gpu_section = _gpu_section(args.output)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(text, encoding="utf-8")
+    if args.output.resolve() == DEFAULT_OUTPUT.resolve() and kept_gpu_section is not None:  # make bench-gpu's part
+        from gpu_bench import write_section
+
+        write_section(args.output, kept_gpu_section)
     if args.json is not None:
         args.json.write_text(json.dumps({"meta": meta, "results": results, "startup": startup}, indent=2))
     print(text, end="")

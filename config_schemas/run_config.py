@@ -103,12 +103,21 @@ class RunConfigBase(StrictModel):
         """With towers (``device:`` a list): the global batch divides by K; not on a cluster yet."""
         if not isinstance(self.device, list):
             return self
-        if self.cluster is not None:
+        cluster = self.cluster
+        if cluster is not None and (cluster.worker or cluster.ps or cluster.chief):  # TF_CONFIG's: at train
             raise ValueError("device: a list (towers) does not run on a cluster yet; use one device per worker")
         message = batch_message(self.data.batch_size, len(self.device)) if self.data.input_fn is None else None
         if message is not None:
             raise ValueError(message)
         return self
+
+    @field_validator("device", mode="before")
+    @classmethod
+    def _device_kind(cls, value: Any) -> Any:
+        """One issue for a ``device`` that is neither a string nor a list of strings (not one per union branch)."""
+        if isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return value
+        raise ValueError("must be a string, or a list of strings such as [gpu:0, gpu:1]")  # the loader adds (got ...)
 
     @field_validator("device")
     @classmethod

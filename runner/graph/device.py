@@ -116,7 +116,8 @@ def resolve_towers(requested: list[str], num_gpus: int, allow_soft_placement: bo
             raise SetupError(f"device: list entry {entry!r} is not cpu:N or gpu:N")
         towers.append(f"/device:{kind.upper()}:{int(index_text)}")
     label = "[" + ", ".join(requested) + "]"
-    note = f"device {label}: {len(towers)} towers, batch split evenly, variables on /device:CPU:0"
+    where = "/device:CPU:0" if len(towers) > 1 else towers[0]  # hookrun.runner.graph.towers.variable_device
+    note = f"device {label}: {len(towers)} tower(s), batch split evenly, variables on {where}"
     gpus = [int(entry.partition(":")[2]) for entry in requested if entry.startswith("gpu")]
     missing = [index for index in gpus if index >= num_gpus]
     if missing:

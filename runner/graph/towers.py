@@ -102,7 +102,9 @@ def split_batch(tf: Any, structure: Any, count: int, where: str) -> list[Any]:
         rows = tensor.shape[0] if tensor.shape.rank else None
         if rows is not None and rows % count:
             raise PlacedError(
-                "data.batch_size", f"the {where} batch has {rows} rows, which do not split between {count} towers"
+                "data.batch_size",
+                f"the {where} batch has {rows} rows, which do not split evenly between {count} towers; make the "
+                f"global batch (data.batch_size, or the batches a data.input_fn returns) a multiple of {count}",
             )
         return tf.split(tensor, count, axis=0)
 

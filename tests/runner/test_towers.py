@@ -8,6 +8,7 @@ checkpoint) and the same values to float tolerance.
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,8 @@ from hookrun.config_schemas.loader import ConfigError
 from hookrun.runner.config import load_config
 from hookrun.runner.errors import SetupError
 from hookrun.runner.graph.builders.spec import GraphSpec
+
+from ..conftest import linear_rows, write_csv
 
 #: A model_fn whose train_op is its own ``optimizer.minimize`` (the Estimator form); towers intercept it.
 MODEL_FN = """
@@ -105,14 +108,37 @@ def _towers(k: int) -> list[str]:
     return [f"cpu:{i}" for i in range(k)]
 
 
+@pytest.fixture(scope="module")
+def one_device(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """``one_device(steps_per_run, engine)``: the one-device run's weights (trained once per module and key)."""
+    from rich.console import Console
+
+    from hookrun.runner.trainer import train
+
+    directory = tmp_path_factory.mktemp("one_device")
+    write_csv(directory / "data.csv", linear_rows())
+    weights: dict[tuple[int, str], dict[str, np.ndarray]] = {}
+
+    def get(steps_per_run: int, engine: str) -> dict[str, np.ndarray]:
+        if (steps_per_run, engine) not in weights:
+            name = f"one-{steps_per_run}-{engine}"
+            hooks = [{"type": "stop_at_step", "last_step": 10}, {"type": "checkpoint_saver", "save_steps": 1000}]
+            session = {"engine": engine, "steps_per_run": steps_per_run}
+            path = _write(directory, name, "cpu", hooks, session=session)
+            train(load_config(path), run_dir=directory / name, console=Console(file=io.StringIO()))
+            weights[(steps_per_run, engine)] = _weights(directory / name)
+        return weights[(steps_per_run, engine)]
+
+    return get
+
+
 @pytest.mark.parametrize("engine", ["hookrun", "tf"])
 @pytest.mark.parametrize("steps_per_run", [1, 5])
 @pytest.mark.parametrize("k", [2, 4])
-def test_towers_give_the_weights_of_one_device(tmp_path, linear_csv, run_train, k, steps_per_run, engine):
+def test_towers_give_the_weights_of_one_device(tmp_path, linear_csv, run_train, one_device, k, steps_per_run, engine):
     session = {"engine": engine, "steps_per_run": steps_per_run}
-    _train(tmp_path, run_train, "one", "cpu", session=session)
     result = _train(tmp_path, run_train, "towers", _towers(k), session=session)
-    one, towers = _weights(tmp_path / "one"), _weights(tmp_path / "towers")
+    one, towers = one_device(steps_per_run, engine), _weights(tmp_path / "towers")
     assert int(towers["global_step"]) == int(one["global_step"]) == 10
     assert result.end_of_data is False
     # Adam over 10 steps; the difference is summation order (a mean of K sub-batch means)
@@ -180,7 +206,8 @@ def test_batch_norm_is_not_exact_and_says_by_how_much(tmp_path, linear_csv, run_
 
 def test_tf_variable_in_a_builder_is_refused(tmp_path, linear_csv, run_train, write_module):
     module = write_module("tower_plain", PLAIN_VARIABLE)
-    with pytest.raises(ConfigError, match=r"graph.builder: makes new trainable variables in tower 1 \(tower_1/w\).*get_variable"):
+    refused = r"graph.builder: makes new trainable variables in tower 1 \(tower_1/w\).*get_variable"
+    with pytest.raises(ConfigError, match=refused):
         _train(tmp_path, run_train, "towers", _towers(2), graph={"builder": f"{module}:build", "params": {}})
 
 
@@ -192,10 +219,12 @@ def test_tf_variable_in_a_builder_is_refused(tmp_path, linear_csv, run_train, wr
         (["gpu:0", "gpu:0"], 16, "gpu:0 is listed twice"),
         (["gpu"], 16, r"list entry 'gpu' is not cpu:N or gpu:N; name each device with its index"),
         ([], 16, "an empty list"),
+        (["cpu:0", "cpu:1"], 16, "does not run on a cluster yet"),
     ],
 )
 def test_validate_checks_the_tower_list(tmp_path, linear_csv, device, batch_size, message):
-    path = _write(tmp_path, "bad", device, [], data={"batch_size": batch_size})
+    cluster = {"cluster": {"ps": ["localhost:2222"], "worker": ["localhost:2223"]}} if "cluster" in message else {}
+    path = _write(tmp_path, "bad", device, [], data={"batch_size": batch_size}, **cluster)
     with pytest.raises(ConfigError, match=message):
         load_config(path)
 
@@ -235,3 +264,76 @@ def test_each_tower_runs_on_its_device_and_the_variables_on_the_host():
         rows = np.arange(32, dtype=np.float32).reshape(16, 2) / 32
         session.run(result.spec.train_op, {features: rows, labels: rows[:, :1]})
         assert session.run(global_step) == 1
+
+
+def test_a_towers_checkpoint_resumes_on_one_device(tmp_path, linear_csv, run_train):
+    _train(tmp_path, run_train, "run", _towers(2), last_step=6)
+    _train(tmp_path, run_train, "run", "cpu", last_step=10)  # the same run directory, one device
+    _train(tmp_path, run_train, "one", "cpu", last_step=10)
+    assert int(_weights(tmp_path / "run")["global_step"]) == 10
+    assert _largest_difference(_weights(tmp_path / "one"), _weights(tmp_path / "run")) < 2e-5
+
+
+def test_the_gpu_bench_refuses_without_a_gpu(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    bench = Path(__file__).resolve().parents[2] / "benchmarks" / "gpu_bench.py"
+    done = subprocess.run(
+        [sys.executable, str(bench), "--output", str(tmp_path / "R.md")], capture_output=True, text=True,
+        env={**os.environ, "CUDA_VISIBLE_DEVICES": "", "TF_CPP_MIN_LOG_LEVEL": "2"}, check=False,
+    )
+    assert done.returncode == 2
+    assert "sees no GPU" in done.stdout and "--device cpu" in done.stdout
+    assert not (tmp_path / "R.md").exists()
+
+
+def test_cpu_towers_get_logical_devices_and_gpu_towers_soft_placement():
+    import tensorflow as tf
+
+    from hookrun.runner.graph.device import resolve_device, session_config
+
+    plan = resolve_device(["cpu:0", "cpu:1", "cpu:2"], num_gpus=0)
+    assert plan.towers == ("/device:CPU:0", "/device:CPU:1", "/device:CPU:2") and plan.device == "/device:CPU:0"
+    assert dict(session_config(tf, plan).device_count) == {"GPU": 0, "CPU": 3}
+    soft = resolve_device(["gpu:0", "gpu:1"], num_gpus=1, allow_soft_placement=True)
+    assert soft.towers == ("/device:GPU:0", "/device:GPU:1") and soft.soft_placement
+    assert "only 1 GPU(s) visible, ops fall back to the CPU" in soft.note
+    assert "CPU" not in dict(session_config(tf, soft).device_count)
+
+
+def test_only_the_first_towers_update_ops_and_summaries_are_kept():
+    import tensorflow as tf
+
+    from hookrun.runner.graph.towers import build_towers
+
+    graph = tf.Graph()
+    with graph.as_default():
+        features = tf.compat.v1.placeholder(tf.float32, [8, 2])
+        labels = tf.compat.v1.placeholder(tf.float32, [8, 1])
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+
+        def call(f, y):
+            normal = tf.compat.v1.layers.batch_normalization(f, training=True, name="bn")
+            out = tf.compat.v1.layers.dense(normal, 1, name="out")
+            loss = tf.reduce_mean(tf.square(out - y))
+            tf.compat.v1.summary.scalar("tower_loss", loss)
+            return GraphSpec(loss=loss)
+
+        def optimizer():
+            return tf.compat.v1.train.GradientDescentOptimizer(0.1), tf.constant(0.1)
+
+        result = build_towers(tf, ["/device:CPU:0", "/device:CPU:1"], features, labels, call, optimizer, global_step)
+        updates = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.UPDATE_OPS)
+        summaries = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
+    assert len(updates) == 2 and all(op.name.startswith("tower_0/") for op in updates)  # moving mean, variance
+    assert [s.op.name for s in summaries] == ["tower_0/tower_loss"]
+    seen, stack = set(), [result.spec.train_op]
+    while stack:  # the update's ancestors: inputs and control inputs
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend([t.op for t in op.inputs] + list(op.control_inputs))
+    assert set(updates) <= seen
+    assert not [op for op in seen if op.name.startswith("tower_1/bn/AssignMovingAvg")]
