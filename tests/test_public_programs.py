@@ -46,7 +46,7 @@ PORTS = {
 MODULES = {
     "cnn_mnist": ["cnn_mnist", "cnn_mnist_inputs", "digits"],
     "text_terms": ["text_terms", "make_reviews"],
-    "iris_custom": ["custom_estimator", "iris_data", "iris_inputs"],
+    "iris_custom": ["custom_estimator", "iris_data", "iris_inputs", "iris_recorder"],
     "regressor_v1": ["regressor_v1"],
 }
 
@@ -267,6 +267,69 @@ def plain_train(program: Program, initial_checkpoint: str, steps: int) -> tuple[
     return losses, weights
 
 
+def plain_train_on(
+    program: Program, batches: list[tuple[Any, Any]], initial_checkpoint: str
+) -> tuple[list[float], dict[str, np.ndarray]]:
+    """The model_fn trained in a plain ``MonitoredTrainingSession`` on given ``(features, labels)`` batches, fed.
+
+    For a program whose input_fn shuffles without a seed (its order then depends on how many ops the graph
+    holds): the batches hookrun's run read, recorded by :data:`RECORDER`, fed to placeholders of their
+    dtypes. Every variable starts from ``initial_checkpoint``. Returns each step's loss and the trainable
+    variables at the end.
+    """
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+
+    def placeholder(value: np.ndarray) -> Any:
+        return v1.placeholder(tf.as_dtype(value.dtype), [None, *value.shape[1:]])
+
+    with tf.Graph().as_default():
+        v1.train.get_or_create_global_step()
+        first_features, first_labels = batches[0]
+        features = tf.nest.map_structure(placeholder, first_features)
+        labels = placeholder(first_labels)
+        spec = call_named(
+            program.model_fn, features=features, labels=labels, mode="train", params=program.params, config=None
+        )
+        saver = v1.train.Saver()
+        scaffold = v1.train.Scaffold(saver=saver, init_fn=lambda _, session: saver.restore(session, initial_checkpoint))
+        losses = []
+        with v1.train.MonitoredTrainingSession(
+            scaffold=scaffold, checkpoint_dir=None, save_summaries_steps=None, log_step_count_steps=None
+        ) as session:
+            for batch_features, batch_labels in batches:
+                feed = dict(zip(tf.nest.flatten(features), tf.nest.flatten(batch_features), strict=True))
+                feed[labels] = batch_labels
+                losses.append(float(session.run([spec.train_op, spec.loss], feed_dict=feed)[1]))
+            weights = session.run({v.op.name: v for v in v1.trainable_variables()})
+    return losses, weights
+
+
+#: A graph.builder wrapper and a custom hook recording what the model_fn's train call read at every step.
+RECORDER = """
+import tensorflow as tf
+
+import {module}
+
+INPUTS = {{}}
+BATCHES = []
+
+
+def model_fn(features, labels, mode, params):
+    INPUTS[mode] = (features, labels)
+    return {module}.{function}(features, labels, mode, params)
+
+
+class Record(tf.compat.v1.train.SessionRunHook):
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs(INPUTS["train"])
+
+    def after_run(self, run_context, run_values):
+        BATCHES.append(run_values.results)
+"""
+
+
 def checkpoint(run_dir: Path, step: int) -> str:
     path = run_dir / f"model.ckpt-{step}"
     assert Path(f"{path}.index").exists(), sorted(p.name for p in run_dir.iterdir())
@@ -316,13 +379,43 @@ def test_cnn_mnist_trains_and_evaluates_as_a_plain_evaluation_of_its_checkpoints
     assert_evaluations_match(program, result, run_dir)
 
 
-def test_iris_custom_estimator_trains_evaluates_and_writes_its_summary(train_program):
+def test_iris_custom_estimator_trains_evaluates_and_writes_its_summary(programs, tmp_path, captured):
     """Feature columns through ``input_layer``, a pandas-style dict input_fn returning tensors, a summary scalar."""
-    program, result, run_dir = train_program("iris_custom")
+    import tensorflow as tf
+
+    from hookrun.runner.trainer import train
+
+    program = programs("iris_custom")
+    # record the batches the model_fn reads (its input_fn shuffles without a seed), through a builder wrapper
+    (program.directory / "iris_recorder.py").write_text(RECORDER.format(module="iris_inputs", function="my_model"))
+    config = (program.directory / "hookrun.yaml").read_text()
+    config = config.replace("builder: iris_inputs:my_model", "builder: iris_recorder:model_fn")
+    config += "  - {type: custom, class: 'iris_recorder:Record', name: record}\n"
+    (program.directory / "hookrun.yaml").write_text(config)
+    run_dir = tmp_path / "run"
+    result = train(load_config(program.directory / "hookrun.yaml"), run_dir=run_dir, console=captured.console)
     assert result.final_global_step == 20
     assert_evaluations_match(program, result, run_dir)
     assert result.evaluations[-1]["val_accuracy"] > 0.5  # three classes, 30 test rows
     assert [step for step, _ in event_scalars(run_dir / "train", "accuracy")][:2] == [1, 6]
+
+    # the model_fn got the input_fn's own structure and values, untouched: a dict of float32 columns and int32
+    # class ids (as from_tensor_slices made them from Python numbers), every row one of the training file's
+    batches = importlib.import_module("iris_recorder").BATCHES
+    features, labels = batches[0]
+    assert sorted(features) == ["PetalLength", "PetalWidth", "SepalLength", "SepalWidth"]
+    assert {value.dtype for value in features.values()} == {np.dtype("float32")} and labels.dtype == np.int32
+    (train_x, train_y), _ = importlib.import_module("iris_data").load_data()
+    keys = sorted(train_x)
+    known = {(*(np.float32(train_x[key][i]) for key in keys), train_y[i]) for i in range(len(train_y))}
+    for batch_features, batch_labels in batches:
+        for i in range(len(batch_labels)):
+            assert (*(batch_features[key][i] for key in keys), batch_labels[i]) in known
+    # fed back to a plain session from the same initial weights: the same losses and weights
+    losses, weights = plain_train_on(program, batches, checkpoint(run_dir, 0))
+    assert [row["mean_loss"] for row in result.history] == pytest.approx(losses, rel=1e-5)
+    for name, value in weights.items():
+        np.testing.assert_allclose(tf.train.load_variable(checkpoint(run_dir, 20), name), value, rtol=1e-5, atol=1e-6)
 
 
 def test_an_eval_input_fn_returning_tensors_is_refused_in_one_line(programs, tmp_path, captured):
