@@ -44,9 +44,9 @@ PORTS = {
     "regressor_v1": ["regressor_v1.py"],
 }
 MODULES = {
-    "cnn_mnist": ["cnn_mnist", "cnn_mnist_inputs", "digits"],
+    "cnn_mnist": ["cnn_mnist", "cnn_mnist_inputs", "digits", "cnn_mnist_recorder"],
     "text_terms": ["text_terms", "make_reviews"],
-    "iris_custom": ["custom_estimator", "iris_data", "iris_inputs", "iris_recorder"],
+    "iris_custom": ["custom_estimator", "iris_data", "iris_inputs", "iris_custom_recorder"],
     "regressor_v1": ["regressor_v1"],
 }
 
@@ -306,8 +306,20 @@ def plain_train_on(
     return losses, weights
 
 
+def record_inputs(program: Program, module: str, function: str) -> None:
+    """Make ``program``'s config train through :data:`RECORDER` (module ``<program>_recorder``)."""
+    recorder = f"{program.name}_recorder"
+    (program.directory / f"{recorder}.py").write_text(RECORDER.format(module=module, function=function))
+    config = (program.directory / "hookrun.yaml").read_text()
+    config = config.replace(f"builder: {module}:{function}", f"builder: {recorder}:model_fn")
+    config += f"  - {{type: custom, class: '{recorder}:Record', name: record}}\n"
+    (program.directory / "hookrun.yaml").write_text(config)
+
+
 #: A graph.builder wrapper and a custom hook recording what the model_fn's train call read at every step.
 RECORDER = """
+import inspect
+
 import tensorflow as tf
 
 import {module}
@@ -318,7 +330,9 @@ BATCHES = []
 
 def model_fn(features, labels, mode, params):
     INPUTS[mode] = (features, labels)
-    return {module}.{function}(features, labels, mode, params)
+    target = {module}.{function}
+    given = dict(features=features, labels=labels, mode=mode, params=params)
+    return target(**{{k: v for k, v in given.items() if k in inspect.signature(target).parameters}})
 
 
 class Record(tf.compat.v1.train.SessionRunHook):
@@ -369,10 +383,26 @@ def test_text_terms_trains_evaluates_and_matches_plain_tf(train_program):
     assert [step for step, _ in event_scalars(run_dir / "train", "mean_probability")][:3] == [1, 5, 9]
 
 
-def test_cnn_mnist_trains_and_evaluates_as_a_plain_evaluation_of_its_checkpoints(train_program):
+def test_cnn_mnist_trains_and_evaluates_as_a_plain_evaluation_of_its_checkpoints(programs, tmp_path, captured):
     """The layers tutorial's CNN, default layer names, fed from NumPy arrays (main()'s numpy_input_fn)."""
-    program, result, run_dir = train_program("cnn_mnist")
+    from hookrun.runner.trainer import train
+
+    program = programs("cnn_mnist")
+    record_inputs(program, "cnn_mnist", "cnn_model_fn")
+    run_dir = tmp_path / "run"
+    result = train(load_config(program.directory / "hookrun.yaml"), run_dir=run_dir, console=captured.console)
     assert result.final_global_step == 8
+    # the images reach the model_fn as the arrays held them: {"x": float32 [32, 784]}, int32 labels, each row
+    # an image of the training set with its own label
+    images, labels = importlib.import_module("digits").load_digits("train")
+    known = {image.tobytes(): label for image, label in zip(images, labels, strict=True)}
+    batches = importlib.import_module("cnn_mnist_recorder").BATCHES
+    assert len(batches) == 8
+    for features, batch_labels in batches:
+        assert list(features) == ["x"] and features["x"].shape == (32, 784) and features["x"].dtype == np.float32
+        found = [known.get(image.tobytes()) for image in features["x"]]
+        assert None not in found, "an image the model_fn read is not one of the training images"
+        assert found == list(batch_labels)
     assert [e["step"] for e in result.evaluations] == [4, 8]
     # dropout in train mode draws from an op seed TF takes from the graph's op count (hookrun's graph holds
     # more ops than a plain script's): the training steps cannot be compared bit for bit; the evaluations can
@@ -387,11 +417,7 @@ def test_iris_custom_estimator_trains_evaluates_and_writes_its_summary(programs,
 
     program = programs("iris_custom")
     # record the batches the model_fn reads (its input_fn shuffles without a seed), through a builder wrapper
-    (program.directory / "iris_recorder.py").write_text(RECORDER.format(module="iris_inputs", function="my_model"))
-    config = (program.directory / "hookrun.yaml").read_text()
-    config = config.replace("builder: iris_inputs:my_model", "builder: iris_recorder:model_fn")
-    config += "  - {type: custom, class: 'iris_recorder:Record', name: record}\n"
-    (program.directory / "hookrun.yaml").write_text(config)
+    record_inputs(program, "iris_inputs", "my_model")
     run_dir = tmp_path / "run"
     result = train(load_config(program.directory / "hookrun.yaml"), run_dir=run_dir, console=captured.console)
     assert result.final_global_step == 20
@@ -401,7 +427,7 @@ def test_iris_custom_estimator_trains_evaluates_and_writes_its_summary(programs,
 
     # the model_fn got the input_fn's own structure and values, untouched: a dict of float32 columns and int32
     # class ids (as from_tensor_slices made them from Python numbers), every row one of the training file's
-    batches = importlib.import_module("iris_recorder").BATCHES
+    batches = importlib.import_module("iris_custom_recorder").BATCHES
     features, labels = batches[0]
     assert sorted(features) == ["PetalLength", "PetalWidth", "SepalLength", "SepalWidth"]
     assert {value.dtype for value in features.values()} == {np.dtype("float32")} and labels.dtype == np.int32
