@@ -43,8 +43,9 @@ class EstimatorSpec:
         eval_metric_ops: name -> ``(value, update_op)`` streaming metrics (``tf.compat.v1.metrics.*``), used in
             ``eval`` mode; reported as ``val_<name>``.
         export_outputs: ``infer`` mode: signature name -> outputs of the exported SavedModel (``hookrun export``):
-            a tensor (output ``output``), a dict name -> tensor, or an object with an ``outputs`` dict (as
-            Estimator's ``PredictOutput``). The one named ``serving_default`` replaces the default signature's.
+            a tensor (output ``output``), a dict name -> tensor, or an ``ExportOutput``
+            (:mod:`hookrun.runner.trained.serving`'s ``PredictOutput``, ``ClassificationOutput``,
+            ``RegressionOutput``, as Estimator's). The one named ``serving_default`` replaces the default signature's.
         prediction_hooks: ``infer`` mode: hooks run by ``hookrun predict`` around each batch (as
             ``training_hooks``: ``SessionRunHook`` instances or duck-typed).
         training_hooks: hooks run after the config's ``hooks:``, in this order (``train`` mode): a list of
@@ -137,7 +138,7 @@ class CheckedSpec:
         predictions: the one ``predictions`` tensor (see :class:`EstimatorSpec`), or None.
         prediction_dict: every prediction by name (``{"predictions": t}`` for a single tensor), maybe empty.
         training_hooks: the hooks, as a list.
-        export_outputs: ``infer`` mode: signature name -> (output name -> tensor), maybe empty.
+        export_outputs: ``infer`` mode: signature name -> (output name -> tensor) or an ``ExportOutput``, maybe empty.
         prediction_hooks: ``infer`` mode: the hooks, as a list.
         training_chief_hooks: the chief-only hooks (``train`` mode), as a list.
         evaluation_hooks: the evaluation hooks (``eval`` mode), as a list.
@@ -150,7 +151,7 @@ class CheckedSpec:
     prediction_dict: dict[str, Any]
     eval_metric_ops: dict[str, tuple[Any, Any]] = field(default_factory=dict)
     training_hooks: list[Any] = field(default_factory=list)
-    export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
+    export_outputs: dict[str, Any] = field(default_factory=dict)
     prediction_hooks: list[Any] = field(default_factory=list)
     training_chief_hooks: list[Any] = field(default_factory=list)
     evaluation_hooks: list[Any] = field(default_factory=list)
@@ -260,8 +261,12 @@ def check_spec(tf: Any, value: Any, builder: str, mode: str) -> CheckedSpec:
     )
 
 
-def _export_outputs(tf: Any, where: str, value: Any) -> dict[str, dict[str, Any]]:
-    """``EstimatorSpec.export_outputs`` as signature name -> (output name -> tensor), checked."""
+def _export_outputs(tf: Any, where: str, value: Any) -> dict[str, Any]:
+    """``EstimatorSpec.export_outputs`` as signature name -> (output name -> tensor), checked.
+
+    An ``ExportOutput`` (``PredictOutput``, ``ClassificationOutput``, ``RegressionOutput`` of
+    :mod:`hookrun.runner.trained.serving`, anything with ``as_signature_def``) is kept as it is.
+    """
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -269,8 +274,11 @@ def _export_outputs(tf: Any, where: str, value: Any) -> dict[str, dict[str, Any]
             f"{where}: EstimatorSpec.export_outputs must be a dict signature name -> outputs, "
             f"got {type(value).__name__}"
         )
-    checked: dict[str, dict[str, Any]] = {}
+    checked: dict[str, Any] = {}
     for key, output in value.items():
+        if isinstance(key, str) and callable(getattr(output, "as_signature_def", None)):
+            checked[key] = output  # an ExportOutput (hookrun.runner.trained.serving's or TF's), checked when built
+            continue
         outputs = getattr(output, "outputs", output)  # Estimator's PredictOutput keeps them in `.outputs`
         if _is_tensor(tf, outputs):
             outputs = {"output": outputs}  # PredictOutput's name for a single tensor

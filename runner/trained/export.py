@@ -47,25 +47,50 @@ class ExportResult:
         checkpoint: the checkpoint prefix exported.
         global_step: its ``global_step``.
         output: the SavedModel directory written.
-        signatures: signature name -> ``{"inputs": {name: dtype}, "outputs": {name: dtype}}``.
+        signatures: signature name -> ``{"inputs": {name: dtype}, "outputs": {name: dtype}}`` (and ``"method"``,
+            the SignatureDef's method name, for a ``graph.serving_input_fn`` export).
         seconds: wall time (seconds).
+        excluded: signature name -> why it was left out (a ``graph.serving_input_fn`` export: an output that
+            cannot take those inputs, as Estimator's export logged it).
     """
 
     run_dir: str
     checkpoint: str
     global_step: int
     output: str
-    signatures: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    signatures: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON data."""
         return asdict(self)
 
 
-def _signature(tf: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
-    """A ``tensorflow/serving/predict`` SignatureDef (``tf.compat.v1.saved_model.predict_signature_def``)."""
+def _signature(tf: Any, inputs: dict[str, Any], outputs: Any, examples: Any = None) -> Any:
+    """A SignatureDef: ``tensorflow/serving/predict`` for a dict of outputs, the method of an ``ExportOutput``.
+
+    An ``ExportOutput`` (:mod:`hookrun.runner.trained.serving`) gives its own (``classify``/``regress`` on
+    the serialized ``examples`` input, the only ``string`` input they accept, as Estimator's parsing receiver).
+
+    Raises:
+        SetupError: the ``ExportOutput`` does not fit the inputs (its ValueError's first line).
+    """
     from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+
+    if callable(getattr(outputs, "as_signature_def", None)):
+        needs_examples = getattr(outputs, "method_name", "").endswith(("/classify", "/regress")) or type(
+            outputs
+        ).__name__ in ("ClassificationOutput", "RegressionOutput")  # TF's own classes have no method_name
+        given = {"inputs": examples} if examples is not None and needs_examples else inputs
+        try:
+            with _without_deprecation_notice_of("build_tensor_info"):
+                return outputs.as_signature_def(given)
+        except ValueError as err:
+            raise SetupError(
+                f"graph.builder: EstimatorSpec.export_outputs {type(outputs).__name__}: "
+                f"{str(err).strip().splitlines()[0]}"
+            ) from err
 
     with _without_deprecation_notice_of("build_tensor_info"):  # the v1 Builder's own call; nothing to act on
         return tf.compat.v1.saved_model.predict_signature_def(inputs, outputs)
@@ -93,8 +118,9 @@ def export(
     checkpoint: str = "latest",
     overwrite: bool = False,
     verbose: bool = False,
+    serving_input_fn: str | None = None,
 ) -> ExportResult:
-    """Export a run's checkpoint as a SavedModel that takes raw columns.
+    """Export a run's checkpoint as a SavedModel that takes raw columns (or a serving_input_fn's receiver tensors).
 
     Args:
         run_dir: the run directory ``hookrun train`` wrote.
@@ -103,6 +129,10 @@ def export(
             :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
         overwrite: replace ``output`` if it exists.
         verbose: show TensorFlow's INFO logs.
+        serving_input_fn: an Estimator ``serving_input_receiver_fn`` (``module:function``), else the run's
+            ``graph.serving_input_fn``; with either, the signatures are Estimator's on its receiver
+            (:func:`hookrun.runner.trained.input_fn_run.export_with_serving_input_fn`). A run trained from
+            ``data.input_fn`` needs one.
 
     Returns:
         The result.
@@ -121,7 +151,18 @@ def export(
     from hookrun.runner.trained.saved_run import open_run, resolve_checkpoint
 
     started = time.perf_counter()
-    run = open_run(run_dir)
+    run = open_run(run_dir, input_fn=True)
+    option = "--serving-input-fn" if serving_input_fn is not None else "graph.serving_input_fn"
+    serving_input_fn = serving_input_fn or run.loaded.config.graph.serving_input_fn
+    if serving_input_fn is not None:
+        from hookrun.runner.trained.input_fn_run import export_with_serving_input_fn
+
+        return export_with_serving_input_fn(run, serving_input_fn, option, output, checkpoint, overwrite, verbose)
+    if run.preprocessor is None:
+        raise SetupError(
+            f"{run.run_dir}: trained from data.input_fn; export needs your serving_input_fn: set "
+            "graph.serving_input_fn: module:function, or give --serving-input-fn module:function"
+        )
     target = check_output_path(output, overwrite, "directory")
     # a SavedModel's variables are a checkpoint TensorFlow globs when it loads them: one in `m[1]` never loads
     check_usable_path(target, "--output", limit=None)
@@ -146,7 +187,7 @@ def export(
             tf, {EXAMPLES: built.examples}, built.export_outputs.get(SERVING_DEFAULT, built.outputs)
         )
         for key, outputs in built.export_outputs.items():
-            signatures[key] = _signature(tf, built.inputs, outputs)
+            signatures[key] = _signature(tf, built.inputs, outputs, built.examples)
         with v1.Session(graph=built.graph) as session:
             _check_assets(session, assets)
             with restore_errors(tf, prefix):

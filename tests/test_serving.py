@@ -1,0 +1,186 @@
+"""Serving receivers and export outputs (``hookrun.runner.trained.serving``) against TF 1.15's tf.estimator.export.
+
+Each case is what TF 1.15's ``export.py`` / ``export_output.py`` did with the same arguments: the same wrapping
+names (``feature``, ``input``, ``examples``, ``output``), the same refusals, the same SignatureDef method names
+and keys (``tensorflow/serving/{predict,classify,regress}``; ``inputs``, ``classes``, ``scores``, ``outputs``).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from hookrun.runner.trained import serving
+from hookrun.runner.trained.serving import (
+    ClassificationOutput,
+    PredictOutput,
+    RegressionOutput,
+    ServingInputReceiver,
+    TensorServingInputReceiver,
+    build_parsing_serving_input_receiver_fn,
+    build_raw_serving_input_receiver_fn,
+)
+
+
+@pytest.fixture
+def tf():
+    """TensorFlow, with a fresh graph as the default for the test."""
+    import tensorflow as tf
+
+    with tf.Graph().as_default():
+        yield tf
+
+
+def test_importing_serving_imports_no_tensorflow() -> None:
+    code = "import sys; import hookrun.runner.trained.serving; print('tensorflow' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_receiver_wraps_single_tensors_with_tf_names(tf) -> None:
+    x = tf.compat.v1.placeholder(tf.float32, [None, 3])
+    receiver = ServingInputReceiver(x, x)
+    assert receiver.features == {"feature": x}
+    assert receiver.receiver_tensors == {"input": x}
+    assert receiver.receiver_tensors_alternatives is None
+    features, tensors, alternatives = receiver  # a namedtuple, as Estimator's
+    assert features is receiver.features and tensors is receiver.receiver_tensors and alternatives is None
+
+
+def test_receiver_alternatives_are_wrapped(tf) -> None:
+    s = tf.compat.v1.placeholder(tf.string, [None])
+    x = tf.compat.v1.placeholder(tf.float32, [None])
+    receiver = ServingInputReceiver({"x": x, 3: x}, {"examples": s}, {"raw": x})
+    assert receiver.receiver_tensors_alternatives == {"raw": {"input": x}}
+    assert set(receiver.features) == {"x", 3}  # int feature keys allowed, as in TF 1.15
+
+
+def test_receiver_accepts_sparse_and_ragged_features(tf) -> None:
+    s = tf.compat.v1.placeholder(tf.string, [None])
+    sparse = tf.io.parse_example(s, {"t": tf.io.VarLenFeature(tf.int64)})["t"]
+    ragged = tf.RaggedTensor.from_sparse(sparse)
+    receiver = ServingInputReceiver({"t": sparse, "r": ragged}, s)
+    assert receiver.features["t"] is sparse
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tf, x: ServingInputReceiver(None, x), "features must be defined"),
+        (lambda tf, x: ServingInputReceiver(x, None), "receiver_tensors must be defined"),
+        (lambda tf, x: ServingInputReceiver({"a": [1.0]}, x), "feature a must be a Tensor"),
+        (lambda tf, x: ServingInputReceiver(x, {3: x}), "receiver_tensor keys must be strings"),
+        (lambda tf, x: ServingInputReceiver({1.5: x}, x), "feature keys must be strings or ints"),
+        (lambda tf, x: ServingInputReceiver(x, x, [x]), "receiver_tensors_alternatives must be a dict"),
+        (lambda tf, x: ServingInputReceiver(x, x, {"alt": "no"}), "receiver_tensors_alternative input must be"),
+        (lambda tf, x: TensorServingInputReceiver(None, x), "features must be defined"),
+        (lambda tf, x: TensorServingInputReceiver({"a": x}, x), "feature must be a Tensor"),
+    ],
+)
+def test_receiver_refusals_as_tf(tf, make, message: str) -> None:
+    x = tf.compat.v1.placeholder(tf.float32, [None])
+    with pytest.raises(ValueError, match=message):
+        make(tf, x)
+
+
+def test_tensor_receiver_passes_the_tensor_as_is(tf) -> None:
+    x = tf.compat.v1.placeholder(tf.float32, [None, 2])
+    receiver = TensorServingInputReceiver(x, {"x": x})
+    assert receiver.features is x
+    assert receiver.receiver_tensors == {"x": x}
+
+
+def test_parsing_receiver_fn_feeds_examples(tf) -> None:
+    spec = {"a": tf.io.FixedLenFeature([2], tf.float32), "t": tf.io.VarLenFeature(tf.string)}
+    receiver = build_parsing_serving_input_receiver_fn(spec, default_batch_size=4)()
+    (examples,) = receiver.receiver_tensors.values()
+    assert list(receiver.receiver_tensors) == ["examples"]
+    assert examples.op.name == "input_example_tensor" and examples.dtype == tf.string
+    assert examples.shape.as_list() == [4]
+    assert receiver.features["a"].shape.as_list() == [4, 2]
+    assert isinstance(receiver.features["t"], tf.sparse.SparseTensor)
+
+
+def test_raw_receiver_fn_makes_placeholders_like_the_features(tf) -> None:
+    image = tf.zeros([7, 28, 28, 1], tf.uint8, name="image")
+    receiver = build_raw_serving_input_receiver_fn({"img": image, "n": tf.TensorSpec([None], tf.int64)})()
+    placeholder = receiver.features["img"]
+    assert placeholder is receiver.receiver_tensors["img"]
+    assert placeholder.op.type == "Placeholder" and placeholder.op.name.startswith("image")
+    assert placeholder.shape.as_list() == [None, 28, 28, 1] and placeholder.dtype == tf.uint8
+    assert receiver.features["n"].shape.as_list() == [None] and receiver.features["n"].dtype == tf.int64
+
+
+def test_predict_output_signature(tf) -> None:
+    x = tf.compat.v1.placeholder(tf.float32, [None], name="x")
+    output = PredictOutput(x * 2)
+    assert list(output.outputs) == ["output"]
+    assert list(PredictOutput({("a", "b"): x}).outputs) == ["a/b"]
+    signature = output.as_signature_def({"x": x})
+    assert signature.method_name == serving.PREDICT_METHOD_NAME == "tensorflow/serving/predict"
+    assert list(signature.inputs) == ["x"] and list(signature.outputs) == ["output"]
+
+
+def test_classification_output_signature(tf) -> None:
+    examples = tf.compat.v1.placeholder(tf.string, [None], name="examples")
+    scores = tf.zeros([3, 2])
+    classes = tf.constant([["a", "b"]] * 3)
+    signature = ClassificationOutput(scores=scores, classes=classes).as_signature_def({"examples": examples})
+    assert signature.method_name == "tensorflow/serving/classify"
+    assert list(signature.inputs) == ["inputs"]
+    assert sorted(signature.outputs) == ["classes", "scores"]
+    only_scores = ClassificationOutput(scores=scores).as_signature_def({"e": examples})
+    assert list(only_scores.outputs) == ["scores"]
+
+
+def test_regression_output_signature(tf) -> None:
+    examples = tf.compat.v1.placeholder(tf.string, [None])
+    signature = RegressionOutput(tf.zeros([3])).as_signature_def({"examples": examples})
+    assert signature.method_name == "tensorflow/serving/regress"
+    assert list(signature.inputs) == ["inputs"] and list(signature.outputs) == ["outputs"]
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda tf: ClassificationOutput(), "At least one of `scores` and `classes`"),
+        (lambda tf: ClassificationOutput(scores=tf.zeros([2], tf.int32)), "scores must be a float32 Tensor"),
+        (lambda tf: ClassificationOutput(classes=tf.zeros([2])), "classes must be a string Tensor"),
+        (lambda tf: RegressionOutput(tf.constant(["a"])), "Regression output value must be a float32 Tensor"),
+        (lambda tf: RegressionOutput(1.0), "Regression output value must be a float32 Tensor"),
+        (lambda tf: PredictOutput({"a": 1.0}), "Prediction output value must be a Tensor"),
+        (lambda tf: PredictOutput({1: tf.zeros([1])}), "Prediction output key must be a string"),
+    ],
+)
+def test_output_refusals_as_tf(tf, make, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        make(tf)
+
+
+def test_classify_and_regress_need_one_string_input(tf) -> None:
+    x = tf.compat.v1.placeholder(tf.float32, [None])
+    s = tf.compat.v1.placeholder(tf.string, [None])
+    for output, kind in [(ClassificationOutput(scores=tf.zeros([1, 2])), "Classification"),
+                         (RegressionOutput(tf.zeros([1])), "Regression")]:
+        with pytest.raises(ValueError, match=f"{kind} signatures can only accept a single tensor input"):
+            output.as_signature_def({"x": x})
+        with pytest.raises(ValueError, match=f"{kind} signatures can only accept a single tensor input"):
+            output.as_signature_def({"a": s, "b": s})
+
+
+def test_estimator_spec_keeps_export_output_objects(tf) -> None:
+    from hookrun.runner.graph.model_fn import EstimatorSpec, ModeKeys, check_spec
+
+    x = tf.compat.v1.placeholder(tf.float32, [None])
+    classify = ClassificationOutput(scores=tf.stack([x, -x], axis=1))
+    regress = RegressionOutput(x)
+    spec = EstimatorSpec(
+        mode=ModeKeys.PREDICT,
+        predictions={"y": x},
+        export_outputs={"serving_default": PredictOutput({"y": x}), "classify": classify, "regress": regress},
+    )
+    checked = check_spec(tf, spec, "m:model_fn", ModeKeys.PREDICT)
+    assert checked.export_outputs["classify"] is classify and checked.export_outputs["regress"] is regress
+    assert isinstance(checked.export_outputs["serving_default"], PredictOutput)
