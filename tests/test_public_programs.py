@@ -241,6 +241,29 @@ def plain_evaluate(program: Program, checkpoint: str) -> dict[str, float]:
     return {name: float(value) for name, value in final.final_ops_values.items()}
 
 
+def plain_predict(program: Program, input_fn: str, checkpoint: str) -> list[dict[str, np.ndarray]]:
+    """The model_fn's infer-mode predictions dict over ``input_fn``'s whole dataset, restored from ``checkpoint``,
+    one dict per example, as Estimator's ``predict`` yielded them (a fresh graph, a ``MonitoredSession``)."""
+    import tensorflow as tf
+
+    v1 = tf.compat.v1
+    params = program.params
+    with tf.Graph().as_default():
+        v1.train.get_or_create_global_step()
+        dataset = call_named(program.function(input_fn), params=params, mode="infer", config=None)
+        element = v1.data.make_one_shot_iterator(dataset).get_next()
+        features = element[0] if isinstance(element, tuple) else element
+        spec = call_named(program.model_fn, features=features, labels=None, mode="infer", params=params, config=None)
+        found: list[dict[str, np.ndarray]] = []
+        creator = v1.train.ChiefSessionCreator(checkpoint_filename_with_path=checkpoint)
+        with v1.train.MonitoredSession(session_creator=creator) as session:
+            while not session.should_stop():
+                batch = session.run(spec.predictions)
+                rows = len(next(iter(batch.values())))
+                found += [{key: value[i] for key, value in batch.items()} for i in range(rows)]
+    return found
+
+
 def plain_train(program: Program, initial_checkpoint: str, steps: int) -> tuple[list[float], dict[str, np.ndarray]]:
     """``steps`` steps of the model_fn on its input_fn in a plain ``MonitoredTrainingSession``.
 
@@ -551,6 +574,8 @@ def test_text_terms_evaluates_predicts_and_exports_with_its_own_functions(train_
     assert done.exit_code == 0, done.output
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert len(records) == 64 and set(records[0]) == {"probabilities", "class_ids"}
+    plain = plain_predict(program, "text_terms:input_fn", checkpoint(run_dir, 24))
+    np.testing.assert_allclose([r["probabilities"] for r in records], [p["probabilities"] for p in plain], rtol=1e-5)
 
     done = runner.invoke(app, ["export", str(run_dir), "--output", str(tmp_path / "export")])
     assert done.exit_code == 0, done.output
@@ -589,3 +614,55 @@ def test_the_saved_config_names_the_original_config_dir_and_keeps_the_other_plac
     saved = yaml.safe_load(self_contained_yaml(load_config(tmp_path / "config.yaml")))
     assert saved["graph"]["params"] == {**params, "vocab": f"{tmp_path}/terms.txt"}
     assert saved["hooks"][0]["args"] == {"files": [f"{tmp_path}/a.txt"]}
+
+
+@pytest.mark.parametrize(
+    ("name", "eval_fn", "predict_fn", "rows", "serving_fn"),
+    [
+        ("cnn_mnist", "cnn_mnist_inputs:eval_input_fn", "cnn_mnist_inputs:eval_input_fn", 64,
+         "cnn_mnist_inputs:serving_input_fn"),
+        ("iris_custom", "iris_inputs:eval_input_fn", "iris_inputs:predict_input_fn", 3, None),
+    ],
+)
+def test_a_program_evaluates_and_predicts_with_main_s_input_functions(
+    name, eval_fn, predict_fn, rows, serving_fn, train_program, tmp_path
+):
+    """``Estimator.evaluate`` and ``predict`` as main() called them: ``hookrun evaluate`` gives the training run's
+    last evaluation; ``hookrun predict`` writes every key of the predictions dict per example (arrays included);
+    the CNN's export (main()'s receiver, given a name) serves what predict wrote."""
+    import json
+
+    import tensorflow as tf
+
+    from hookrun.cli.app import app
+
+    program, result, run_dir = train_program(name)
+    program.function(eval_fn)  # the program's folder on sys.path, as PYTHONPATH would put it
+    runner = CliRunner(env={"COLUMNS": "200"})
+    done = runner.invoke(app, ["evaluate", str(run_dir), "--input-fn", eval_fn])
+    assert done.exit_code == 0, done.output
+    step = result.final_global_step
+    evaluated = json.loads(next(run_dir.glob(f"eval-{step}-*.json")).read_text())["metrics"]
+    last = result.evaluations[-1]
+    assert evaluated == pytest.approx({key: last[key] for key in evaluated}, rel=1e-5)
+
+    output = tmp_path / "predictions.jsonl"
+    done = runner.invoke(app, ["predict", str(run_dir), "--input-fn", predict_fn, "--output", str(output)])
+    assert done.exit_code == 0, done.output
+    records = [json.loads(line) for line in output.read_text().splitlines()]
+    assert len(records) == rows
+    classes = "classes" if name == "cnn_mnist" else "class_ids"
+    plain = plain_predict(program, predict_fn, checkpoint(run_dir, step))
+    for record, expected in zip(records, plain, strict=True):
+        assert np.ravel(record[classes])[0] == int(np.argmax(record["probabilities"])) == np.ravel(expected[classes])[0]
+        np.testing.assert_allclose(record["probabilities"], expected["probabilities"], rtol=1e-4, atol=1e-6)
+    if serving_fn is None:
+        return
+    done = runner.invoke(
+        app, ["export", str(run_dir), "--output", str(tmp_path / "export"), "--serving-input-fn", serving_fn]
+    )
+    assert done.exit_code == 0, done.output
+    served = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]
+    images, _ = importlib.import_module("digits").load_digits("eval")
+    probabilities = served(x=tf.constant(images))["probabilities"].numpy()
+    np.testing.assert_allclose(probabilities, [r["probabilities"] for r in records], rtol=1e-4, atol=1e-6)
