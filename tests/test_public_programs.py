@@ -387,7 +387,7 @@ def assert_evaluations_match(program: Program, result: Any, run_dir: Path) -> No
 # --- the programs ------------------------------------------------------------------------------------------
 
 
-def test_text_terms_trains_evaluates_and_matches_plain_tf(train_program):
+def test_text_terms_trains_evaluates_predicts_exports_and_matches_plain_tf(train_program, tmp_path):
     """Variable-length terms (a SparseTensor of strings), a vocabulary file, the optimizer built under
     ``mode != PREDICT`` and a summary scalar: the program's own input_fn, as it is, for train and eval."""
     program, result, run_dir = train_program("text_terms")
@@ -407,8 +407,10 @@ def test_text_terms_trains_evaluates_and_matches_plain_tf(train_program):
     # the model_fn's own summary, every 4 steps from the first, at the steps TF's SummarySaverHook wrote it
     assert [step for step, _ in event_scalars(run_dir / "train", "mean_probability")][:3] == [1, 5, 9]
 
+    check_text_terms_after_training(program, result, run_dir, tmp_path)
 
-def test_cnn_mnist_trains_and_evaluates_as_a_plain_evaluation_of_its_checkpoints(programs, tmp_path, captured):
+
+def test_cnn_mnist_trains_evaluates_predicts_and_exports(programs, tmp_path, captured):
     """The layers tutorial's CNN, default layer names, fed from NumPy arrays (main()'s numpy_input_fn)."""
     from hookrun.runner.trainer import train
 
@@ -432,9 +434,13 @@ def test_cnn_mnist_trains_and_evaluates_as_a_plain_evaluation_of_its_checkpoints
     # dropout in train mode draws from an op seed TF takes from the graph's op count (hookrun's graph holds
     # more ops than a plain script's): the training steps cannot be compared bit for bit; the evaluations can
     assert_evaluations_match(program, result, run_dir)
+    check_evaluate_and_predict(
+        program, result, run_dir, tmp_path, "cnn_mnist_inputs:eval_input_fn", "cnn_mnist_inputs:eval_input_fn", 64,
+        serving_fn="cnn_mnist_inputs:serving_input_fn",
+    )
 
 
-def test_iris_custom_estimator_trains_evaluates_and_writes_its_summary(programs, tmp_path, captured):
+def test_iris_custom_estimator_trains_evaluates_predicts_and_writes_its_summary(programs, tmp_path, captured):
     """Feature columns through ``input_layer``, a pandas-style dict input_fn returning tensors, a summary scalar."""
     import tensorflow as tf
 
@@ -467,6 +473,9 @@ def test_iris_custom_estimator_trains_evaluates_and_writes_its_summary(programs,
     assert [row["mean_loss"] for row in result.history] == pytest.approx(losses, rel=1e-5)
     for name, value in weights.items():
         np.testing.assert_allclose(tf.train.load_variable(checkpoint(run_dir, 20), name), value, rtol=1e-5, atol=1e-6)
+    check_evaluate_and_predict(
+        program, result, run_dir, tmp_path, "iris_inputs:eval_input_fn", "iris_inputs:predict_input_fn", 3
+    )
 
 
 def test_an_eval_input_fn_returning_tensors_is_refused_in_one_line(programs, tmp_path, captured):
@@ -544,7 +553,7 @@ def test_issue_25_done_when_program_trains_with_evaluation_evaluates_predicts_an
 # --- after training: evaluate, predict, export (issue 24's --input-fn and serving_input_fn) ----------------
 
 
-def test_text_terms_evaluates_predicts_and_exports_with_its_own_functions(train_program, tmp_path):
+def check_text_terms_after_training(program: Program, result: Any, run_dir: Path, tmp_path: Path) -> None:
     """``hookrun evaluate``/``predict --input-fn`` and ``export`` with ``graph.serving_input_fn``, as Estimator's
     ``evaluate``, ``predict`` and ``export_saved_model`` ran them; the export carries the vocabulary file.
 
@@ -556,7 +565,6 @@ def test_text_terms_evaluates_predicts_and_exports_with_its_own_functions(train_
 
     from hookrun.cli.app import app
 
-    program, result, run_dir = train_program("text_terms")
     program.function("text_terms:input_fn")  # the program's folder on sys.path, as PYTHONPATH would put it
     runner = CliRunner(env={"COLUMNS": "200"})
 
@@ -616,27 +624,19 @@ def test_the_saved_config_names_the_original_config_dir_and_keeps_the_other_plac
     assert saved["hooks"][0]["args"] == {"files": [f"{tmp_path}/a.txt"]}
 
 
-@pytest.mark.parametrize(
-    ("name", "eval_fn", "predict_fn", "rows", "serving_fn"),
-    [
-        ("cnn_mnist", "cnn_mnist_inputs:eval_input_fn", "cnn_mnist_inputs:eval_input_fn", 64,
-         "cnn_mnist_inputs:serving_input_fn"),
-        ("iris_custom", "iris_inputs:eval_input_fn", "iris_inputs:predict_input_fn", 3, None),
-    ],
-)
-def test_a_program_evaluates_and_predicts_with_main_s_input_functions(
-    name, eval_fn, predict_fn, rows, serving_fn, train_program, tmp_path
-):
+def check_evaluate_and_predict(
+    program: Program, result: Any, run_dir: Path, tmp_path: Path, eval_fn: str, predict_fn: str, rows: int,
+    serving_fn: str | None = None,
+) -> None:
     """``Estimator.evaluate`` and ``predict`` as main() called them: ``hookrun evaluate`` gives the training run's
-    last evaluation; ``hookrun predict`` writes every key of the predictions dict per example (arrays included);
-    the CNN's export (main()'s receiver, given a name) serves what predict wrote."""
+    last evaluation; ``hookrun predict`` writes every key of the predictions dict per example (arrays included),
+    equal to a plain infer-mode run of the same checkpoint; an export (``serving_fn``) serves what predict wrote."""
     import json
 
     import tensorflow as tf
 
     from hookrun.cli.app import app
 
-    program, result, run_dir = train_program(name)
     program.function(eval_fn)  # the program's folder on sys.path, as PYTHONPATH would put it
     runner = CliRunner(env={"COLUMNS": "200"})
     done = runner.invoke(app, ["evaluate", str(run_dir), "--input-fn", eval_fn])
@@ -651,7 +651,7 @@ def test_a_program_evaluates_and_predicts_with_main_s_input_functions(
     assert done.exit_code == 0, done.output
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert len(records) == rows
-    classes = "classes" if name == "cnn_mnist" else "class_ids"
+    classes = "classes" if program.name == "cnn_mnist" else "class_ids"
     plain = plain_predict(program, predict_fn, checkpoint(run_dir, step))
     for record, expected in zip(records, plain, strict=True):
         assert np.ravel(record[classes])[0] == int(np.argmax(record["probabilities"])) == np.ravel(expected[classes])[0]
