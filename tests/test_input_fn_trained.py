@@ -243,3 +243,37 @@ def test_a_run_from_input_fn_without_the_functions_says_what_to_give(run, tmp_pa
     assert refused.exit_code == 2 and "--input-fn module:function" in refused.stderr
     bad_suffix = cli.invoke(app, ["predict", str(run), "--input-fn", "m:f", "-o", str(tmp_path / "p.parquet")])
     assert bad_suffix.exit_code == 2 and "write predictions to a .jsonl file" in bad_suffix.stderr
+
+
+def test_validate_build_and_inspect_show_each_input_fns_element(tmp_path, write_module, monkeypatch):
+    """Every feature's name, dtype and shape (a SparseTensor said so), and the labels', for both functions."""
+    module = write_module("input_fn_program", (REPO / "tests" / "input_fn_program.py").read_text())
+    config = {
+        "name": "elements",
+        "graph": {"builder": f"{module}:tagged_model_fn"},
+        "data": {"input_fn": f"{module}:tagged_input_fn", "eval_input_fn": f"{module}:eval_input_fn", "seed": 0},
+        "hooks": [{"type": "stop_at_step", "last_step": 2}],
+    }
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    done = cli.invoke(app, ["validate", "config.yaml", "--build"])
+    assert done.exit_code == 0, done.output
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    start = lines.index(f"data.input_fn {module}:tagged_input_fn gives:")
+    assert lines[start + 1:start + 4] == [
+        "  features['x']     float32  [8, 2]",
+        "  features['tags']  int64    [8, 3]  sparse",
+        "  labels            int64    [8]",
+    ]
+    assert lines[start + 4] == f"data.eval_input_fn {module}:eval_input_fn gives:"
+    assert lines[start + 5:start + 8] == [
+        "  features['x']     float32  [None, 2]",
+        "  features['city']  string   [None]",
+        "  labels            int64    [None]",
+    ]
+    inspected = cli.invoke(app, ["inspect", "config.yaml", "--json"])
+    assert inspected.exit_code == 0, inspected.output
+    elements = json.loads(inspected.stdout)["input_elements"]
+    assert elements[f"data.input_fn {module}:tagged_input_fn"][1] == {
+        "name": "features['tags']", "kind": "sparse", "dtype": "int64", "shape": "[8, 3]"
+    }
