@@ -610,9 +610,12 @@ def test_the_saved_config_names_the_original_config_dir_and_keeps_the_other_plac
     original config's directory, which it would otherwise mean the run directory; ``${run_dir}`` and ``$$`` stay."""
     import yaml
 
+    from hookrun.config_schemas.interpolation import interpolate
     from hookrun.runner.run_dir.saved_config import self_contained_yaml
     from tests.conftest import base_config
 
+    tmp_path = tmp_path / "a $ in the name"  # a "$" in the directory is written as "$$", read back as "$"
+    tmp_path.mkdir()
     (tmp_path / "hooks_here.py").write_text(
         "class Hook:\n    def __init__(self, **kwargs):\n        pass\n\n\n"
         "def build(features, labels, params):\n    pass\n"
@@ -624,8 +627,11 @@ def test_the_saved_config_names_the_original_config_dir_and_keeps_the_other_plac
     )
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     saved = yaml.safe_load(self_contained_yaml(load_config(tmp_path / "config.yaml")))
-    assert saved["graph"]["params"] == {**params, "vocab": f"{tmp_path}/terms.txt"}
-    assert saved["hooks"][0]["args"] == {"files": [f"{tmp_path}/a.txt"]}
+    escaped = str(tmp_path).replace("$", "$$")
+    assert saved["graph"]["params"] == {**params, "vocab": f"{escaped}/terms.txt"}
+    assert saved["hooks"][0]["args"] == {"files": [f"{escaped}/a.txt"]}
+    values = {"config_dir": "/elsewhere", "run_dir": "/run", "steps_per_run": "1"}
+    assert interpolate(saved["graph"]["params"]["vocab"], values) == f"{tmp_path}/terms.txt"
 
 
 def check_evaluate_and_predict(
