@@ -10,7 +10,7 @@ from pydantic import Field, PositiveFloat, ValidationError, field_validator, mod
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.builders import BUILDER_PARAMS, RESERVED_PARAMS
-from hookrun.config_schemas.imports import IMPORT_PATH
+from hookrun.config_schemas.imports import IMPORT_PATH, check_import_path
 from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.suggest import did_you_mean
 
@@ -143,6 +143,13 @@ class GraphConfig(StrictModel):
         "ids for an embedding, `num_buckets` in params['feature_columns']; labels in their own dtype). Default: the "
         "builder's `hookrun_features` attribute, else `named` for a model_fn and `dense` for a plain builder.",
     )
+    serving_input_fn: str | None = Field(
+        default=None,
+        description="For `hookrun export`: an Estimator `serving_input_receiver_fn` as `package.module:function`, "
+        "called with no arguments; it returns a ServingInputReceiver or TensorServingInputReceiver "
+        "(hookrun.runner.trained.serving), whose features reach the model_fn untouched in infer mode. See "
+        "docs/trained-model.md.",
+    )
     optimizer: OptimizerConfig = Field(
         default_factory=OptimizerConfig,
         description="Optimizer used when the builder returns no `train_op`.",
@@ -162,6 +169,19 @@ class GraphConfig(StrictModel):
             where, message = problems[0]
             raise ValueError(f"params.{'.'.join(str(part) for part in where)}: {message}")
         return value
+
+    @field_validator("serving_input_fn")
+    @classmethod
+    def _serving_input_fn_path(cls, value: str | None) -> str | None:
+        return check_import_path(value)
+
+    @model_serializer(mode="wrap")
+    def _without_unset_serving_input_fn(self, handler: Any) -> dict[str, Any]:
+        """The fields, without ``serving_input_fn: null``: a config.yaml written before it stays equal on resume."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("serving_input_fn", "") is None:
+            data.pop("serving_input_fn")
+        return data
 
     @field_validator("builder")
     @classmethod

@@ -65,7 +65,11 @@ def train(
 
 
 def evaluate(
-    run_dir: str | Path, data: list[str] | None = None, checkpoint: str = "latest", verbose: bool = False
+    run_dir: str | Path,
+    data: list[str] | None = None,
+    checkpoint: str = "latest",
+    verbose: bool = False,
+    input_fn: str | None = None,
 ) -> EvalResult:
     """Evaluate a run's checkpoint on its validation rows or on ``data``.
 
@@ -76,6 +80,8 @@ def evaluate(
         data: data files (relative to the current directory), or None for the run's validation rows.
         checkpoint: ``latest``, ``best`` or a checkpoint prefix.
         verbose: show TensorFlow's INFO logs.
+        input_fn: an Estimator ``input_fn`` (``module:function``) to evaluate on instead; a run trained from
+            ``data.input_fn`` defaults to its ``data.eval_input_fn``.
 
     Returns:
         The ``EvalResult`` (``metrics``: ``val_loss``, ``val_<metric>``; ``global_step``; ``output``, the
@@ -86,7 +92,7 @@ def evaluate(
     """
     from hookrun.runner.trained.evaluate import evaluate as _evaluate
 
-    return _evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
+    return _evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose, input_fn=input_fn)
 
 
 def runs(root: str | Path = "runs", sort: str | None = None) -> RunsTable:
@@ -130,11 +136,12 @@ def sweep(config: str | Path, sweeps: list[str], **kwargs: Any) -> SweepResult:
 
 def predict(
     run_dir: str | Path,
-    data: list[str],
+    data: list[str] | None,
     output: str | Path,
     checkpoint: str = "latest",
     overwrite: bool = False,
     verbose: bool = False,
+    input_fn: str | None = None,
 ) -> PredictResult:
     """Predict every row of ``data`` with a run's checkpoint; write one CSV row per input row to ``output``.
 
@@ -147,6 +154,8 @@ def predict(
         checkpoint: ``latest``, ``best`` or a checkpoint prefix.
         overwrite: replace ``output`` if it exists.
         verbose: show TensorFlow's INFO logs.
+        input_fn: instead of ``data`` (None), an Estimator ``input_fn`` (``module:function``); every key of the
+            predictions dict is written per example to ``output`` (``.jsonl`` or ``.csv``).
 
     Returns:
         The ``PredictResult`` (``rows``, ``columns``, ``output``, ``global_step``).
@@ -157,7 +166,9 @@ def predict(
     """
     from hookrun.runner.trained.predict import predict as _predict
 
-    return _predict(run_dir, data, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+    return _predict(
+        run_dir, data, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose, input_fn=input_fn
+    )
 
 
 def export(
@@ -166,6 +177,7 @@ def export(
     checkpoint: str = "latest",
     overwrite: bool = False,
     verbose: bool = False,
+    serving_input_fn: str | None = None,
 ) -> ExportResult:
     """Export a run's checkpoint as a SavedModel taking raw columns; see :func:`hookrun.runner.trained.export.export`.
 
@@ -175,6 +187,8 @@ def export(
         checkpoint: ``latest``, ``best`` or a checkpoint prefix.
         overwrite: replace ``output`` if it exists.
         verbose: show TensorFlow's INFO logs.
+        serving_input_fn: an Estimator ``serving_input_receiver_fn`` (``module:function``), else the run's
+            ``graph.serving_input_fn``: the signatures are Estimator's on its receiver.
 
     Returns:
         The ``ExportResult`` (``output``, ``signatures``, ``global_step``).
@@ -184,7 +198,9 @@ def export(
     """
     from hookrun.runner.trained.export import export as _export
 
-    return _export(run_dir, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+    return _export(
+        run_dir, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose, serving_input_fn=serving_input_fn
+    )
 
 
 __all__ = ["EstimatorSpec", "ModeKeys", "evaluate", "export", "layers", "predict", "runs", "sweep", "train"]

@@ -133,10 +133,11 @@ def test_input_fn_trains_evaluates_resumes_untouched_and_matches_plain_tf(progra
     assert second.evaluations[-1]["step"] == 20
 
     from hookrun.runner import evaluate
-    from hookrun.runner.errors import SetupError
 
-    with pytest.raises(SetupError, match="trained from data.input_fn .*do not take an input_fn yet"):
-        evaluate(run)  # not yet available: refused in one line, not "no preprocessing.json"
+    # `hookrun evaluate` on the run: its data.eval_input_fn, the evaluation hook's values at the same step
+    result = evaluate(run)
+    assert result.global_step == 26 and result.rows == 40
+    assert result.metrics == pytest.approx({key: second.evaluations[-1][key] for key in result.metrics}, rel=1e-6)
 
 
 def test_steps_per_run_and_the_tuple_of_tensors_form(program, tmp_path, run_train):

@@ -20,6 +20,17 @@ def evaluate_command(
             show_default=False,
         ),
     ] = None,
+    input_fn: Annotated[
+        str | None,
+        typer.Option(
+            "--input-fn",
+            help="An Estimator input_fn (module:function, importable from the current directory) whose eval-mode "
+            "tf.data.Dataset of (features, labels) is evaluated; default for a run trained with data.input_fn: its "
+            "data.eval_input_fn.",
+            show_default=False,
+            metavar="MODULE:FN",
+        ),
+    ] = None,
     checkpoint: CheckpointOption = "latest",
     as_json: ResultJsonOption = False,
     verbose: VerboseOption = False,
@@ -40,7 +51,7 @@ def evaluate_command(
     with reported_errors(err, debug):
         from hookrun.runner.trained.evaluate import evaluate
 
-        result = evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose)
+        result = evaluate(run_dir, data=data, checkpoint=checkpoint, verbose=verbose, input_fn=input_fn)
         if as_json:
             typer.echo(json.dumps(result.to_json(), indent=2))
             return
@@ -49,7 +60,8 @@ def evaluate_command(
         from hookrun.hooks.numbers import format_number
 
         out.print(
-            f"checkpoint {result.checkpoint} (global step {result.global_step}), {result.rows:,} rows",
+            f"checkpoint {result.checkpoint} (global step {result.global_step}), {result.rows:,} "
+            f"{'examples' if input_fn or not result.data[0].startswith(('/', 'validation')) else 'rows'}",
             highlight=False, soft_wrap=True,
         )
         table = Table()

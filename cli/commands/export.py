@@ -27,6 +27,17 @@ def export_command(
             parser=non_empty_path,
         ),
     ],
+    serving_input_fn: Annotated[
+        str | None,
+        typer.Option(
+            "--serving-input-fn",
+            help="An Estimator serving_input_receiver_fn (module:function, importable from the current directory) "
+            "returning a ServingInputReceiver; default: the run's graph.serving_input_fn. Its signatures are "
+            "Estimator's: serving_default, each export_outputs entry, each receiver alternative.",
+            show_default=False,
+            metavar="MODULE:FN",
+        ),
+    ] = None,
     checkpoint: CheckpointOption = "latest",
     overwrite: OverwriteOption = False,
     as_json: ResultJsonOption = False,
@@ -49,7 +60,10 @@ def export_command(
     with reported_errors(err, debug):
         from hookrun.runner.trained.export import export
 
-        result = export(run_dir, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose)
+        result = export(
+            run_dir, output, checkpoint=checkpoint, overwrite=overwrite, verbose=verbose,
+            serving_input_fn=serving_input_fn,
+        )
         if as_json:
             typer.echo(json.dumps(result.to_json(), indent=2))
             return
@@ -61,4 +75,7 @@ def export_command(
         for key, signature in result.signatures.items():
             inputs = ", ".join(f"{name}: {dtype}" for name, dtype in sorted(signature["inputs"].items()))
             outputs = ", ".join(f"{name}: {dtype}" for name, dtype in signature["outputs"].items())
-            out.print(f"  {key}({inputs}) -> {outputs}", highlight=False, soft_wrap=True, markup=False)
+            method = f" [{signature['method'].rsplit('/', 1)[-1]}]" if signature.get("method") else ""
+            out.print(f"  {key}({inputs}) -> {outputs}{method}", highlight=False, soft_wrap=True, markup=False)
+        for key, reason in result.excluded.items():
+            out.print(f"  left out {key}: {reason}", highlight=False, soft_wrap=True, markup=False)

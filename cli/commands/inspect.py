@@ -38,7 +38,8 @@ def inspect_command(
     """List every tensor a hook may name (name, dtype, shape, op type), the aliases and the variables.
 
     Builds the graph and every hook exactly as train would (imports TensorFlow), creates no session
-    and writes nothing. Hook parameters such as summary_saver's `tensors` take any name listed.
+    and writes nothing. With data.input_fn, also what each input function gives: every feature's name,
+    dtype and shape, and the labels'. Hook parameters such as summary_saver's `tensors` take any name listed.
     """
     import json
 
@@ -56,10 +57,15 @@ def inspect_command(
         from hookrun.runner.trainer import inspect_graph
 
         inventory = inspect_graph(loaded, run_dir=run_dir, verbose=verbose).filtered(filter_)
+        from hookrun.cli.commands.validate import element_lines, input_elements
+
+        elements = input_elements(loaded)
         if as_json:
-            typer.echo(json.dumps(inventory.to_json(), indent=2))
+            typer.echo(json.dumps({**inventory.to_json(), "input_elements": elements}, indent=2))
             return
         from hookrun.cli.render import inventory_tables
 
         for renderable in inventory_tables(inventory):
             out.print(renderable)
+        if elements:
+            out.print("\n".join(element_lines(elements)), markup=False, highlight=False, soft_wrap=True)

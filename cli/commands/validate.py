@@ -10,6 +10,32 @@ import typer
 from hookrun.cli.options import ConfigOption, DebugOption, SetOption
 
 
+def input_elements(loaded: Any) -> dict[str, list[dict[str, str]]]:
+    """Each ``data.input_fn``/``eval_input_fn``'s element (name, kind, dtype, shape per tensor); {} without one.
+
+    Imports TensorFlow and calls each input function once more (see
+    :func:`hookrun.runner.data.input_fn.element_specs`).
+    """
+    if loaded.config.data.input_fn is None:
+        return {}
+    from hookrun.runner.data.input_fn import element_specs
+    from hookrun.runner.tf_env import import_tensorflow
+
+    return element_specs(import_tensorflow(), loaded.config, loaded.base_dir)
+
+
+def element_lines(elements: dict[str, list[dict[str, str]]]) -> list[str]:
+    """``input_elements`` as lines: ``data.input_fn m:f gives:``, then ``  features['x']  float32  [None, 2]``."""
+    lines = []
+    for function, rows in elements.items():
+        lines.append(f"{function} gives:")
+        width = max(len(row["name"]) for row in rows)
+        for row in rows:
+            kind = "" if row["kind"] in ("dense", "none") else f"  {row['kind']}"
+            lines.append(f"  {row['name']:<{width}}  {row['dtype']:<8} {row['shape']}{kind}".rstrip())
+    return lines
+
+
 def _validate_one(
     config: Path, overrides: list[str], print_: bool, build: bool, out: Any, err: Any, extra: list[Path] | None = None
 ) -> None:
@@ -28,6 +54,7 @@ def _validate_one(
         from hookrun.runner.trainer import check_graph
 
         built = check_graph(loaded)
+        built["elements"] = input_elements(loaded)
     if print_:
         out.print(resolved_yaml(loaded), markup=False, highlight=False, end="")
         return
@@ -60,6 +87,7 @@ def _validate_one(
                 if built.get("evaluation_hooks")
                 else []
             ),
+            *element_lines(built.get("elements") or {}),
             "trainable variables:",
             *(f"  {name} {shape}" for name, shape in built["trainable_variables"]),
         ]

@@ -210,4 +210,83 @@ def batch_rows(tf: Any, features: Any, labels: Any) -> Any:
     return tf.shape(first)[0]
 
 
-__all__ = ["InputFn", "Pipeline", "RunInfo", "batch_rows", "make_pipeline"]
+def _component(tf: Any, value: Any) -> tuple[str, str, str]:
+    """``(kind, dtype, shape)`` of a tensor, ``SparseTensor``, ``RaggedTensor`` or their specs."""
+    if isinstance(value, (tf.SparseTensor, tf.SparseTensorSpec)):
+        kind = "sparse"
+    elif isinstance(value, (tf.RaggedTensor, tf.RaggedTensorSpec)):
+        kind = "ragged"
+    else:
+        kind = "dense"
+    shape = value.shape
+    dims = "[" + ", ".join("None" if d is None else str(d) for d in shape.as_list()) + "]" if shape.rank is not None \
+        else "unknown"
+    return kind, tf.as_dtype(value.dtype).name, dims
+
+
+def describe_element(tf: Any, features: Any, labels: Any) -> list[dict[str, str]]:
+    """The structure an input function gives, one row per tensor: what ``validate --build`` and ``inspect`` show.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        features: a tensor, a dict of tensors (or their ``TypeSpec`` s, from ``Dataset.element_spec``).
+        labels: the same, or None.
+
+    Returns:
+        Rows ``{"name": "features['x']" | "features" | "labels" | "labels['y']", "kind": "dense" | "sparse" |
+        "ragged", "dtype": "float32", "shape": "[None, 2]"}``, features first, dict keys in their order.
+    """
+    rows: list[dict[str, str]] = []
+    for part, value in (("features", features), ("labels", labels)):
+        if value is None:
+            rows.append({"name": part, "kind": "none", "dtype": "-", "shape": "-"})
+            continue
+        items = value.items() if isinstance(value, Mapping) else [(None, value)]
+        for key, item in items:
+            kind, dtype, shape = _component(tf, item)
+            name = part if key is None else f"{part}[{key!r}]"
+            rows.append({"name": name, "kind": kind, "dtype": dtype, "shape": shape})
+    return rows
+
+
+def element_specs(tf: Any, config: Any, base_dir: Path, run_dir: Path | None = None) -> dict[str, list[dict[str, str]]]:
+    """Each input function's element (``data.input_fn`` in ``train`` mode, ``data.eval_input_fn`` in ``eval``).
+
+    Each is called once more, as training calls it, in a scratch graph; a dataset's ``element_spec`` is
+    described, or the tensors of a ``(features, labels)`` tuple.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        config: the run config (``data.input_fn`` set).
+        base_dir: the config's directory.
+        run_dir: the run directory (for ``config.model_dir``), or None.
+
+    Returns:
+        ``{"data.input_fn <path>": rows, ...}`` (:func:`describe_element`'s rows).
+
+    Raises:
+        PlacedError: at ``data.<key>``: it raised or returned what training refuses (as :func:`make_pipeline`).
+    """
+    from hookrun.runner.graph.build import builder_params
+
+    found: dict[str, list[dict[str, str]]] = {}
+    params = builder_params(config, base_dir, run_dir)
+    info = RunInfo(model_dir=str(run_dir) if run_dir is not None else None, tf_random_seed=config.data.seed)
+    for key, mode in (("input_fn", "train"), ("eval_input_fn", "eval")):
+        path = getattr(config.data, key)
+        if path is None:
+            continue
+        function = InputFn(path, base_dir, key)
+        with tf.Graph().as_default():
+            pipeline = make_pipeline(tf, function, function.call(dict(params), mode, info), mode, collect=False)
+            if pipeline.dataset is not None:
+                features, labels = pipeline.dataset.element_spec
+            else:
+                features, labels = pipeline.features, pipeline.labels
+            found[f"data.{key} {path}"] = describe_element(tf, features, labels)
+    return found
+
+
+__all__ = [
+    "InputFn", "Pipeline", "RunInfo", "batch_rows", "describe_element", "element_specs", "make_pipeline",
+]

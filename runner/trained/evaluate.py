@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.runner.errors import TrainingError
+from hookrun.runner.errors import SetupError, TrainingError
 
 
 @dataclass
@@ -53,6 +53,7 @@ def evaluate(
     data: list[str] | None = None,
     checkpoint: str = "latest",
     verbose: bool = False,
+    input_fn: str | None = None,
 ) -> EvalResult:
     """Evaluate a run's checkpoint and write ``<run_dir>/eval-<global_step>.json``.
 
@@ -63,6 +64,9 @@ def evaluate(
         checkpoint: ``latest``, ``best`` or a checkpoint prefix (see
             :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
         verbose: show TensorFlow's INFO logs.
+        input_fn: an Estimator ``input_fn`` (``module:function``, beside the current directory first) whose
+            ``eval``-mode dataset is evaluated (:func:`hookrun.runner.trained.input_fn_run.evaluate_with_input_fn`);
+            a run trained from ``data.input_fn`` defaults to its ``data.eval_input_fn``. Not with ``data``.
 
     Returns:
         The result.
@@ -83,15 +87,36 @@ def evaluate(
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.saved_run import evaluation_input, open_run, resolve_checkpoint
 
-    run = open_run(run_dir)
-    validation = evaluation_input(run, data)  # reads and checks every row before TensorFlow loads
-    tf = import_tensorflow(verbose)
-    prefix, step = resolve_checkpoint(tf, run, checkpoint)
-    config = run.loaded.config
-    plan = resolve_device(config.device, len(tf.config.list_physical_devices("GPU")), True)
-    graph, _global_step, ev = build_evaluation_graph(
-        tf, config, run.loaded.base_dir, plan, validation, run.preprocessor.label_scale, run_dir=run.run_dir
-    )
+    if input_fn is not None and data is not None:
+        raise SetupError("--input-fn and --data: give one of them (the input_fn reads its own data)")
+    run = open_run(run_dir, input_fn=data is None)
+    validation = None
+    examples_read = None
+    if input_fn is not None or run.preprocessor is None:
+        from hookrun.runner.trained.input_fn_run import evaluation_from_input_fn, input_fn_of
+
+        option = "--input-fn" if input_fn is not None else "data.eval_input_fn"
+        if input_fn is None:
+            input_fn = run.loaded.config.data.eval_input_fn
+            if input_fn is None:
+                raise SetupError(
+                    f"{run.run_dir}: trained from data.input_fn without a data.eval_input_fn; give the data to "
+                    "evaluate: --input-fn module:function"
+                )
+        tf = import_tensorflow(verbose)  # before the user's module imports it: TensorFlow's start-up kept quiet
+        function = input_fn_of(input_fn, option)
+        prefix, step = resolve_checkpoint(tf, run, checkpoint)
+        plan = resolve_device(run.loaded.config.device, len(tf.config.list_physical_devices("GPU")), True)
+        graph, _global_step, ev, examples_read = evaluation_from_input_fn(tf, run, function, plan)
+    else:
+        validation = evaluation_input(run, data)  # reads and checks every row before TensorFlow loads
+        tf = import_tensorflow(verbose)
+        prefix, step = resolve_checkpoint(tf, run, checkpoint)
+        config = run.loaded.config
+        plan = resolve_device(config.device, len(tf.config.list_physical_devices("GPU")), True)
+        graph, _global_step, ev = build_evaluation_graph(
+            tf, config, run.loaded.base_dir, plan, validation, run.preprocessor.label_scale, run_dir=run.run_dir
+        )
     v1 = tf.compat.v1
     with graph.as_default():
         # What the pass reads: an optimizer (or anything else) the model_fn builds in eval mode is never run,
@@ -123,18 +148,34 @@ def evaluate(
             if not ev.evaluation_hooks:
                 raise
             raise _hook_failure(err, "the pass") from err
+        # an input_fn's examples: the sum of val_loss's weights (each batch's rows), read after the pass
+        examples = session.run(examples_read) if validation is None else validation.num_rows
+    if validation is None:
+        if not examples:
+            from hookrun.config_schemas.errors import PlacedError
+
+            raise PlacedError(
+                option, f"{input_fn} gave no example to evaluate (its dataset ended at once); check its files or filter"
+            )
+        files = [input_fn] if option == "--input-fn" else None
+        names = [str(input_fn)]
+    else:
+        names = (
+            [str(f.path) for f in validation.input.scan.validation.files]
+            if data is not None and validation.input.scan.validation is not None
+            else ["validation"]
+        )
+        files = names if data is not None else None
     result = EvalResult(
         run_dir=str(run.run_dir),
         checkpoint=prefix,
         global_step=step,
-        data=[str(f.path) for f in validation.input.scan.validation.files]
-        if data is not None and validation.input.scan.validation is not None
-        else ["validation"],
-        rows=validation.num_rows,
+        data=names,
+        rows=int(examples),
         metrics=metrics,
         seconds=time.perf_counter() - started,
     )
-    output = run.run_dir / eval_file_name(step, result.data if data is not None else None)
+    output = run.run_dir / eval_file_name(step, [f.replace(":", ".") for f in files] if files else None)
     result.output = str(output)
     atomic_write_text(output, json.dumps(result.to_json(), indent=2) + "\n")
     return result

@@ -47,16 +47,20 @@ class ExportResult:
         checkpoint: the checkpoint prefix exported.
         global_step: its ``global_step``.
         output: the SavedModel directory written.
-        signatures: signature name -> ``{"inputs": {name: dtype}, "outputs": {name: dtype}}``.
+        signatures: signature name -> ``{"inputs": {name: dtype}, "outputs": {name: dtype}}`` (and ``"method"``,
+            the SignatureDef's method name, for a ``graph.serving_input_fn`` export).
         seconds: wall time (seconds).
+        excluded: signature name -> why it was left out (a ``graph.serving_input_fn`` export: an output that
+            cannot take those inputs, as Estimator's export logged it).
     """
 
     run_dir: str
     checkpoint: str
     global_step: int
     output: str
-    signatures: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+    signatures: dict[str, dict[str, Any]] = field(default_factory=dict)
     seconds: float = 0.0
+    excluded: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The result as JSON data."""
@@ -114,8 +118,9 @@ def export(
     checkpoint: str = "latest",
     overwrite: bool = False,
     verbose: bool = False,
+    serving_input_fn: str | None = None,
 ) -> ExportResult:
-    """Export a run's checkpoint as a SavedModel that takes raw columns.
+    """Export a run's checkpoint as a SavedModel that takes raw columns (or a serving_input_fn's receiver tensors).
 
     Args:
         run_dir: the run directory ``hookrun train`` wrote.
@@ -124,6 +129,10 @@ def export(
             :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
         overwrite: replace ``output`` if it exists.
         verbose: show TensorFlow's INFO logs.
+        serving_input_fn: an Estimator ``serving_input_receiver_fn`` (``module:function``), else the run's
+            ``graph.serving_input_fn``; with either, the signatures are Estimator's on its receiver
+            (:func:`hookrun.runner.trained.input_fn_run.export_with_serving_input_fn`). A run trained from
+            ``data.input_fn`` needs one.
 
     Returns:
         The result.
@@ -142,7 +151,18 @@ def export(
     from hookrun.runner.trained.saved_run import open_run, resolve_checkpoint
 
     started = time.perf_counter()
-    run = open_run(run_dir)
+    run = open_run(run_dir, input_fn=True)
+    option = "--serving-input-fn" if serving_input_fn is not None else "graph.serving_input_fn"
+    serving_input_fn = serving_input_fn or run.loaded.config.graph.serving_input_fn
+    if serving_input_fn is not None:
+        from hookrun.runner.trained.input_fn_run import export_with_serving_input_fn
+
+        return export_with_serving_input_fn(run, serving_input_fn, option, output, checkpoint, overwrite, verbose)
+    if run.preprocessor is None:
+        raise SetupError(
+            f"{run.run_dir}: trained from data.input_fn; export needs your serving_input_fn: set "
+            "graph.serving_input_fn: module:function, or give --serving-input-fn module:function"
+        )
     target = check_output_path(output, overwrite, "directory")
     # a SavedModel's variables are a checkpoint TensorFlow globs when it loads them: one in `m[1]` never loads
     check_usable_path(target, "--output", limit=None)

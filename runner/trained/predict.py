@@ -213,11 +213,12 @@ def _warn_infinite(raw: Any, numeric: set[str], warned: set[str]) -> None:
 
 def predict(
     run_dir: str | Path,
-    data: list[str],
+    data: list[str] | None,
     output: str | Path,
     checkpoint: str = "latest",
     overwrite: bool = False,
     verbose: bool = False,
+    input_fn: str | None = None,
 ) -> PredictResult:
     """Predict every row of ``data`` with a run's checkpoint and write the predictions as CSV.
 
@@ -230,6 +231,10 @@ def predict(
             :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
         overwrite: replace ``output`` if it exists.
         verbose: show TensorFlow's INFO logs.
+        input_fn: instead of ``data``, an Estimator ``input_fn`` (``module:function``) called in ``infer``
+            mode; every key of the predictions dict is written, one record per example, to a ``.jsonl`` or
+            ``.csv`` (:func:`hookrun.runner.trained.input_fn_run.predict_with_input_fn`). A run trained from
+            ``data.input_fn`` needs it.
 
     Returns:
         The result.
@@ -247,7 +252,14 @@ def predict(
     from hookrun.runner.trained.saved_run import open_run, resolve_checkpoint
 
     started = time.perf_counter()
-    run = open_run(run_dir)
+    if (input_fn is None) == (data is None):
+        raise SetupError("give the rows to predict: --data FILES or --input-fn module:function (one of them)")
+    run = open_run(run_dir, input_fn=input_fn is not None)
+    if input_fn is not None:
+        from hookrun.runner.trained.input_fn_run import predict_with_input_fn
+
+        return predict_with_input_fn(run, input_fn, output, checkpoint, overwrite, verbose)
+    assert data is not None
     target = check_output_path(output, overwrite, "file")
     fileset, plan = prediction_input(run, data)
     check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)], hook_paths=run.hook_paths())

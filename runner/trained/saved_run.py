@@ -39,7 +39,8 @@ class SavedRun:
     Attributes:
         run_dir: the run directory (absolute).
         loaded: its ``config.yaml``, loaded.
-        preprocessor: its ``preprocessing.json``: the state the model was trained with.
+        preprocessor: its ``preprocessing.json``: the state the model was trained with; None for a run
+            trained from ``data.input_fn`` (opened with ``open_run(..., input_fn=True)``).
     """
 
     run_dir: Path
@@ -56,18 +57,20 @@ class SavedRun:
         ]
 
 
-def open_run(run_dir: str | Path) -> SavedRun:
+def open_run(run_dir: str | Path, input_fn: bool = False) -> SavedRun:
     """Open a run directory: load its ``config.yaml`` and ``preprocessing.json`` (no TensorFlow).
 
     Args:
         run_dir: the run directory.
+        input_fn: the caller takes a run trained from ``data.input_fn`` (no ``preprocessing.json``: its
+            ``preprocessor`` is None), or a function of the user's replaces the preprocessing.
 
     Returns:
         The saved run.
 
     Raises:
         SetupError: not a directory, or no ``config.yaml`` / ``preprocessing.json`` in it, or a run trained from
-            a ``data.input_fn`` (not available yet) (exit 2).
+            a ``data.input_fn`` without ``input_fn`` (exit 2).
         ConfigError: its ``config.yaml`` does not load (exit 2).
     """
     from hookrun.runner.config import load_config
@@ -86,11 +89,13 @@ def open_run(run_dir: str | Path) -> SavedRun:
     if not _is_dir(directory):
         raise SetupError(f"{run_dir}: no such run directory; give the directory `hookrun train` wrote")
     if (directory / CONFIG_FILE).is_file() and not (directory / PREPROCESSING_FILE).is_file():
-        input_fn = load_config(directory / CONFIG_FILE).config.data.input_fn
-        if input_fn is not None:  # trained on the user's pipeline: no preprocessing to rebuild the input from
+        loaded = load_config(directory / CONFIG_FILE)
+        if loaded.config.data.input_fn is not None:  # the user's pipeline: no preprocessing to rebuild the input
+            if input_fn:
+                return SavedRun(directory, loaded, None)  # type: ignore[arg-type]
             raise SetupError(
-                f"{directory}: trained from data.input_fn {input_fn}; hookrun evaluate, predict and export do not "
-                "take an input_fn yet: restore its checkpoint with your model_fn in a tf.compat.v1 script"
+                f"{directory}: trained from data.input_fn {loaded.config.data.input_fn}; give your input "
+                "function: --input-fn module:function (and graph.serving_input_fn for export; docs/trained-model.md)"
             )
     for name in (CONFIG_FILE, PREPROCESSING_FILE):
         if not (directory / name).is_file():

@@ -9,6 +9,8 @@ name a config could give. These are the same pipelines as ``tf.data``: the same 
 import tensorflow as tf
 from digits import load_digits
 
+from hookrun.runner.trained import serving
+
 
 def train_input_fn(params):
     """Shuffled, endlessly repeated batches of ``({"x": float32 [b, 784]}, int32 [b])`` (``num_epochs=None``)."""
@@ -21,3 +23,9 @@ def eval_input_fn(params):
     """One pass over the evaluation images, in order (``num_epochs=1, shuffle=False``)."""
     images, labels = load_digits("eval")
     return tf.data.Dataset.from_tensor_slices(({"x": images}, labels)).batch(params["batch_size"])
+
+
+def serving_input_fn():
+    """main()'s nested ``serving_input_receiver_fn`` (a float32 [batch, 784] ``x``), given a module-level name."""
+    images = tf.compat.v1.placeholder(tf.float32, [None, 784], name="x")
+    return serving.ServingInputReceiver({"x": images}, {"x": images})

@@ -35,3 +35,14 @@ def eval_input_fn(params):
     """
     _, (test_x, test_y) = iris_data.load_data()
     return tf.data.Dataset.from_tensor_slices((dict(test_x), test_y)).batch(params["batch_size"])
+
+
+def predict_input_fn(params):
+    """main()'s ``predict_x`` (three flowers, features only), as the Dataset ``iris_data.eval_input_fn`` makes."""
+    predict_x = {
+        "SepalLength": [5.1, 5.9, 6.9],
+        "SepalWidth": [3.3, 3.0, 3.1],
+        "PetalLength": [1.7, 4.2, 5.4],
+        "PetalWidth": [0.5, 1.5, 2.1],
+    }
+    return tf.data.Dataset.from_tensor_slices(predict_x).batch(params["batch_size"])

@@ -10,6 +10,7 @@ vocabulary file, embedded, two hidden layers with default names, Adagrad built u
 import tensorflow as tf
 
 from hookrun.runner import EstimatorSpec, ModeKeys
+from hookrun.runner.trained import serving
 
 TERMS_SPEC = {
     "terms": tf.compat.v1.VarLenFeature(dtype=tf.string),
@@ -63,7 +64,7 @@ def model_fn(features, labels, mode, params):
 
 def serving_input_receiver_fn():
     """Serialized ``tf.compat.v1.train.Example`` protos with a ``terms`` feature."""
-    return tf.estimator.export.build_parsing_serving_input_receiver_fn({"terms": TERMS_SPEC["terms"]})()
+    return serving.build_parsing_serving_input_receiver_fn({"terms": TERMS_SPEC["terms"]})()
 
 
 def main(_):
