@@ -518,7 +518,8 @@ def test_issue_25_done_when_program_trains_with_evaluation_evaluates_predicts_an
     request.addfinalizer(lambda: sys.modules.pop("regressor_v1", None))
     config = {
         "name": "regressor-v1",
-        "graph": {"builder": "regressor_v1:model_fn", "params": {"hidden_units": [8], "learning_rate": 0.05}},
+        "graph": {"builder": "regressor_v1:model_fn", "features": "dense",  # its model_fn takes one matrix
+                  "params": {"hidden_units": [8], "learning_rate": 0.05}},
         "data": {"train": "data.csv", "label": "y", "validation_split": 0.25, "batch_size": 16, "epochs": 3,
                  "seed": 0},
         "hooks": [

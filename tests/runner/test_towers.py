@@ -39,6 +39,9 @@ def model_fn(features, labels, mode, params):
     optimizer = tf.compat.v1.train.MomentumOptimizer(0.05, momentum=0.9)
     train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
     return EstimatorSpec(mode, loss=loss, train_op=train_op, predictions=out)
+
+
+model_fn.hookrun_features = "dense"  # the feature matrix, not a model_fn's default dict
 """
 
 #: A builder with batch normalisation: each tower normalises its own sub-batch (not exact by nature).
