@@ -6,12 +6,13 @@ time, without TensorFlow. Custom builders' params are passed through as given.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, PositiveFloat, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Count
+from hookrun.config_schemas.feature_columns import dense_only, parse_columns
 
 Activation = Literal["relu", "tanh", "sigmoid", "elu", "selu", "softplus"]
 
@@ -59,16 +60,101 @@ class DnnClassifierParams(DnnRegressorParams):
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
 
 
+CannedOptimizerName = Literal["Adagrad", "Adam", "Ftrl", "RMSProp", "SGD"]
+
+
+class CannedOptimizer(StrictModel):
+    """An optimizer of a canned model with its learning rate (a name alone gets TF 1.15's default rate)."""
+
+    name: CannedOptimizerName = Field(description="The tf.compat.v1.train optimizer, by TF 1.15's canned name.")
+    learning_rate: PositiveFloat = Field(description="Learning rate (per step).")
+
+
+class DnnLinearCombinedRegressorParams(StrictModel):
+    """Params of ``dnn_linear_combined_regressor``: TF 1.15's ``DNNLinearCombinedRegressor`` arguments.
+
+    The columns are YAML ``feature_columns`` entries (docs/config.md, "Feature columns"); either list may be
+    left out (not both). The model trains its own optimizers: ``graph.optimizer`` is not used.
+    """
+
+    linear_feature_columns: list[dict[str, Any]] = Field(
+        default_factory=list, description="Columns of the linear (wide) part: any kind."
+    )
+    linear_optimizer: CannedOptimizerName | CannedOptimizer = Field(
+        default="Ftrl", description="The linear part's optimizer (by name: rate min(0.005, 1/sqrt(columns)))."
+    )
+    dnn_feature_columns: list[dict[str, Any]] = Field(
+        default_factory=list, description="Columns of the DNN (deep) part: numeric, bucketized, embedding, indicator."
+    )
+    dnn_optimizer: CannedOptimizerName | CannedOptimizer = Field(
+        default="Adagrad", description="The DNN part's optimizer (by name: rate 0.001)."
+    )
+    dnn_hidden_units: list[Count] | None = Field(
+        default=None, description="Units per hidden layer (required with dnn_feature_columns)."
+    )
+    dnn_activation_fn: Literal["relu", "relu6", "tanh", "sigmoid", "elu", "selu", "softplus"] | None = Field(
+        default="relu", description="Hidden-layer activation (tf.nn.<name>; null: linear)."
+    )
+    dnn_dropout: float | None = Field(default=None, ge=0.0, lt=1.0, description="Drop probability while training.")
+    weight_column: str | None = Field(default=None, description="A numeric feature weighting each example's loss.")
+    loss_reduction: Literal["sum", "mean", "sum_over_batch_size", "sum_by_nonzero_weights"] = Field(
+        default="sum", description="How the batch's losses are reduced (TF 1.15's v1 default: sum)."
+    )
+    batch_norm: bool = Field(default=False, description="Batch normalization after each hidden layer.")
+    linear_sparse_combiner: Literal["sum", "mean", "sqrtn"] = Field(
+        default="sum", description="How the linear part combines a multivalent categorical column."
+    )
+    label_dimension: Count = Field(default=1, description="The label's width.")
+
+    @field_validator("linear_feature_columns", "dnn_feature_columns", mode="after")
+    @classmethod
+    def _columns(cls, value: list[dict[str, Any]], info: Any) -> list[dict[str, Any]]:
+        if value:
+            parsed = parse_columns(value, info.field_name, refs=False)
+            if info.field_name == "dnn_feature_columns":
+                dense_only(parsed, info.field_name)
+        return value
+
+    @model_validator(mode="after")
+    def _parts(self) -> DnnLinearCombinedRegressorParams:
+        if not self.linear_feature_columns and not self.dnn_feature_columns:
+            raise ValueError("give linear_feature_columns or dnn_feature_columns (or both)")
+        if self.dnn_feature_columns and not self.dnn_hidden_units:
+            raise ValueError("dnn_hidden_units: required with dnn_feature_columns, e.g. [64, 32]")
+        names: dict[str, Any] = {}
+        fields = [field for field in ("linear_feature_columns", "dnn_feature_columns") if getattr(self, field)]
+        for field in fields:  # names are shared between the two lists: every name first, then the references
+            parse_columns(getattr(self, field), field, names, refs=False)
+        for field in fields:
+            parse_columns(getattr(self, field), field, dict(names), refs=True)
+        return self
+
+
+class DnnLinearCombinedClassifierParams(DnnLinearCombinedRegressorParams):
+    """Params of ``dnn_linear_combined_classifier``: TF 1.15's ``DNNLinearCombinedClassifier`` arguments."""
+
+    label_dimension: Literal[1] = Field(default=1, description="(regressors only)")
+    n_classes: Count = Field(default=2, ge=2, description="Number of classes (2: sigmoid head; more: softmax).")
+    label_vocabulary: list[str] | None = Field(
+        default=None, description="The label's strings in class-id order (labels from an input_fn are then text)."
+    )
+
+
 #: Built-in builder name -> its params model.
 BUILDER_PARAMS: dict[str, type[StrictModel]] = {
     "linear_regressor": LinearRegressorParams,
     "dnn_regressor": DnnRegressorParams,
     "linear_classifier": LinearClassifierParams,
     "dnn_classifier": DnnClassifierParams,
+    "dnn_linear_combined_classifier": DnnLinearCombinedClassifierParams,
+    "dnn_linear_combined_regressor": DnnLinearCombinedRegressorParams,
 }
 
 #: Built-in builders whose label is a class id (the others regress a number).
-CLASSIFIERS = frozenset({"linear_classifier", "dnn_classifier"})
+CLASSIFIERS = frozenset({"linear_classifier", "dnn_classifier", "dnn_linear_combined_classifier"})
+
+#: Built-in builders that are TF 1.15's canned models (heads' metric names).
+CANNED = frozenset({"dnn_linear_combined_classifier", "dnn_linear_combined_regressor"})
 
 
 def builtin_eval_metrics(builder: str, params: dict[str, object]) -> list[str] | None:
@@ -84,6 +170,13 @@ def builtin_eval_metrics(builder: str, params: dict[str, object]) -> list[str] |
     """
     if builder not in BUILDER_PARAMS:
         return None
+    if builder in CANNED:  # TF 1.15's heads' MetricKeys
+        if builder not in CLASSIFIERS:
+            return ["average_loss", "label/mean", "prediction/mean"]
+        if params.get("n_classes") != 2:
+            return ["accuracy", "average_loss"]
+        return ["accuracy", "accuracy_baseline", "auc", "auc_precision_recall", "average_loss", "label/mean",
+                "precision", "prediction/mean", "recall"]
     if builder in CLASSIFIERS:
         return ["accuracy", "auc"] if params.get("n_classes") == 2 else ["accuracy"]
     return ["rmse", "mae"]

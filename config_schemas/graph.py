@@ -208,7 +208,7 @@ class GraphConfig(StrictModel):
             if first["type"] == "extra_forbidden":
                 allowed = ", ".join(model.model_fields)
                 raise ValueError(f"params.{where}: unknown param of {self.builder}; allowed: {allowed}") from None
-            message = str(first["msg"]).replace("Input should be", "must be", 1)
-            raise ValueError(f"params.{where}: {message}") from None
+            message = str(first["msg"]).replace("Input should be", "must be", 1).removeprefix("Value error, ")
+            raise ValueError(f"params.{where}: {message}" if where else f"params: {message}") from None
         object.__setattr__(self, "params", checked.model_dump())
         return self

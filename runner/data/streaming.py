@@ -901,15 +901,16 @@ def named_feature_columns(state: Preprocessor) -> dict[str, dict[str, Any]]:
     num_oov_buckets=1)`` described for an Estimator's ``input_fn``.
 
     Returns:
-        ``{"kind": "numeric"}`` for a numeric column (``float32 [batch, 1]``, filled and z-scored as in the
-        dense form); ``{"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": [...]}`` for
+        ``{"kind": "numeric", "mean": m, "std": s}`` for a numeric column (``float32 [batch, 1]``, filled and
+        z-scored as in the dense form: ``(x - m) / s`` in the column's units; both None without ``standardize``);
+        ``{"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": [...]}`` for
         a categorical one (``int64 [batch, 1]``: the index in ``vocabulary``, ``num_buckets - 1`` for a category
         training did not see; its text is ``<column>/raw``, ``string [batch, 1]``).
     """
     columns: dict[str, dict[str, Any]] = {}
     for column in state.columns:
         if column.kind == NUMERIC:
-            columns[column.name] = {"kind": "numeric"}
+            columns[column.name] = {"kind": "numeric", "mean": column.mean, "std": column.std}
         else:
             vocabulary = list(column.vocabulary or [])
             columns[column.name] = {"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": vocabulary}

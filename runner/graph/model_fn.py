@@ -282,7 +282,24 @@ def _export_outputs(tf: Any, where: str, value: Any) -> dict[str, dict[str, Any]
                 f"object with such an `outputs` dict, got {type(output).__name__}"
             )
         checked[key] = dict(outputs)
+        if getattr(output, "method_name", "").endswith(("/classify", "/regress")) and hasattr(
+            output, "as_signature_def"
+        ):  # a canned head's ClassificationOutput/RegressionOutput: `export` writes its own method's signature
+            checked[key] = ExportOutputs(outputs, output)
     return checked
+
+
+class ExportOutputs(dict):
+    """One ``export_outputs`` entry's tensors, with the object that gave them (``export_output``).
+
+    ``tf.estimator.export.ClassificationOutput``/``RegressionOutput`` (and the canned heads' own, in
+    ``hookrun.runner.graph.builders.canned.head``) export as TensorFlow Serving's ``classify``/``regress``
+    signatures on serialized ``tf.train.Example`` inputs, through their ``as_signature_def``.
+    """
+
+    def __init__(self, outputs: Mapping[str, Any], export_output: Any) -> None:
+        super().__init__(outputs)
+        self.export_output = export_output
 
 
 def _check_hooks(hooks: Any, name: str, where: str) -> list[Any]:

@@ -147,6 +147,9 @@ def export(
         )
         for key, outputs in built.export_outputs.items():
             signatures[key] = _signature(tf, built.inputs, outputs)
+            method_output = getattr(outputs, "export_output", None)  # classify/regress (model_fn.ExportOutputs)
+            if method_output is not None and key != SERVING_DEFAULT:
+                signatures[key] = method_output.as_signature_def({EXAMPLES: built.examples})
         with v1.Session(graph=built.graph) as session:
             _check_assets(session, assets)
             with restore_errors(tf, prefix):

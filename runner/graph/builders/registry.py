@@ -15,6 +15,12 @@ BUILTINS: dict[str, str] = {
     "dnn_regressor": "hookrun.runner.graph.builders.dnn_regressor:dnn_regressor",
     "linear_classifier": "hookrun.runner.graph.builders.linear_classifier:linear_classifier",
     "dnn_classifier": "hookrun.runner.graph.builders.dnn_classifier:dnn_classifier",
+    "dnn_linear_combined_classifier": (
+        "hookrun.runner.graph.builders.dnn_linear_combined_classifier:dnn_linear_combined_classifier"
+    ),
+    "dnn_linear_combined_regressor": (
+        "hookrun.runner.graph.builders.dnn_linear_combined_regressor:dnn_linear_combined_regressor"
+    ),
 }
 
 
