@@ -70,8 +70,8 @@ class CannedOptimizer(StrictModel):
     learning_rate: PositiveFloat = Field(description="Learning rate (per step).")
 
 
-class DnnLinearCombinedRegressorParams(StrictModel):
-    """Params of ``dnn_linear_combined_regressor``: TF 1.15's ``DNNLinearCombinedRegressor`` arguments.
+class _DnnLinearCombinedParams(StrictModel):
+    """TF 1.15's ``DNNLinearCombined*`` arguments shared by the classifier and the regressor.
 
     The columns are YAML ``feature_columns`` entries (docs/config.md, "Feature columns"); either list may be
     left out (not both). The model trains its own optimizers: ``graph.optimizer`` is not used.
@@ -104,8 +104,6 @@ class DnnLinearCombinedRegressorParams(StrictModel):
     linear_sparse_combiner: Literal["sum", "mean", "sqrtn"] = Field(
         default="sum", description="How the linear part combines a multivalent categorical column."
     )
-    label_dimension: Count = Field(default=1, description="The label's width.")
-
     @field_validator("linear_feature_columns", "dnn_feature_columns", mode="after")
     @classmethod
     def _columns(cls, value: list[dict[str, Any]], info: Any) -> list[dict[str, Any]]:
@@ -116,7 +114,7 @@ class DnnLinearCombinedRegressorParams(StrictModel):
         return value
 
     @model_validator(mode="after")
-    def _parts(self) -> DnnLinearCombinedRegressorParams:
+    def _parts(self) -> _DnnLinearCombinedParams:
         if not self.linear_feature_columns and not self.dnn_feature_columns:
             raise ValueError("give linear_feature_columns or dnn_feature_columns (or both)")
         if self.dnn_feature_columns and not self.dnn_hidden_units:
@@ -130,10 +128,15 @@ class DnnLinearCombinedRegressorParams(StrictModel):
         return self
 
 
-class DnnLinearCombinedClassifierParams(DnnLinearCombinedRegressorParams):
+class DnnLinearCombinedRegressorParams(_DnnLinearCombinedParams):
+    """Params of ``dnn_linear_combined_regressor``: TF 1.15's ``DNNLinearCombinedRegressor`` arguments."""
+
+    label_dimension: Count = Field(default=1, description="The label's width.")
+
+
+class DnnLinearCombinedClassifierParams(_DnnLinearCombinedParams):
     """Params of ``dnn_linear_combined_classifier``: TF 1.15's ``DNNLinearCombinedClassifier`` arguments."""
 
-    label_dimension: Literal[1] = Field(default=1, description="(regressors only)")
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (2: sigmoid head; more: softmax).")
     label_vocabulary: list[str] | None = Field(
         default=None, description="The label's strings in class-id order (labels from an input_fn are then text)."
