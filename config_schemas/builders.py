@@ -1,12 +1,15 @@
 """Parameter models of the built-in graph builders (``graph.params``).
 
-One model per builder in ``runner/graph/builders/``; checked at validation
-time, without TensorFlow. Custom builders' params are passed through as given.
+One model per builder folder ``runner/graph/builders/<name>/``: a :class:`BuilderParams` subclass whose
+``builder`` class variable is ``<name>`` (and ``classifier`` True when its label is a class id). The names
+``graph.builder`` accepts, the classifiers and ``list-hooks``' table all derive from these classes
+(:data:`BUILDER_PARAMS`); ``runner/graph/builders/registry.py`` checks every folder has one and every one a
+folder. Checked at validation time, without TensorFlow. Custom builders' params are passed through as given.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, PositiveFloat, field_validator, model_validator
 
@@ -20,14 +23,41 @@ Activation = Literal["relu", "tanh", "sigmoid", "elu", "selu", "softplus"]
 RESERVED_PARAMS = ("mode", "label_scale", "feature_columns")
 
 
-class LinearRegressorParams(StrictModel):
+class BuilderParams(StrictModel):
+    """Base of a built-in builder's params model.
+
+    Class variables (not config keys):
+        builder: the builder's name: its folder ``runner/graph/builders/<builder>/``.
+        classifier: its label is a class id (the data's text label becomes ids; ``n_classes`` checked).
+        canned: a TF 1.15 canned model (its evaluation reports TF's ``MetricKeys``).
+    """
+
+    builder: ClassVar[str] = ""
+    classifier: ClassVar[bool] = False
+    canned: ClassVar[bool] = False
+    #: Every subclass naming a ``builder``, in the order they are defined (the order of ``list-hooks``' table).
+    registered: ClassVar[dict[str, type[BuilderParams]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("builder"):
+            if cls.builder in BuilderParams.registered:
+                raise TypeError(f"{cls.__qualname__}: builder {cls.builder!r} already has a params model")
+            BuilderParams.registered[cls.builder] = cls
+
+
+class LinearRegressorParams(BuilderParams):
     """Params of ``linear_regressor``: ``y = x W + b``, mean squared error."""
+
+    builder: ClassVar[str] = "linear_regressor"
 
     l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
 
 
-class DnnRegressorParams(StrictModel):
+class DnnRegressorParams(BuilderParams):
     """Params of ``dnn_regressor``: fully connected hidden layers, linear output, mean squared error."""
+
+    builder: ClassVar[str] = "dnn_regressor"
 
     hidden_units: list[Count] = Field(
         default_factory=lambda: [64, 32], min_length=1, description="Units per hidden layer, input to output."
@@ -48,6 +78,8 @@ class LinearClassifierParams(LinearRegressorParams):
     Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
     """
 
+    builder: ClassVar[str] = "linear_classifier"
+    classifier: ClassVar[bool] = True
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
 
 
@@ -57,6 +89,8 @@ class DnnClassifierParams(DnnRegressorParams):
     Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
     """
 
+    builder: ClassVar[str] = "dnn_classifier"
+    classifier: ClassVar[bool] = True
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
 
 
@@ -70,7 +104,7 @@ class CannedOptimizer(StrictModel):
     learning_rate: PositiveFloat = Field(description="Learning rate (per step).")
 
 
-class _DnnLinearCombinedParams(StrictModel):
+class _DnnLinearCombinedParams(BuilderParams):
     """TF 1.15's ``DNNLinearCombined*`` arguments shared by the classifier and the regressor.
 
     The columns are YAML ``feature_columns`` entries (docs/config.md, "Feature columns"); either list may be
@@ -131,11 +165,18 @@ class _DnnLinearCombinedParams(StrictModel):
 class DnnLinearCombinedRegressorParams(_DnnLinearCombinedParams):
     """Params of ``dnn_linear_combined_regressor``: TF 1.15's ``DNNLinearCombinedRegressor`` arguments."""
 
+    builder: ClassVar[str] = "dnn_linear_combined_regressor"
+    canned: ClassVar[bool] = True
+
     label_dimension: Count = Field(default=1, description="The label's width.")
 
 
 class DnnLinearCombinedClassifierParams(_DnnLinearCombinedParams):
     """Params of ``dnn_linear_combined_classifier``: TF 1.15's ``DNNLinearCombinedClassifier`` arguments."""
+
+    builder: ClassVar[str] = "dnn_linear_combined_classifier"
+    classifier: ClassVar[bool] = True
+    canned: ClassVar[bool] = True
 
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (2: sigmoid head; more: softmax).")
     label_vocabulary: list[str] | None = Field(
@@ -143,21 +184,14 @@ class DnnLinearCombinedClassifierParams(_DnnLinearCombinedParams):
     )
 
 
-#: Built-in builder name -> its params model.
-BUILDER_PARAMS: dict[str, type[StrictModel]] = {
-    "linear_regressor": LinearRegressorParams,
-    "dnn_regressor": DnnRegressorParams,
-    "linear_classifier": LinearClassifierParams,
-    "dnn_classifier": DnnClassifierParams,
-    "dnn_linear_combined_classifier": DnnLinearCombinedClassifierParams,
-    "dnn_linear_combined_regressor": DnnLinearCombinedRegressorParams,
-}
+#: Built-in builder name -> its params model (every ``BuilderParams`` subclass naming a ``builder``).
+BUILDER_PARAMS: dict[str, type[BuilderParams]] = dict(BuilderParams.registered)
 
 #: Built-in builders whose label is a class id (the others regress a number).
-CLASSIFIERS = frozenset({"linear_classifier", "dnn_classifier", "dnn_linear_combined_classifier"})
+CLASSIFIERS = frozenset(name for name, cls in BUILDER_PARAMS.items() if cls.classifier)
 
 #: Built-in builders that are TF 1.15's canned models (heads' metric names).
-CANNED = frozenset({"dnn_linear_combined_classifier", "dnn_linear_combined_regressor"})
+CANNED = frozenset(name for name, cls in BUILDER_PARAMS.items() if cls.canned)
 
 
 def builtin_eval_metrics(builder: str, params: dict[str, object]) -> list[str] | None:

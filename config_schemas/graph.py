@@ -14,7 +14,7 @@ from hookrun.config_schemas.imports import IMPORT_PATH
 from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.suggest import did_you_mean
 
-#: Built-in graph builders (``runner/graph/builders/<name>.py``).
+#: Built-in graph builders (the folders ``runner/graph/builders/<name>/``).
 BUILTIN_BUILDERS = tuple(BUILDER_PARAMS)
 
 #: Optimizers, by hookrun name -> ``tf.compat.v1.train`` class.

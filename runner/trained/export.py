@@ -65,7 +65,7 @@ class ExportResult:
 
 def _signature(tf: Any, inputs: dict[str, Any], outputs: dict[str, Any]) -> Any:
     """A ``tensorflow/serving/predict`` SignatureDef (``tf.compat.v1.saved_model.predict_signature_def``)."""
-    from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+    from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
 
     with _without_deprecation_notice_of("build_tensor_info"):  # the v1 Builder's own call; nothing to act on
         return tf.compat.v1.saved_model.predict_signature_def(inputs, outputs)

@@ -314,7 +314,7 @@ def _predictions_mean(tf: Any, predictions: Any, weights: Any, name: str) -> Any
 
 
 def _auc(tf: Any, labels: Any, predictions: Any, weights: Any, curve: str, name: str) -> Any:
-    from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+    from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
 
     v1 = tf.compat.v1
     with tf.name_scope(name) as scope:
