@@ -256,6 +256,8 @@ def _check_refs(column: _Column, where: str, named: dict[str, _Column]) -> None:
         for index, item in enumerate(column.crossed):
             place = f"{where}.crossed[{index}]"
             target = named.get(item) if isinstance(item, str) else None
+            if isinstance(item, str) and target is None and item in _numeric_keys(named):
+                target = NumericColumn(numeric=item)
             if target is not None and kind_of(target) == "numeric" or (
                 isinstance(item, dict) and "numeric" in item
             ):
@@ -265,6 +267,10 @@ def _check_refs(column: _Column, where: str, named: dict[str, _Column]) -> None:
                     f"`{{bucketized: {shown if isinstance(shown, str) else 'KEY'}, boundaries: [...]}}` instead"
                 )
             resolve(item, place, named, CROSSABLE)
+
+
+def _numeric_keys(named: dict[str, _Column]) -> set[str]:
+    return {column.numeric for column in named.values() if isinstance(column, NumericColumn)}
 
 
 def dense_only(columns: list[_Column], field: str) -> None:

@@ -50,6 +50,8 @@ class ColumnBuilder:
         self.described = dict(described or {})
         self.named: dict[str, _Column] = {}
         self.identity_keys: set[str] = set()
+        #: feature key -> the first entry reading it (``dnn_feature_columns[0].numeric``), for messages.
+        self.keys: dict[str, str] = {}
 
     def parse(self, params: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, list[_Column]]:
         """Parse each of ``fields`` present in ``params`` (names shared across them).
@@ -78,6 +80,9 @@ class ColumnBuilder:
         """One TensorFlow column."""
         fc = _tf().compat.v1.feature_column
         kind = kind_of(column)
+        key = getattr(column, kind)
+        if isinstance(key, str) and kind not in ("embedding", "indicator", "bucketized"):
+            self.keys.setdefault(key, f"{where}.{kind}")
         if kind == "numeric":
             return fc.numeric_column(
                 column.numeric, default_value=column.default_value, normalizer_fn=self._normalizer(column, where)
@@ -85,9 +90,11 @@ class ColumnBuilder:
         if kind == "bucketized":
             source = column.bucketized
             nested = resolve(source, f"{where}.bucketized", self.named, ("numeric",))
-            numeric = self.column(nested, f"{where}.bucketized") if not isinstance(nested, str) else fc.numeric_column(
-                nested
-            )
+            if isinstance(nested, str):
+                self.keys.setdefault(nested, f"{where}.bucketized")
+                numeric = fc.numeric_column(nested)
+            else:
+                numeric = self.column(nested, f"{where}.bucketized")
             return fc.bucketized_column(numeric, boundaries=list(column.boundaries))
         if kind == "vocabulary_list":
             vocabulary = column.vocabulary
@@ -125,12 +132,38 @@ class ColumnBuilder:
             )
         if kind == "indicator":
             return fc.indicator_column(self._nested(column.indicator, f"{where}.indicator", CATEGORICAL))
-        keys = [
-            self._nested(item, f"{where}.crossed[{index}]", CROSSABLE) if not self._raw_key(item) else item
-            for index, item in enumerate(column.crossed)
-        ]
+        keys = []
+        for index, item in enumerate(column.crossed):
+            place = f"{where}.crossed[{index}]"
+            if not self._raw_key(item):
+                keys.append(self._nested(item, place, CROSSABLE))
+                continue
+            if (self.described.get(item) or {}).get("kind") == "numeric":
+                raise ColumnError(
+                    f"{place}: a crossed column of numerics: `{item}` is a numeric column of the data; cross a "
+                    f"`{{bucketized: {item}, boundaries: [...]}}` instead"
+                )
+            self.keys.setdefault(item, place)
+            keys.append(item)
         kwargs = {"hash_key": column.hash_key} if column.hash_key is not None else {}
         return fc.crossed_column(keys, column.hash_bucket_size, **kwargs)
+
+    def check_keys(self, available: set[str]) -> None:
+        """Refuse a feature key the features do not have, naming the entry (with a did-you-mean).
+
+        Args:
+            available: the data's columns (the reader's) or the ``input_fn``'s feature keys.
+
+        Raises:
+            ColumnError: the first entry reading an unknown key.
+        """
+        from hookrun.config_schemas.suggest import did_you_mean
+
+        for key, where in self.keys.items():
+            if key not in available:
+                known = ", ".join(sorted(available))
+                hint = did_you_mean(key, available)
+                raise ColumnError(f"{where}: unknown column `{key}`{hint} (the features: {known})")
 
     def _raw_key(self, item: Any) -> bool:
         return isinstance(item, str) and item not in self.named

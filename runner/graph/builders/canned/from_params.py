@@ -73,12 +73,20 @@ def canned_model_fn(builder: str, features: Any, labels: Any, mode: str, params:
         The model's ``EstimatorSpec``.
 
     Raises:
-        ColumnError: a column the data cannot give (``from_data`` of a column that has no vocabulary, ...).
+        PlacedError: at the column's entry (``graph.params.dnn_feature_columns[0].numeric``): a column the data
+            cannot give (an unknown feature key, ``from_data`` of a column without a vocabulary, a cross of a
+            numeric column of the data).
     """
+    from hookrun.config_schemas.errors import PlacedError
+    from hookrun.config_schemas.feature_columns import ColumnError
     from hookrun.runner.tf_env import import_tensorflow
 
     with quiet_feature_columns():
-        return _canned_model_fn(import_tensorflow(), builder, features, labels, mode, params)
+        try:
+            return _canned_model_fn(import_tensorflow(), builder, features, labels, mode, params)
+        except ColumnError as err:  # "<list>[i].<arg>: reason": reported at that entry's line of the config
+            where, _, reason = str(err).partition(": ")
+            raise PlacedError(f"graph.params.{where}", reason) from None
 
 
 def _canned_model_fn(
@@ -90,6 +98,9 @@ def _canned_model_fn(
     kwargs = {key: value for key, value in params.items() if key not in RUNNER_KEYS + COLUMN_FIELDS}
     kwargs["linear_feature_columns"] = columns.build(parsed.get("linear_feature_columns", []), "linear_feature_columns")
     kwargs["dnn_feature_columns"] = columns.build(parsed.get("dnn_feature_columns", []), "dnn_feature_columns", True)
+    if isinstance(features, Mapping):
+        available = set(described) if described else {str(key) for key in features}
+        columns.check_keys(available | ({weight} if (weight := kwargs.get("weight_column")) else set()))
     for key in ("linear_optimizer", "dnn_optimizer"):
         if key in kwargs:
             kwargs[key] = _optimizer(kwargs[key])
