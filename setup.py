@@ -1,4 +1,4 @@
-"""Package discovery for the four source folders, which install as ``hookrun.<folder>``.
+"""Package discovery for the five source folders, which install as ``hookrun.<folder>``.
 
 Everything else (name, version, dependencies, the ``hookrun`` script) is in ``pyproject.toml``. The
 packages are found here rather than listed there so that a new hook folder (``hooks/<type>/``) or a new
@@ -11,6 +11,7 @@ from setuptools import find_packages, setup
 ROOTS = {
     "cli": "hookrun.cli",
     "config_schemas": "hookrun.config_schemas",
+    "estimator": "hookrun.estimator",
     "hooks": "hookrun.hooks",
     "runner": "hookrun.runner",
 }

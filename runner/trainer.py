@@ -337,6 +337,12 @@ def prepare(
     except BaseException:
         unpin()
         raise
+    from hookrun.runner.live import current_saving_listeners
+
+    if listeners := current_saving_listeners():  # Estimator.train(saving_listeners=...): every checkpoint saver's
+        for hook in hooks.hooks:
+            if isinstance(hook, tf.compat.v1.train.CheckpointSaverHook):
+                hook._listeners.extend(listeners)  # after hookrun's finite-weights guard
     # A model_fn's EstimatorSpec.training_hooks run after the config's hooks, in their order (as Estimator
     # appended them to its own), then its training_chief_hooks on the chief only (MonitoredTrainingSession's
     # chief_only_hooks come after its hooks); they have no config entry, so the trace and messages name them
