@@ -374,14 +374,17 @@ class Head:
         return _append_update_ops(tf, train_op)
 
     def _train_summaries(self, tf: Any, training_loss: Any, unreduced_loss: Any, weights: Any) -> None:
-        """``loss`` and, under ``SUM``, ``average_loss`` scalar summaries, as TF 1.15 wrote them."""
+        """Under ``SUM``, the ``average_loss`` scalar summary, as TF 1.15 wrote it.
+
+        TF 1.15's head also wrote a ``loss`` summary, and Estimator skipped its own when one existed; hookrun's
+        ``summary_saver`` writes ``loss`` itself, so the head leaves it out (one ``loss`` tag, as under Estimator).
+        """
         v1 = tf.compat.v1
         mean_loss = None
         if self.loss_reduction == REDUCTIONS["sum"]:
             example_weight_sum = tf.reduce_sum(weights * tf.ones_like(unreduced_loss))
             mean_loss = training_loss / example_weight_sum
         with tf.name_scope(""):
-            v1.summary.scalar(self._summary_key(MetricKeys.LOSS), training_loss)
             if mean_loss is not None:
                 v1.summary.scalar(self._summary_key(MetricKeys.LOSS_MEAN), mean_loss)
 
