@@ -299,3 +299,19 @@ def test_optimizer_by_name_object_or_callable_and_bad_ones() -> None:
             get_optimizer_instance("sgd", 0.1)
         with pytest.raises(ValueError, match="not an Optimizer"):
             get_optimizer_instance(3, 0.1)
+
+
+def test_batch_norm_and_dropout_variables_are_named_as_tf_115s():
+    """``dnn_testing_utils.py``'s BATCH_NORM_*_NAME_PATTERN: ``dnn/hiddenlayer_%d/batchnorm_%d/...``."""
+    model_fn = canned.dnn_regressor(hidden_units=[4, 3], feature_columns=dnn_columns(), dropout=0.5, batch_norm=True)
+    with tf.Graph().as_default():
+        features, labels = placeholders(tf.float32)
+        v1.train.get_or_create_global_step()
+        spec = model_fn(features, labels, ModeKeys.TRAIN)
+        names = {v.op.name for v in v1.global_variables()}
+        updates = v1.get_collection(v1.GraphKeys.UPDATE_OPS)
+        assert spec.train_op is not None
+    for layer in (0, 1):
+        for part in ("gamma", "beta", "moving_mean", "moving_variance"):
+            assert f"dnn/hiddenlayer_{layer}/batchnorm_{layer}/{part}" in names
+    assert len(updates) == 4  # the moving mean and variance of both layers, run with the train op
