@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from hookrun.config_schemas.feature_columns import ColumnError
 from hookrun.runner.graph.builders.canned import models
 from hookrun.runner.graph.builders.canned.columns import ColumnBuilder, raw_features
 from hookrun.runner.graph.model_fn import EstimatorSpec
@@ -78,7 +79,6 @@ def canned_model_fn(builder: str, features: Any, labels: Any, mode: str, params:
             numeric column of the data).
     """
     from hookrun.config_schemas.errors import PlacedError
-    from hookrun.config_schemas.feature_columns import ColumnError
     from hookrun.runner.tf_env import import_tensorflow
 
     with quiet_feature_columns():
@@ -105,7 +105,14 @@ def _canned_model_fn(
         if key in kwargs:
             kwargs[key] = _optimizer(kwargs[key])
     classifier = builder.endswith("classifier")
-    if labels is not None and classifier and not kwargs.get("label_vocabulary") and labels.dtype.is_floating:
-        labels = tf.cast(labels, tf.int64)  # the reader's class ids
+    if labels is not None and classifier and labels.dtype != tf.string:
+        if kwargs.get("label_vocabulary"):
+            raise ColumnError(
+                "label_vocabulary: the labels are class ids, not text (with data files, a text label becomes ids "
+                "of the training split's sorted classes); remove label_vocabulary, which applies to text labels "
+                "from a data.input_fn"
+            )
+        if labels.dtype.is_floating:
+            labels = tf.cast(labels, tf.int64)  # the reader's class ids
     model_fn = getattr(models, builder)(**kwargs)
     return model_fn(raw_features(features, described, columns.identity_keys), labels, mode)
