@@ -138,3 +138,19 @@ def test_a_tensor_feature_cannot_be_the_label_or_categorical():
     with pytest.raises(ValueError, match="read as it is"):
         ragged = {"t": {"type": "string", "varlen": "ragged"}}
         data_config(train="x.tfrecord", label="y", categorical=["t"], columns=ragged)
+
+
+def test_export_of_a_run_with_tensor_features_is_refused_naming_the_feature(make_config, write_module, run_train,
+                                                                             tmp_path):
+    """predict/export feed one value per column: refused in one line, nothing written (not yet supported)."""
+    from hookrun.config_schemas.errors import PlacedError
+    from hookrun.runner import export
+
+    _write(tmp_path / "data.tfrecord")
+    module = write_module("tensors_export", MODEL_FN)
+    run = tmp_path / "run"
+    hooks = [{"type": "checkpoint_saver", "save_steps": 2}]
+    run_train(make_config(graph={"builder": f"{module}:model_fn"}, data=_data(epochs=1), hooks=hooks), run_dir=run)
+    with pytest.raises((PlacedError, ConfigError), match="data.columns.zimage.*predict and export take one value"):
+        export(run, tmp_path / "model")
+    assert not (tmp_path / "model").exists()
