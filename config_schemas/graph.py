@@ -140,8 +140,8 @@ class GraphConfig(StrictModel):
         default=None,
         description="The form of `features` the builder gets: `dense`, one float32 [batch, n] matrix (numeric "
         "columns z-scored, categorical one-hot), or `named`, a dict column -> tensor (categorical columns as int64 "
-        "ids for an embedding, `num_buckets` in params['feature_columns']). Default: the builder's "
-        "`hookrun_features` attribute, else `dense`.",
+        "ids for an embedding, `num_buckets` in params['feature_columns']; labels in their own dtype). Default: the "
+        "builder's `hookrun_features` attribute, else `named` for a model_fn and `dense` for a plain builder.",
     )
     optimizer: OptimizerConfig = Field(
         default_factory=OptimizerConfig,

@@ -124,6 +124,7 @@ def model_fn(features, labels, mode, params):
     tf.compat.v1.summary.scalar("mean_prediction", tf.reduce_mean(out))
     tf.compat.v1.summary.histogram("weights", w)
     return EstimatorSpec(mode, loss=loss, predictions=out)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -211,6 +212,7 @@ def main(argv=None):
 
 
 GUARD
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -274,6 +276,7 @@ def model_fn(features, labels, mode, params):
     init = tf.compat.v1.constant_initializer(FLAGS.init_value)
     w = tf.compat.v1.get_variable("w", [int(features.shape[-1]), 1], initializer=init)
     return {"loss": tf.reduce_mean(tf.square(tf.matmul(features, w) - labels))}
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -384,6 +387,7 @@ def model_fn(features, labels, mode, params):
     optimizer = tf.compat.v1.train.AdamOptimizer(0.01)
     train_op = optimizer.minimize(loss, global_step=tf.compat.v1.train.get_global_step())
     return EstimatorSpec(mode, loss=loss, train_op=train_op)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

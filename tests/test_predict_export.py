@@ -308,6 +308,7 @@ def model_fn(features, labels, mode, params):
             prediction_hooks=[CountBatches(params["count_file"])],
         )
     return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - labels)))
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -481,6 +482,7 @@ def model_fn(features, labels, mode, params):
     if params["kind"] == "prediction_hooks":
         return EstimatorSpec(mode=mode, predictions=out, prediction_hooks=[object()])
     return EstimatorSpec(mode=mode, loss=tf.reduce_mean(out))  # no predictions
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -562,6 +564,7 @@ def model_fn(features, labels, mode, params):
     out = layers.dense(features, 1, "out") + offset + tf.matmul(one_hot, tf.constant([[0.0], [20.0], [0.0]]))
     return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - (labels if labels is not None else out))),
                          predictions=out)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -628,6 +631,7 @@ def model_fn(features, labels, mode, params):
     ids = tf.cast(tf.reshape(labels, [-1]), tf.int64) - params["first_id"]
     loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels=ids, logits=logits)
     return EstimatorSpec(mode=mode, loss=loss, predictions=predicted)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

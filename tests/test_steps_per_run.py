@@ -250,6 +250,8 @@ def test_a_model_fn_with_spec_hooks_is_refused_by_field(tmp_path, linear_csv, ru
             loss = tf.reduce_mean(tf.square(out - labels))
             return EstimatorSpec(mode=mode, loss=loss, predictions=out,
                                  {field}=[tf.compat.v1.train.SessionRunHook()])
+
+        model_fn.hookrun_features = "dense"
         """,
     )
     graph = {"builder": f"{module}:model_fn"}

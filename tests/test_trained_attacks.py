@@ -191,6 +191,7 @@ def model_fn(features, labels, mode, params):
     if kind == "first_row":
         return EstimatorSpec(mode=mode, predictions=out[:1])
     return EstimatorSpec(mode=mode, predictions=out[: tf.shape(out)[0] // 2 + 1])  # half the rows
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

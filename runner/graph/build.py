@@ -162,23 +162,35 @@ def builder_params(config: RunConfig, base_dir: Path, run_dir: Path | None) -> d
         raise PlacedError("graph.params", "${run_dir} is used, but no run directory is known here") from None
 
 
-def features_form(builder: Any, configured: str | None) -> str:
+def features_form(builder: Any, configured: str | None, model_fn: bool = False) -> str:
     """``dense`` or ``named``: ``graph.features`` when set, else the builder's ``hookrun_features`` attribute.
 
-    A builder declares the form it takes with ``fn.hookrun_features = "named"``; without it (and without
-    ``graph.features``) it gets the dense matrix, as every builder before named features did.
+    A builder declares the form it takes with ``fn.hookrun_features = "named"`` (or ``"dense"``); without
+    it (and without ``graph.features``) a model_fn (the Estimator form) gets named features, a dict column
+    -> tensor as an Estimator ``input_fn`` gave it, and a plain ``fn(features, labels, params)`` builder the
+    dense matrix, as every builder before named features did.
+
+    Args:
+        builder: the builder function.
+        configured: ``graph.features`` (``dense``, ``named`` or None).
+        model_fn: the builder is called in the model_fn form (:func:`~hookrun.runner.graph.model_fn.is_model_fn`).
 
     Raises:
         PlacedError: ``hookrun_features`` is neither ``dense`` nor ``named``.
     """
     if configured is not None:
         return configured
-    declared = getattr(builder, "hookrun_features", "dense")
+    declared = getattr(builder, "hookrun_features", "named" if model_fn else "dense")
     if declared not in ("dense", "named"):
         raise PlacedError(
             "graph.builder", f"hookrun_features is {declared!r}; set it to 'dense' or 'named' (or set graph.features)"
         )
     return declared
+
+
+def declares_features(builder: Any, configured: str | None) -> bool:
+    """Whether ``graph.features`` or the builder's ``hookrun_features`` sets the form (not the model_fn default)."""
+    return configured is not None or hasattr(builder, "hookrun_features")
 
 
 def _call_builder(
@@ -373,7 +385,7 @@ def build_graph(
         builder = get_builder(builder_name, base_dir)
         model_fn = is_model_fn(builder, config.graph.style)
         from_input_fn = isinstance(data, InputFn)
-        named_features = not from_input_fn and features_form(builder, config.graph.features) == "named"
+        named_features = not from_input_fn and features_form(builder, config.graph.features, model_fn) == "named"
         params = builder_params(config, base_dir, run_dir)
         run_info = None
         if from_input_fn:  # params as written; hookrun's own information goes in `config`
@@ -406,6 +418,8 @@ def build_graph(
                 # The input pipeline's ops under hookrun/input (no variables): TensorBoard shows the model alone
                 with tf.compat.v1.name_scope(INPUT_SCOPE):
                     if isinstance(data, TrainingData):  # arrays in memory (tests, benchmarks)
+                        if named_features and not declares_features(builder, config.graph.features):
+                            named_features = False  # a model_fn's default: arrays have only the dense matrix
                         if named_features:
                             raise PlacedError(
                                 "graph.features", "named features need data files (streamed through tf.data)"
@@ -752,6 +766,8 @@ def build_evaluation(
         else:
             if not isinstance(features, dict):
                 features = tf.identity(features, name="features")
+            else:  # dense tensors only (a TFRecord tensor feature may be sparse or ragged)
+                features = {name: value for name, value in features.items() if isinstance(value, tf.Tensor)}
             labels = tf.identity(labels, name="labels")
         predictions = tf.identity(spec.predictions, name="predictions") if spec.predictions is not None else None
         values = {name: tf.identity(value, name=name) for name, (value, _) in ordered.items()}
@@ -880,12 +896,13 @@ def build_evaluation_graph(
     builder_name = config.graph.builder
     builder = get_builder(builder_name, base_dir)
     params = {**builder_params(config, base_dir, run_dir), "label_scale": float(label_scale), "mode": "eval"}
-    named_features = features_form(builder, config.graph.features) == "named"
+    model_fn = is_model_fn(builder, config.graph.style)
+    named_features = features_form(builder, config.graph.features, model_fn) == "named"
     if named_features:
         params["feature_columns"] = named_feature_columns(validation.input.state)
     return _fresh_evaluation(
         tf, config.data.seed, builder, builder_name, params, validation, config.data.batch_size, plan,
-        model_fn=is_model_fn(builder, config.graph.style), named=named_features,
+        model_fn=model_fn, named=named_features,
     )
 
 

@@ -159,6 +159,7 @@ def build_inference_graph(
 
     Raises:
         SetupError: the builder does not import, fails in ``infer`` mode or returns no ``predictions``.
+        PlacedError: the run has TFRecord tensor features (``data.columns`` with a shape, varlen or bytes).
     """
     from hookrun.runner.data.streaming import named_feature_columns, transform_raw_columns
     from hookrun.runner.graph.build import build_inference, builder_params, features_form
@@ -168,13 +169,24 @@ def build_inference_graph(
     config = run.loaded.config
     state = run.preprocessor
     v1 = tf.compat.v1
+    tensors = config.data.tensor_features
+    if tensors:  # the raw-column and Example inputs below carry one value per column
+        from hookrun.runner.errors import PlacedError
+
+        raise PlacedError(
+            f"data.columns.{next(iter(tensors))}",
+            "predict and export take one value per column; a run with TFRecord tensor features (a shape, varlen or "
+            "bytes in data.columns) cannot be predicted or exported by hookrun yet: load its checkpoint in your own "
+            "serving graph",
+        )
     graph = tf.Graph()
     with graph.as_default():
         if config.data.seed is not None:
             v1.set_random_seed(config.data.seed)
         global_step = v1.train.get_or_create_global_step()
         builder = get_builder(config.graph.builder, run.loaded.base_dir)
-        named = features_form(builder, config.graph.features) == "named"
+        model_fn = is_model_fn(builder, config.graph.style)
+        named = features_form(builder, config.graph.features, model_fn) == "named"
         dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
         inputs: dict[str, Any] = {}
         serialized = None
@@ -206,7 +218,7 @@ def build_inference_graph(
         if not named:
             features = tf.identity(features, name="features")
         spec = build_inference(
-            tf, builder, config.graph.builder, features, params, model_fn=is_model_fn(builder, config.graph.style)
+            tf, builder, config.graph.builder, features, params, model_fn=model_fn
         )
         outputs: dict[str, Any] = {}
         class_names = None

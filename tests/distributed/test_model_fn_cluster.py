@@ -48,6 +48,7 @@ def model_fn(features, labels, mode, params):
     return EstimatorSpec(
         mode=mode, loss=loss, training_hooks=[Marker("every")], training_chief_hooks=[Marker("chief")]
     )
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

@@ -155,6 +155,7 @@ def model_fn(features, labels, mode, params):
     loss = tf.reduce_mean(tf.square(out - labels))
     saver = v1.train.Saver(max_to_keep=3, pad_step_number=True)
     return EstimatorSpec(mode=mode, loss=loss, predictions=out, scaffold=v1.train.Scaffold(saver=saver))
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

@@ -78,6 +78,9 @@ def eval_only_variable(features, labels, mode, params):
         out = out + v1.get_variable("calibration", [], initializer=v1.zeros_initializer())
     loss = tf.reduce_mean(tf.square(out - labels))
     return EstimatorSpec(mode=mode, loss=loss, predictions=out)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
+counts_in_a_global.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
+eval_only_variable.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

@@ -108,6 +108,7 @@ def model_fn(features, labels, mode, params):
     step = tf.compat.v1.train.get_global_step()
     train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=step)
     return EstimatorSpec(mode=mode, loss=loss, train_op=train_op)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

@@ -52,6 +52,7 @@ def model_fn(features, labels, mode, params):
         training_hooks=[Recorder("first"), Recorder("second")],
     )
     return spec if params.get("as_dict") else EstimatorSpec(**spec)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -101,6 +102,7 @@ def model_fn(features, labels, mode, params):
     if params["with_key"]:
         named["predictions"] = tf.identity(3 * out, name="chosen_out")
     return {"loss": loss, "predictions": named}
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 
@@ -190,6 +192,7 @@ class Half:
 
     def after_run(self, run_context, run_values):
         pass
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

@@ -134,6 +134,7 @@ def model_fn(features, labels, mode, params):
             hooks.append(Failing("failing"))
         spec["evaluation_hooks"] = hooks
     return EstimatorSpec(**spec)
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 #: Validation batches with validation_split 0.25: 16 of the 64 rows, batches of 8.

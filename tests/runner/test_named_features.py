@@ -97,3 +97,69 @@ def test_named_features_train_and_evaluate(make_config, write_module, run_train,
     )
     result = run_train(loaded)
     assert result.final_global_step > 0 and result.evaluations and np.isfinite(result.evaluations[-1]["val_loss"])
+
+
+MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+SEEN = []
+
+
+def model_fn(features, labels, mode, params):
+    SEEN.append((features, labels))
+    net = tf.concat([features["a"], tf.cast(features["city"], tf.float32)], 1)
+    logits = layers.dense(net, 3, 'out')
+    loss = tf.compat.v1.losses.sparse_softmax_cross_entropy(labels[:, 0], logits)
+    return {"loss": loss}
+"""
+
+CLASSES = "a,city,kind\n" + "".join(
+    f"{a},{city},{kind}\n" for a, city, kind in [(1, "Oslo", "x"), (2, "Rome", "y"), (3, "Lima", "z")] * 4
+)
+
+
+def test_a_model_fn_gets_named_features_and_int_class_ids_by_default(make_config, write_module, run_train, tmp_path):
+    """The Estimator form indexes features["a"] without declaring hookrun_features; class ids arrive as int64."""
+    (tmp_path / "data.csv").write_text(CLASSES, encoding="utf-8")
+    module = write_module("classes", MODEL_FN)
+    loaded = make_config(
+        graph={"builder": f"{module}:model_fn"},
+        data={"label": "kind", "epochs": 2, "batch_size": 4, "validation_split": 0.25},
+        hooks=[{"type": "evaluation", "every_n_steps": 2}],
+    )
+    result = run_train(loaded)
+    features, labels = user_module(module).SEEN[0]
+    assert sorted(features) == ["a", "city", "city/raw"]
+    assert labels.dtype == tf.int64 and labels.shape.as_list() == [None, 1]
+    assert result.final_global_step > 0 and np.isfinite(result.evaluations[-1]["val_loss"])
+
+
+def test_a_model_fn_gets_a_numeric_label_as_float32_and_can_declare_dense(make_config, write_module, tmp_path):
+    (tmp_path / "data.csv").write_text(CSV, encoding="utf-8")
+    source = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+SEEN = []
+
+
+def model_fn(features, labels, mode, params):
+    SEEN.append((features, labels))
+    net = features if not isinstance(features, dict) else tf.concat([features["a"]], 1)
+    out = layers.dense(net, 1, 'out')
+    return {"loss": tf.reduce_mean(tf.square(out - labels))}
+"""
+    loaded_args = {"data": {"shuffle": False, "batch_size": 6, "missing_by_column": {"city": {"constant": "Rome"}}}}
+    from hookrun.runner.trainer import prepare
+
+    module = write_module("numeric_label", source)
+    prepare(make_config(graph={"builder": f"{module}:model_fn"}, **loaded_args), tmp_path / "r1", Console(quiet=True))
+    features, labels = user_module(module).SEEN[0]
+    assert isinstance(features, dict) and labels.dtype == tf.float32
+    dense = write_module("dense_model_fn", source + "\nmodel_fn.hookrun_features = 'dense'\n")
+    prepare(make_config(graph={"builder": f"{dense}:model_fn"}, **loaded_args), tmp_path / "r2", Console(quiet=True))
+    features, labels = user_module(dense).SEEN[0]
+    assert not isinstance(features, dict) and features.shape.as_list() == [None, 4]
