@@ -132,3 +132,38 @@ def test_named_features_reach_the_columns_as_read_with_from_data_statistics():
         values,
         [[0, 1, -1.0, 1, 0, 0], [1, 0, 0.0, 0, 1, 0], [0, 0, 1.5, 0, 0, 1]],
     )
+
+
+PREMADE_ON_FILES = """
+import tensorflow as tf
+
+from hookrun.runner.graph.builders.canned import dnn_linear_combined_classifier
+
+fc = tf.compat.v1.feature_column
+education = fc.categorical_column_with_vocabulary_list(
+    "education", ["Bachelors", "Doctorate", "HS-grad", "Masters", "Some-college"]
+)
+age = fc.bucketized_column(fc.numeric_column("age"), boundaries=[25, 35, 45, 55, 65])  # years, as read
+model_fn = dnn_linear_combined_classifier(
+    linear_feature_columns=[age, education, fc.crossed_column([age, education], hash_bucket_size=50)],
+    dnn_feature_columns=[fc.numeric_column("hours_per_week"), fc.indicator_column(education)],
+    dnn_hidden_units=[8],
+)
+"""
+
+
+def test_a_python_premade_model_fn_reads_data_files_as_read(tmp_path, run_train):
+    """With data files the model_fn gets hookrun's named features; the columns still read years and text."""
+    from tests.test_migrating_from_estimator import _census_csv
+
+    (tmp_path / "premade_csv.py").write_text(PREMADE_ON_FILES, encoding="utf-8")
+    (tmp_path / "adult.csv").write_text(_census_csv(), encoding="utf-8")
+    (tmp_path / "run.yaml").write_text(
+        "name: premade-csv\ngraph: {builder: 'premade_csv:model_fn'}\n"
+        "data: {train: adult.csv, label: income_bracket, validation_split: 0.2, batch_size: 32, epochs: 1, seed: 0}\n"
+        "hooks: [{type: evaluation, every_n_steps: 100}]\n",
+        encoding="utf-8",
+    )
+    result = run_train(load_config(tmp_path / "run.yaml"))
+    assert result.end_of_data and 0.0 <= result.evaluations[-1]["val_accuracy"] <= 1.0
+    assert "val_auc" in result.evaluations[-1]
