@@ -17,7 +17,7 @@ from typing import Any
 from hookrun.config_schemas.feature_columns import ColumnError
 from hookrun.runner.graph.builders.canned import models
 from hookrun.runner.graph.builders.canned.columns import ColumnBuilder, raw_features
-from hookrun.runner.graph.model_fn import EstimatorSpec
+from hookrun.runner.graph.model_fn import EstimatorSpec, ModeKeys
 
 #: Params that are not constructor arguments: the runner's, and hookrun's own.
 RUNNER_KEYS = ("label_scale", "feature_columns", "mode")
@@ -115,4 +115,33 @@ def _canned_model_fn(
         if labels.dtype.is_floating:
             labels = tf.cast(labels, tf.int64)  # the reader's class ids
     model_fn = getattr(models, builder)(**kwargs)
-    return model_fn(raw_features(features, described, columns.identity_keys), labels, mode)
+    spec = model_fn(raw_features(features, described, columns.identity_keys), labels, mode)
+    scale = float(params.get("label_scale") or 1.0)
+    if mode == ModeKeys.PREDICT and not classifier and scale != 1.0:
+        spec = _in_label_units(tf, spec, scale)
+    return spec
+
+
+def _in_label_units(tf: Any, spec: EstimatorSpec, scale: float) -> EstimatorSpec:
+    """A regressor's predictions and export outputs times ``data.label_scale``.
+
+    So ``hookrun predict`` and ``export`` give the label's units, as hookrun's dense regressors do; training and
+    evaluation (``average_loss``, ``prediction/mean``) stay in the scaled units the model trains on.
+    """
+    from hookrun.runner.graph.builders.canned.head import (
+        PREDICT,
+        REGRESS,
+        SERVING_DEFAULT,
+        PredictionKeys,
+        PredictOutput,
+        RegressionOutput,
+    )
+
+    value = tf.multiply(spec.predictions[PredictionKeys.PREDICTIONS], scale, name="predictions_in_label_units")
+    predictions = {PredictionKeys.PREDICTIONS: value}
+    regression = RegressionOutput(value=value)
+    return EstimatorSpec(
+        mode=spec.mode,
+        predictions=predictions,
+        export_outputs={SERVING_DEFAULT: regression, REGRESS: regression, PREDICT: PredictOutput(predictions)},
+    )
