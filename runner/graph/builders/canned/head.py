@@ -283,6 +283,16 @@ def _all_classes(tf: Any, logits: Any, n_classes: int, label_vocabulary: Sequenc
     return tf.tile(tf.expand_dims(classes, axis=0), [batch, 1])
 
 
+def _classes(tf: Any, class_ids: Any, label_vocabulary: Sequence[str] | None) -> Any:
+    """Each row's class as text: the ``label_vocabulary`` entry of its id, else the id as a string."""
+    if label_vocabulary:
+        table = _lookup_ops().index_to_string_table_from_tensor(
+            vocabulary_list=label_vocabulary, name="class_string_lookup"
+        )
+        return table.lookup(class_ids)
+    return tf.strings.as_string(class_ids, name="str_classes")
+
+
 def _classification_output(tf: Any, scores: Any, n_classes: int, label_vocabulary: Sequence[str] | None) -> Any:
     batch = tf.shape(scores)[0]
     classes = list(label_vocabulary) if label_vocabulary else tf.strings.as_string(tf.range(n_classes))
@@ -420,6 +430,36 @@ class Head:
             ValueError: labels missing or of the wrong shape, both or neither of ``optimizer`` and
                 ``train_op_fn`` in ``train`` mode.
         """
+        tf = _tf()
+        with tf.name_scope(self._name or "head"):
+            logits, predictions = self._predictions(tf, logits)
+            if mode == ModeKeys.PREDICT:
+                return EstimatorSpec(
+                    mode=ModeKeys.PREDICT, predictions=predictions, export_outputs=self._export_outputs(tf, predictions)
+                )
+            training_loss, unreduced_loss, weights, processed = self.create_loss(features, mode, logits, labels)
+            if mode == ModeKeys.EVAL:
+                with tf.name_scope("metrics"):
+                    metrics = self._eval_metric_ops(tf, processed, predictions, weights, unreduced_loss)
+                return EstimatorSpec(
+                    mode=ModeKeys.EVAL, predictions=predictions, loss=training_loss, eval_metric_ops=metrics
+                )
+            train_op = self._train_op(tf, training_loss, optimizer, train_op_fn)
+            self._train_summaries(tf, training_loss, unreduced_loss, weights)
+        return EstimatorSpec(mode=ModeKeys.TRAIN, predictions=predictions, loss=training_loss, train_op=train_op)
+
+    def _predictions(self, tf: Any, logits: Any) -> tuple[Any, dict[str, Any]]:
+        """``(checked logits, predictions dict)`` under ``predictions/``, as the TF 1.15 head builds them."""
+        raise NotImplementedError
+
+    def _export_outputs(self, tf: Any, predictions: dict[str, Any]) -> dict[str, ExportOutput]:
+        """The ``infer``-mode signatures: ``serving_default``, ``classification``/``regression``, ``predict``."""
+        raise NotImplementedError
+
+    def _eval_metric_ops(
+        self, tf: Any, labels: Any, predictions: dict[str, Any], weights: Any, unreduced_loss: Any
+    ) -> dict[str, Any]:
+        """The ``eval``-mode metrics by TF 1.15's ``MetricKeys`` (under ``metrics/``)."""
         raise NotImplementedError
 
 
@@ -463,92 +503,60 @@ class BinaryClassHead(Head):
         weights = _weights(tf, features, self._weight_column, logits)
         return self._reduce(tf, unweighted, weights), unweighted, weights, labels
 
+    def _predictions(self, tf: Any, logits: Any) -> tuple[Any, dict[str, Any]]:
+        keys = PredictionKeys
+        with tf.name_scope("predictions"):
+            logits = _check_logits(tf, logits, self.logits_dimension)
+            logistic = tf.sigmoid(logits, name=keys.LOGISTIC)
+            two_class_logits = tf.concat((tf.zeros_like(logits), logits), axis=-1, name="two_class_logits")
+            probabilities = tf.nn.softmax(two_class_logits, name=keys.PROBABILITIES)
+            class_ids = tf.expand_dims(tf.argmax(two_class_logits, axis=-1, name=keys.CLASS_IDS), axis=-1)
+            all_class_ids = _all_class_ids(tf, logits, 2)
+            all_classes = _all_classes(tf, logits, 2, self._label_vocabulary)
+            return logits, {
+                keys.LOGITS: logits,
+                keys.LOGISTIC: logistic,
+                keys.PROBABILITIES: probabilities,
+                keys.CLASS_IDS: class_ids,
+                keys.CLASSES: _classes(tf, class_ids, self._label_vocabulary),
+                keys.ALL_CLASS_IDS: all_class_ids,
+                keys.ALL_CLASSES: all_classes,
+            }
+
+    def _export_outputs(self, tf: Any, predictions: dict[str, Any]) -> dict[str, ExportOutput]:
+        classifier = _classification_output(tf, predictions[PredictionKeys.PROBABILITIES], 2, self._label_vocabulary)
+        return {
+            SERVING_DEFAULT: classifier,
+            CLASSIFY: classifier,
+            REGRESS: RegressionOutput(value=predictions[PredictionKeys.LOGISTIC]),
+            PREDICT: PredictOutput(predictions),
+        }
+
     def _eval_metric_ops(
-        self, tf: Any, labels: Any, logistic: Any, class_ids: Any, weights: Any, unreduced_loss: Any
+        self, tf: Any, labels: Any, predictions: dict[str, Any], weights: Any, unreduced_loss: Any
     ) -> dict[str, Any]:
         v1 = tf.compat.v1
         keys = MetricKeys
         key = self._summary_key
-        with tf.name_scope("metrics"):
-            labels_mean = _labels_mean(tf, labels, weights, keys.LABEL_MEAN)
-            return {
-                key(keys.LOSS_MEAN): v1.metrics.mean(values=unreduced_loss, weights=weights, name=keys.LOSS_MEAN),
-                key(keys.ACCURACY): v1.metrics.accuracy(
-                    labels=labels, predictions=class_ids, weights=weights, name=keys.ACCURACY
-                ),
-                key(keys.PRECISION): v1.metrics.precision(
-                    labels=labels, predictions=class_ids, weights=weights, name=keys.PRECISION
-                ),
-                key(keys.RECALL): v1.metrics.recall(
-                    labels=labels, predictions=class_ids, weights=weights, name=keys.RECALL
-                ),
-                key(keys.PREDICTION_MEAN): _predictions_mean(tf, logistic, weights, keys.PREDICTION_MEAN),
-                key(keys.LABEL_MEAN): labels_mean,
-                key(keys.ACCURACY_BASELINE): _accuracy_baseline(tf, labels_mean),
-                key(keys.AUC): _auc(tf, labels, logistic, weights, "ROC", keys.AUC),
-                key(keys.AUC_PR): _auc(tf, labels, logistic, weights, "PR", keys.AUC_PR),
-            }
-
-    def create_estimator_spec(  # noqa: D102 - see Head
-        self,
-        features: Mapping[str, Any],
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        train_op_fn: Any = None,
-    ) -> EstimatorSpec:
-        tf = _tf()
-        keys = PredictionKeys
-        with tf.name_scope(self._name or "head"):
-            with tf.name_scope("predictions"):
-                logits = _check_logits(tf, logits, self.logits_dimension)
-                logistic = tf.sigmoid(logits, name=keys.LOGISTIC)
-                two_class_logits = tf.concat((tf.zeros_like(logits), logits), axis=-1, name="two_class_logits")
-                probabilities = tf.nn.softmax(two_class_logits, name=keys.PROBABILITIES)
-                class_ids = tf.argmax(two_class_logits, axis=-1, name=keys.CLASS_IDS)
-                class_ids = tf.expand_dims(class_ids, axis=-1)
-                all_class_ids = _all_class_ids(tf, logits, 2)
-                all_classes = _all_classes(tf, logits, 2, self._label_vocabulary)
-                if self._label_vocabulary:
-                    table = _lookup_ops().index_to_string_table_from_tensor(
-                        vocabulary_list=self._label_vocabulary, name="class_string_lookup"
-                    )
-                    classes = table.lookup(class_ids)
-                else:
-                    classes = tf.strings.as_string(class_ids, name="str_classes")
-                predictions = {
-                    keys.LOGITS: logits,
-                    keys.LOGISTIC: logistic,
-                    keys.PROBABILITIES: probabilities,
-                    keys.CLASS_IDS: class_ids,
-                    keys.CLASSES: classes,
-                    keys.ALL_CLASS_IDS: all_class_ids,
-                    keys.ALL_CLASSES: all_classes,
-                }
-            if mode == ModeKeys.PREDICT:
-                classifier = _classification_output(tf, probabilities, 2, self._label_vocabulary)
-                return EstimatorSpec(
-                    mode=ModeKeys.PREDICT,
-                    predictions=predictions,
-                    export_outputs={
-                        SERVING_DEFAULT: classifier,
-                        CLASSIFY: classifier,
-                        REGRESS: RegressionOutput(value=logistic),
-                        PREDICT: PredictOutput(predictions),
-                    },
-                )
-            training_loss, unreduced_loss, weights, processed = self.create_loss(features, mode, logits, labels)
-            if mode == ModeKeys.EVAL:
-                return EstimatorSpec(
-                    mode=ModeKeys.EVAL,
-                    predictions=predictions,
-                    loss=training_loss,
-                    eval_metric_ops=self._eval_metric_ops(tf, processed, logistic, class_ids, weights, unreduced_loss),
-                )
-            train_op = self._train_op(tf, training_loss, optimizer, train_op_fn)
-            self._train_summaries(tf, training_loss, unreduced_loss, weights)
-        return EstimatorSpec(mode=ModeKeys.TRAIN, predictions=predictions, loss=training_loss, train_op=train_op)
+        logistic, class_ids = predictions[PredictionKeys.LOGISTIC], predictions[PredictionKeys.CLASS_IDS]
+        labels_mean = _labels_mean(tf, labels, weights, keys.LABEL_MEAN)
+        return {
+            key(keys.LOSS_MEAN): v1.metrics.mean(values=unreduced_loss, weights=weights, name=keys.LOSS_MEAN),
+            key(keys.ACCURACY): v1.metrics.accuracy(
+                labels=labels, predictions=class_ids, weights=weights, name=keys.ACCURACY
+            ),
+            key(keys.PRECISION): v1.metrics.precision(
+                labels=labels, predictions=class_ids, weights=weights, name=keys.PRECISION
+            ),
+            key(keys.RECALL): v1.metrics.recall(
+                labels=labels, predictions=class_ids, weights=weights, name=keys.RECALL
+            ),
+            key(keys.PREDICTION_MEAN): _predictions_mean(tf, logistic, weights, keys.PREDICTION_MEAN),
+            key(keys.LABEL_MEAN): labels_mean,
+            key(keys.ACCURACY_BASELINE): _accuracy_baseline(tf, labels_mean),
+            key(keys.AUC): _auc(tf, labels, logistic, weights, "ROC", keys.AUC),
+            key(keys.AUC_PR): _auc(tf, labels, logistic, weights, "PR", keys.AUC_PR),
+        }
 
 
 class MultiClassHead(Head):
@@ -607,69 +615,42 @@ class MultiClassHead(Head):
         weights = _weights(tf, features, self._weight_column, logits)
         return self._reduce(tf, unweighted, weights), unweighted, weights, label_ids
 
-    def create_estimator_spec(  # noqa: D102 - see Head
-        self,
-        features: Mapping[str, Any],
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        train_op_fn: Any = None,
-    ) -> EstimatorSpec:
-        tf = _tf()
-        v1 = tf.compat.v1
+    def _predictions(self, tf: Any, logits: Any) -> tuple[Any, dict[str, Any]]:
         keys = PredictionKeys
-        with tf.name_scope(self._name or "head"):
-            logits = _check_logits(tf, logits, self.logits_dimension)
-            with tf.name_scope("predictions"):
-                all_class_ids = _all_class_ids(tf, logits, self.n_classes)
-                all_classes = _all_classes(tf, logits, self.n_classes, self._label_vocabulary)
-                class_ids = tf.argmax(logits, axis=-1, name=keys.CLASS_IDS)
-                class_ids = tf.expand_dims(class_ids, axis=-1)
-                if self._label_vocabulary:
-                    table = _lookup_ops().index_to_string_table_from_tensor(
-                        vocabulary_list=self._label_vocabulary, name="class_string_lookup"
-                    )
-                    classes = table.lookup(class_ids)
-                else:
-                    classes = tf.strings.as_string(class_ids, name="str_classes")
-                probabilities = tf.nn.softmax(logits, name=keys.PROBABILITIES)
-                predictions = {
-                    keys.LOGITS: logits,
-                    keys.PROBABILITIES: probabilities,
-                    keys.CLASS_IDS: class_ids,
-                    keys.CLASSES: classes,
-                    keys.ALL_CLASS_IDS: all_class_ids,
-                    keys.ALL_CLASSES: all_classes,
-                }
-            if mode == ModeKeys.PREDICT:
-                classifier = _classification_output(tf, probabilities, self.n_classes, self._label_vocabulary)
-                return EstimatorSpec(
-                    mode=ModeKeys.PREDICT,
-                    predictions=predictions,
-                    export_outputs={
-                        SERVING_DEFAULT: classifier,
-                        CLASSIFY: classifier,
-                        PREDICT: PredictOutput(predictions),
-                    },
-                )
-            training_loss, unreduced_loss, weights, label_ids = self.create_loss(features, mode, logits, labels)
-            if mode == ModeKeys.EVAL:
-                with tf.name_scope("metrics"):
-                    metric_ops = {
-                        self._summary_key(MetricKeys.LOSS_MEAN): v1.metrics.mean(
-                            values=unreduced_loss, weights=weights, name=MetricKeys.LOSS_MEAN
-                        ),
-                        self._summary_key(MetricKeys.ACCURACY): v1.metrics.accuracy(
-                            labels=label_ids, predictions=class_ids, weights=weights, name=MetricKeys.ACCURACY
-                        ),
-                    }
-                return EstimatorSpec(
-                    mode=ModeKeys.EVAL, predictions=predictions, loss=training_loss, eval_metric_ops=metric_ops
-                )
-            train_op = self._train_op(tf, training_loss, optimizer, train_op_fn)
-            self._train_summaries(tf, training_loss, unreduced_loss, weights)
-        return EstimatorSpec(mode=ModeKeys.TRAIN, predictions=predictions, loss=training_loss, train_op=train_op)
+        logits = _check_logits(tf, logits, self.logits_dimension)
+        with tf.name_scope("predictions"):
+            all_class_ids = _all_class_ids(tf, logits, self.n_classes)
+            all_classes = _all_classes(tf, logits, self.n_classes, self._label_vocabulary)
+            class_ids = tf.expand_dims(tf.argmax(logits, axis=-1, name=keys.CLASS_IDS), axis=-1)
+            classes = _classes(tf, class_ids, self._label_vocabulary)
+            probabilities = tf.nn.softmax(logits, name=keys.PROBABILITIES)
+            return logits, {
+                keys.LOGITS: logits,
+                keys.PROBABILITIES: probabilities,
+                keys.CLASS_IDS: class_ids,
+                keys.CLASSES: classes,
+                keys.ALL_CLASS_IDS: all_class_ids,
+                keys.ALL_CLASSES: all_classes,
+            }
+
+    def _export_outputs(self, tf: Any, predictions: dict[str, Any]) -> dict[str, ExportOutput]:
+        scores = predictions[PredictionKeys.PROBABILITIES]
+        classifier = _classification_output(tf, scores, self.n_classes, self._label_vocabulary)
+        return {SERVING_DEFAULT: classifier, CLASSIFY: classifier, PREDICT: PredictOutput(predictions)}
+
+    def _eval_metric_ops(
+        self, tf: Any, labels: Any, predictions: dict[str, Any], weights: Any, unreduced_loss: Any
+    ) -> dict[str, Any]:
+        v1 = tf.compat.v1
+        class_ids = predictions[PredictionKeys.CLASS_IDS]
+        return {
+            self._summary_key(MetricKeys.LOSS_MEAN): v1.metrics.mean(
+                values=unreduced_loss, weights=weights, name=MetricKeys.LOSS_MEAN
+            ),
+            self._summary_key(MetricKeys.ACCURACY): v1.metrics.accuracy(
+                labels=labels, predictions=class_ids, weights=weights, name=MetricKeys.ACCURACY
+            ),
+        }
 
 
 class RegressionHead(Head):
@@ -707,48 +688,25 @@ class RegressionHead(Head):
         weights = _weights(tf, features, self._weight_column, logits, per_logit=True)
         return self._reduce(tf, unweighted, weights), unweighted, weights, labels
 
-    def create_estimator_spec(  # noqa: D102 - see Head
-        self,
-        features: Mapping[str, Any],
-        mode: str,
-        logits: Any,
-        labels: Any = None,
-        optimizer: Any = None,
-        train_op_fn: Any = None,
-    ) -> EstimatorSpec:
-        tf = _tf()
+    def _predictions(self, tf: Any, logits: Any) -> tuple[Any, dict[str, Any]]:
+        logits = _check_logits(tf, logits, self.logits_dimension)
+        return logits, {PredictionKeys.PREDICTIONS: logits}
+
+    def _export_outputs(self, tf: Any, predictions: dict[str, Any]) -> dict[str, ExportOutput]:
+        regression = RegressionOutput(value=predictions[PredictionKeys.PREDICTIONS])
+        return {SERVING_DEFAULT: regression, REGRESS: regression, PREDICT: PredictOutput(predictions)}
+
+    def _eval_metric_ops(
+        self, tf: Any, labels: Any, predictions: dict[str, Any], weights: Any, unreduced_loss: Any
+    ) -> dict[str, Any]:
         v1 = tf.compat.v1
-        with tf.name_scope(self._name or "head"):
-            logits = _check_logits(tf, logits, self.logits_dimension)
-            predicted = logits
-            predictions = {PredictionKeys.PREDICTIONS: predicted}
-            if mode == ModeKeys.PREDICT:
-                regression = RegressionOutput(value=predicted)
-                return EstimatorSpec(
-                    mode=ModeKeys.PREDICT,
-                    predictions=predictions,
-                    export_outputs={
-                        SERVING_DEFAULT: regression,
-                        REGRESS: regression,
-                        PREDICT: PredictOutput(predictions),
-                    },
-                )
-            training_loss, unreduced_loss, weights, processed = self.create_loss(features, mode, logits, labels)
-            if mode == ModeKeys.EVAL:
-                key = self._summary_key
-                metric_ops = {
-                    key(MetricKeys.LOSS_MEAN): v1.metrics.mean(values=unreduced_loss, weights=weights),
-                    key(MetricKeys.PREDICTION_MEAN): _predictions_mean(
-                        tf, predicted, weights, MetricKeys.PREDICTION_MEAN
-                    ),
-                    key(MetricKeys.LABEL_MEAN): v1.metrics.mean(values=processed, weights=weights),
-                }
-                return EstimatorSpec(
-                    mode=ModeKeys.EVAL, predictions=predictions, loss=training_loss, eval_metric_ops=metric_ops
-                )
-            train_op = self._train_op(tf, training_loss, optimizer, train_op_fn)
-            self._train_summaries(tf, training_loss, unreduced_loss, weights)
-        return EstimatorSpec(mode=ModeKeys.TRAIN, predictions=predictions, loss=training_loss, train_op=train_op)
+        key = self._summary_key
+        predicted = predictions[PredictionKeys.PREDICTIONS]
+        return {
+            key(MetricKeys.LOSS_MEAN): v1.metrics.mean(values=unreduced_loss, weights=weights),
+            key(MetricKeys.PREDICTION_MEAN): _predictions_mean(tf, predicted, weights, MetricKeys.PREDICTION_MEAN),
+            key(MetricKeys.LABEL_MEAN): v1.metrics.mean(values=labels, weights=weights),
+        }
 
 
 def binary_or_multi_class_head(
