@@ -112,6 +112,16 @@ def column_catalogue() -> list[dict[str, Any]]:
     ]
 
 
+def _param_rows(params: list[dict[str, Any]]) -> list[str]:
+    """One Markdown table row per parameter: name, type, default (or ``required``), description."""
+    rows = []
+    for param in params:
+        default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
+        cells = [f"`{param['name']}`", _cell(param["type"]), _cell(default), _cell(param["description"])]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
 def _cell(text: Any) -> str:
     """A Markdown table cell: one line, ``|`` escaped."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -138,11 +148,7 @@ def catalogue_markdown() -> str:
         lines += ["", f"## {entry['type']}", "", _cell(entry["summary"]), ""]
         lines += [f"Mirrors: {_cell(entry['mirrors'])}.", ""]
         lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
-        for param in entry["params"]:
-            default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
-            lines.append(
-                f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"
-            )
+        lines += _param_rows(entry["params"])
     lines += [
         "",
         "# Built-in graph builders",
@@ -153,11 +159,7 @@ def catalogue_markdown() -> str:
     for builder in builder_catalogue():
         lines += ["", f"## {builder['name']}", "", _cell(builder["summary"]), ""]
         lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
-        for param in builder["params"]:
-            default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
-            lines.append(
-                f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"
-            )
+        lines += _param_rows(builder["params"])
     lines += [
         "",
         "# Feature columns",
@@ -174,11 +176,7 @@ def catalogue_markdown() -> str:
     for column in columns:
         lines += ["", f"## {column['name']}", "", _cell(column["summary"]), ""]
         lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
-        for param in column["params"]:
-            default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
-            lines.append(
-                f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"
-            )
+        lines += _param_rows(column["params"])
     return "\n".join(lines) + "\n"
 
 
