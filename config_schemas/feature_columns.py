@@ -65,7 +65,9 @@ class VocabularyFileColumn(_Column):
     """``categorical_column_with_vocabulary_file(key, vocabulary_file, vocabulary_size, num_oov_buckets)``."""
 
     vocabulary_file: str = Field(description="The feature key.")
-    file: str = Field(description="The vocabulary file, one value a line (`${config_dir}/vocab.txt`: beside the config).")
+    file: str = Field(
+        description="The vocabulary file, one value a line (`${config_dir}/vocab.txt`: beside the config)."
+    )
     vocabulary_size: Count | None = Field(default=None, description="Lines to read (default: all).")
     num_oov_buckets: int = Field(default=0, ge=0, description="Buckets hashed for values not in the file.")
     default_value: int | None = Field(default=None, description="The id of a value not in the file.")
