@@ -293,6 +293,20 @@ def builders_table(entries: Sequence[dict[str, Any]]) -> Table:
     return table
 
 
+def columns_table(entries: Sequence[dict[str, Any]]) -> Table:
+    """The YAML ``feature_columns`` kinds: key, the TensorFlow constructor and R tfestimators' name, arguments."""
+    table = Table(title="Feature columns (`*feature_columns:` entries; `hookrun list-hooks KIND` for one's arguments)",
+                  title_justify="left", show_lines=True)
+    table.add_column("kind", style="bold", no_wrap=True)
+    table.add_column("mirrors, its arguments", overflow="fold")
+    for entry in entries:
+        what = Text(f"{entry['tensorflow']} (R: {entry['r']})")
+        what.append("\narguments: ", style="dim")
+        what.append(", ".join(p["name"] for p in entry["params"]), style="cyan")
+        table.add_row(entry["name"], what)
+    return table
+
+
 def params_table(title: str, summary: str, mirrors: str | None, params: Sequence[dict[str, Any]]) -> Group:
     """One hook's or builder's full parameter table: name, type, default, description."""
     head = Text.assemble((title, "bold"), ": ", summary)

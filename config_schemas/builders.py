@@ -1,17 +1,21 @@
 """Parameter models of the built-in graph builders (``graph.params``).
 
-One model per builder in ``runner/graph/builders/``; checked at validation
-time, without TensorFlow. Custom builders' params are passed through as given.
+One model per builder folder ``runner/graph/builders/<name>/``: a :class:`BuilderParams` subclass whose
+``builder`` class variable is ``<name>`` (and ``classifier`` True when its label is a class id). The names
+``graph.builder`` accepts, the classifiers and ``list-hooks``' table all derive from these classes
+(:data:`BUILDER_PARAMS`); ``runner/graph/builders/registry.py`` checks every folder has one and every one a
+folder. Checked at validation time, without TensorFlow. Custom builders' params are passed through as given.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, PositiveFloat, field_validator, model_validator
 
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Count
+from hookrun.config_schemas.feature_columns import dense_only, parse_columns
 
 Activation = Literal["relu", "tanh", "sigmoid", "elu", "selu", "softplus"]
 
@@ -19,14 +23,41 @@ Activation = Literal["relu", "tanh", "sigmoid", "elu", "selu", "softplus"]
 RESERVED_PARAMS = ("mode", "label_scale", "feature_columns")
 
 
-class LinearRegressorParams(StrictModel):
+class BuilderParams(StrictModel):
+    """Base of a built-in builder's params model.
+
+    Class variables (not config keys):
+        builder: the builder's name: its folder ``runner/graph/builders/<builder>/``.
+        classifier: its label is a class id (the data's text label becomes ids; ``n_classes`` checked).
+        canned: a TF 1.15 canned model (its evaluation reports TF's ``MetricKeys``).
+    """
+
+    builder: ClassVar[str] = ""
+    classifier: ClassVar[bool] = False
+    canned: ClassVar[bool] = False
+    #: Every subclass naming a ``builder``, in the order they are defined (the order of ``list-hooks``' table).
+    registered: ClassVar[dict[str, type[BuilderParams]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("builder"):
+            if cls.builder in BuilderParams.registered:
+                raise TypeError(f"{cls.__qualname__}: builder {cls.builder!r} already has a params model")
+            BuilderParams.registered[cls.builder] = cls
+
+
+class LinearRegressorParams(BuilderParams):
     """Params of ``linear_regressor``: ``y = x W + b``, mean squared error."""
+
+    builder: ClassVar[str] = "linear_regressor"
 
     l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
 
 
-class DnnRegressorParams(StrictModel):
+class DnnRegressorParams(BuilderParams):
     """Params of ``dnn_regressor``: fully connected hidden layers, linear output, mean squared error."""
+
+    builder: ClassVar[str] = "dnn_regressor"
 
     hidden_units: list[Count] = Field(
         default_factory=lambda: [64, 32], min_length=1, description="Units per hidden layer, input to output."
@@ -47,6 +78,8 @@ class LinearClassifierParams(LinearRegressorParams):
     Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
     """
 
+    builder: ClassVar[str] = "linear_classifier"
+    classifier: ClassVar[bool] = True
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
 
 
@@ -56,19 +89,109 @@ class DnnClassifierParams(DnnRegressorParams):
     Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
     """
 
+    builder: ClassVar[str] = "dnn_classifier"
+    classifier: ClassVar[bool] = True
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
 
 
-#: Built-in builder name -> its params model.
-BUILDER_PARAMS: dict[str, type[StrictModel]] = {
-    "linear_regressor": LinearRegressorParams,
-    "dnn_regressor": DnnRegressorParams,
-    "linear_classifier": LinearClassifierParams,
-    "dnn_classifier": DnnClassifierParams,
-}
+CannedOptimizerName = Literal["Adagrad", "Adam", "Ftrl", "RMSProp", "SGD"]
+
+
+class CannedOptimizer(StrictModel):
+    """An optimizer of a canned model with its learning rate (a name alone gets TF 1.15's default rate)."""
+
+    name: CannedOptimizerName = Field(description="The tf.compat.v1.train optimizer, by TF 1.15's canned name.")
+    learning_rate: PositiveFloat = Field(description="Learning rate (per step).")
+
+
+class _DnnLinearCombinedParams(BuilderParams):
+    """TF 1.15's ``DNNLinearCombined*`` arguments shared by the classifier and the regressor.
+
+    The columns are YAML ``feature_columns`` entries (docs/config.md, "Feature columns"); either list may be
+    left out (not both). The model trains its own optimizers: ``graph.optimizer`` is not used.
+    """
+
+    linear_feature_columns: list[dict[str, Any]] = Field(
+        default_factory=list, description="Columns of the linear (wide) part: any kind."
+    )
+    linear_optimizer: CannedOptimizerName | CannedOptimizer = Field(
+        default="Ftrl", description="The linear part's optimizer (by name: rate min(0.005, 1/sqrt(columns)))."
+    )
+    dnn_feature_columns: list[dict[str, Any]] = Field(
+        default_factory=list, description="Columns of the DNN (deep) part: numeric, bucketized, embedding, indicator."
+    )
+    dnn_optimizer: CannedOptimizerName | CannedOptimizer = Field(
+        default="Adagrad", description="The DNN part's optimizer (by name: rate 0.001)."
+    )
+    dnn_hidden_units: list[Count] | None = Field(
+        default=None, description="Units per hidden layer (required with dnn_feature_columns)."
+    )
+    dnn_activation_fn: Literal["relu", "relu6", "tanh", "sigmoid", "elu", "selu", "softplus"] | None = Field(
+        default="relu", description="Hidden-layer activation (tf.nn.<name>; null: linear)."
+    )
+    dnn_dropout: float | None = Field(default=None, ge=0.0, lt=1.0, description="Drop probability while training.")
+    weight_column: str | None = Field(default=None, description="A numeric feature weighting each example's loss.")
+    loss_reduction: Literal["sum", "mean", "sum_over_batch_size", "sum_by_nonzero_weights"] = Field(
+        default="sum", description="How the batch's losses are reduced (TF 1.15's v1 default: sum)."
+    )
+    batch_norm: bool = Field(default=False, description="Batch normalization after each hidden layer.")
+    linear_sparse_combiner: Literal["sum", "mean", "sqrtn"] = Field(
+        default="sum", description="How the linear part combines a multivalent categorical column."
+    )
+    @field_validator("linear_feature_columns", "dnn_feature_columns", mode="after")
+    @classmethod
+    def _columns(cls, value: list[dict[str, Any]], info: Any) -> list[dict[str, Any]]:
+        if value:
+            parsed = parse_columns(value, info.field_name, refs=False)
+            if info.field_name == "dnn_feature_columns":
+                dense_only(parsed, info.field_name)
+        return value
+
+    @model_validator(mode="after")
+    def _parts(self) -> _DnnLinearCombinedParams:
+        if not self.linear_feature_columns and not self.dnn_feature_columns:
+            raise ValueError("give linear_feature_columns or dnn_feature_columns (or both)")
+        if self.dnn_feature_columns and not self.dnn_hidden_units:
+            raise ValueError("dnn_hidden_units: required with dnn_feature_columns, e.g. [64, 32]")
+        names: dict[str, Any] = {}
+        fields = [field for field in ("linear_feature_columns", "dnn_feature_columns") if getattr(self, field)]
+        for field in fields:  # names are shared between the two lists: every name first, then the references
+            parse_columns(getattr(self, field), field, names, refs=False)
+        for field in fields:
+            parse_columns(getattr(self, field), field, dict(names), refs=True)
+        return self
+
+
+class DnnLinearCombinedRegressorParams(_DnnLinearCombinedParams):
+    """Params of ``dnn_linear_combined_regressor``: TF 1.15's ``DNNLinearCombinedRegressor`` arguments."""
+
+    builder: ClassVar[str] = "dnn_linear_combined_regressor"
+    canned: ClassVar[bool] = True
+
+    label_dimension: Count = Field(default=1, description="The label's width.")
+
+
+class DnnLinearCombinedClassifierParams(_DnnLinearCombinedParams):
+    """Params of ``dnn_linear_combined_classifier``: TF 1.15's ``DNNLinearCombinedClassifier`` arguments."""
+
+    builder: ClassVar[str] = "dnn_linear_combined_classifier"
+    classifier: ClassVar[bool] = True
+    canned: ClassVar[bool] = True
+
+    n_classes: Count = Field(default=2, ge=2, description="Number of classes (2: sigmoid head; more: softmax).")
+    label_vocabulary: list[str] | None = Field(
+        default=None, description="The label's strings in class-id order (labels from an input_fn are then text)."
+    )
+
+
+#: Built-in builder name -> its params model (every ``BuilderParams`` subclass naming a ``builder``).
+BUILDER_PARAMS: dict[str, type[BuilderParams]] = dict(BuilderParams.registered)
 
 #: Built-in builders whose label is a class id (the others regress a number).
-CLASSIFIERS = frozenset({"linear_classifier", "dnn_classifier"})
+CLASSIFIERS = frozenset(name for name, cls in BUILDER_PARAMS.items() if cls.classifier)
+
+#: Built-in builders that are TF 1.15's canned models (heads' metric names).
+CANNED = frozenset(name for name, cls in BUILDER_PARAMS.items() if cls.canned)
 
 
 def builtin_eval_metrics(builder: str, params: dict[str, object]) -> list[str] | None:
@@ -84,6 +207,13 @@ def builtin_eval_metrics(builder: str, params: dict[str, object]) -> list[str] |
     """
     if builder not in BUILDER_PARAMS:
         return None
+    if builder in CANNED:  # TF 1.15's heads' MetricKeys
+        if builder not in CLASSIFIERS:
+            return ["average_loss", "label/mean", "prediction/mean"]
+        if params.get("n_classes") != 2:
+            return ["accuracy", "average_loss"]
+        return ["accuracy", "accuracy_baseline", "auc", "auc_precision_recall", "average_loss", "label/mean",
+                "precision", "prediction/mean", "recall"]
     if builder in CLASSIFIERS:
         return ["accuracy", "auc"] if params.get("n_classes") == 2 else ["accuracy"]
     return ["rmse", "mae"]

@@ -22,6 +22,56 @@ class ConstantFill(StrictModel):
     )
 
 
+class TensorFeature(StrictModel):
+    """A TFRecord feature read as a tensor, not as one value per column: ``{type, shape}`` or ``{type, varlen}``.
+
+    Mirrors the parse spec of ``tf.io.parse_example``: ``shape`` is ``tf.io.FixedLenFeature(shape, dtype)``,
+    ``varlen: sparse`` is ``tf.io.VarLenFeature(dtype)`` (a ``tf.SparseTensor``), ``varlen: ragged`` is
+    ``tf.io.RaggedFeature(dtype)`` (a ``tf.RaggedTensor``), ``type: bytes`` alone is one raw ``string`` value per
+    record (an encoded image, kept for the model to decode). The feature reaches the model as it is parsed, with
+    no statistics, filling or scaling, under its name in the features dict (a model_fn's named features).
+    """
+
+    type: Literal["float", "int", "string", "bytes"] = Field(
+        description="The value type: `float` (float_list -> float32), `int` (int64_list -> int64), `string` or "
+        "`bytes` (bytes_list -> string; `bytes` keeps the bytes raw, e.g. an encoded image)."
+    )
+    shape: list[int] | None = Field(
+        default=None,
+        description="Fixed shape of each record's values, e.g. [28, 28, 1] (784 values, row-major); the batch "
+        "adds a first dimension. Every record must have exactly that many values.",
+    )
+    varlen: Literal["sparse", "ragged"] | None = Field(
+        default=None,
+        description="A variable number of values per record (e.g. tokens): a tf.SparseTensor (`sparse`, as "
+        "tf.io.VarLenFeature) or a tf.RaggedTensor (`ragged`) of [batch, None].",
+    )
+
+    @field_validator("shape")
+    @classmethod
+    def _positive(cls, value: list[int] | None) -> list[int] | None:
+        if value is not None and any(size < 1 for size in value):
+            raise ValueError("every dimension of `shape` must be at least 1")
+        if value is not None and len(value) > 8:
+            raise ValueError("at most 8 dimensions")
+        return value
+
+    @model_validator(mode="after")
+    def _one_form(self) -> TensorFeature:
+        if self.shape is not None and self.varlen is not None:
+            raise ValueError("set `shape` (a fixed number of values) or `varlen` (a variable number), not both")
+        return self
+
+    @property
+    def is_tensor(self) -> bool:
+        """Whether it is read as a tensor (a shape, varlen, or raw bytes), not as a one-value column."""
+        return self.shape is not None or self.varlen is not None or self.type == "bytes"
+
+
+#: A ``data.columns`` entry: a one-value column's type, or a tensor feature's parse spec.
+ColumnSpec = Literal["float", "int", "string"] | TensorFeature
+
+
 #: A missing-value policy: ``error``, ``drop``, ``mean``, ``median`` or ``{constant: V}``.
 MissingPolicy = Literal["error", "drop", "mean", "median"] | ConstantFill
 
@@ -71,12 +121,15 @@ class DataConfig(StrictModel):
     format: Literal["csv", "tfrecord"] | None = Field(
         default=None, description="File format; default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`)."
     )
-    columns: dict[str, Literal["float", "int", "string"]] | None = Field(
+    columns: dict[str, ColumnSpec] | None = Field(
         default=None,
         description="TFRecord only: the value type of features (`float`: float_list, `int`: int64_list, `string`: "
         "bytes_list), overriding what the first records show, e.g. `{rooms: int, ocean_proximity: string}`. A "
         "feature listed here is a column even when the first record lacks it; it must have a value in the first "
-        "200 records of the first training file.",
+        "200 records of the first training file. Or a tensor feature's parse spec, read as it is, not as a column: "
+        "`image: {type: float, shape: [28, 28, 1]}`, `tokens: {type: string, varlen: sparse}` (or `ragged`), "
+        "`jpeg: {type: bytes}` (raw bytes for the model to decode); these reach a model_fn's named features in "
+        "the order listed here.",
     )
     label: str | None = Field(default=None, description="Name of the label column (required with `train`).")
     features: list[str] | None = Field(
@@ -213,6 +266,15 @@ class DataConfig(StrictModel):
                 "`columns` sets the value types of TFRecord features; CSV columns take their kinds from the cells "
                 "(list text columns read as categories in `categorical`)"
             )
+        for name in self.tensor_features:
+            if name == self.label:
+                raise ValueError(f"columns.{name}: the label is one value per record; give it a type only")
+            if name in self.categorical or name in (self.missing_by_column or {}):
+                where = "categorical" if name in self.categorical else "missing_by_column"
+                raise ValueError(
+                    f"columns.{name} is a tensor feature, read as it is (no vocabulary, no filling); remove it from "
+                    f"`{where}`"
+                )
         if self.validation_split is not None and self.seed is None:
             raise ValueError("`validation_split` needs a `seed` so that a resumed run holds out the same rows")
         label_policy = (self.missing_by_column or {}).get(self.label)
@@ -241,6 +303,22 @@ class DataConfig(StrictModel):
                 f"repeats the data (remove `{given[0]}`, or remove `input_fn` to use the built-in reader)"
             )
         return self
+
+    @property
+    def tensor_features(self) -> dict[str, TensorFeature]:
+        """The ``columns`` entries read as tensors (a shape, varlen or raw bytes), in the order listed."""
+        return {
+            name: spec for name, spec in (self.columns or {}).items()
+            if isinstance(spec, TensorFeature) and spec.is_tensor
+        }
+
+    def column_types(self) -> dict[str, str]:
+        """The ``columns`` entries read as one-value columns: name -> ``float``, ``int`` or ``string``."""
+        return {
+            name: spec if isinstance(spec, str) else spec.type
+            for name, spec in (self.columns or {}).items()
+            if not (isinstance(spec, TensorFeature) and spec.is_tensor)
+        }
 
     def policy_for(self, column: str) -> MissingPolicy:
         """The missing-value policy of ``column``: ``missing_by_column[column]``, else ``missing``."""

@@ -14,7 +14,7 @@ from hookrun.config_schemas.imports import IMPORT_PATH, check_import_path
 from hookrun.config_schemas.interpolation import placeholder_problems
 from hookrun.config_schemas.suggest import did_you_mean
 
-#: Built-in graph builders (``runner/graph/builders/<name>.py``).
+#: Built-in graph builders (the folders ``runner/graph/builders/<name>/``).
 BUILTIN_BUILDERS = tuple(BUILDER_PARAMS)
 
 #: Optimizers, by hookrun name -> ``tf.compat.v1.train`` class.
@@ -228,7 +228,7 @@ class GraphConfig(StrictModel):
             if first["type"] == "extra_forbidden":
                 allowed = ", ".join(model.model_fields)
                 raise ValueError(f"params.{where}: unknown param of {self.builder}; allowed: {allowed}") from None
-            message = str(first["msg"]).replace("Input should be", "must be", 1)
-            raise ValueError(f"params.{where}: {message}") from None
+            message = str(first["msg"]).replace("Input should be", "must be", 1).removeprefix("Value error, ")
+            raise ValueError(f"params.{where}: {message}" if where else f"params: {message}") from None
         object.__setattr__(self, "params", checked.model_dump())
         return self

@@ -39,6 +39,13 @@ _LAZY: dict[str, str] = {
     "WarmStartSettings": "hookrun.estimator.warm_starting:WarmStartSettings",
     "export": "hookrun.estimator.export",
     "inputs": "hookrun.estimator.inputs",
+    # the premade estimators (issue 27): TF 1.15's canned models
+    "DNNClassifier": "hookrun.estimator.canned:DNNClassifier",
+    "DNNRegressor": "hookrun.estimator.canned:DNNRegressor",
+    "LinearClassifier": "hookrun.estimator.canned:LinearClassifier",
+    "LinearRegressor": "hookrun.estimator.canned:LinearRegressor",
+    "DNNLinearCombinedClassifier": "hookrun.estimator.canned:DNNLinearCombinedClassifier",
+    "DNNLinearCombinedRegressor": "hookrun.estimator.canned:DNNLinearCombinedRegressor",
 }
 
 #: ``tf.estimator`` names that were TensorFlow's own training classes: given from ``tf.compat.v1.train``.
@@ -46,9 +53,7 @@ _FROM_TF_TRAIN = ("CheckpointSaverListener", "SessionRunHook", "SessionRunArgs",
                   "SessionRunValues")
 
 #: Premade estimators (issue 27) and other names not provided yet -> the nearest hookrun way.
-_PREMADE = ("DNNClassifier", "DNNRegressor", "LinearClassifier", "LinearRegressor", "DNNLinearCombinedClassifier",
-            "DNNLinearCombinedRegressor", "BaselineClassifier", "BaselineRegressor", "BoostedTreesClassifier",
-            "BoostedTreesRegressor")
+_PREMADE = ("BaselineClassifier", "BaselineRegressor", "BoostedTreesClassifier", "BoostedTreesRegressor")
 _NEAREST = {
     "DNNClassifier": "graph.builder: dnn_classifier",
     "DNNRegressor": "graph.builder: dnn_regressor",

@@ -91,6 +91,37 @@ def builder_catalogue() -> list[dict[str, Any]]:
     return entries
 
 
+def column_catalogue() -> list[dict[str, Any]]:
+    """Every kind of a YAML ``feature_columns`` entry (``config_schemas/feature_columns.py``) with its arguments.
+
+    Returns:
+        One dict per kind: ``name`` (the YAML key), ``summary`` (the TensorFlow constructor it mirrors),
+        ``tensorflow`` and ``r`` (R tfestimators' function), ``params`` (as in :func:`hook_catalogue`).
+    """
+    from hookrun.config_schemas.feature_columns import KINDS
+
+    return [
+        {
+            "name": kind,
+            "summary": (model.__doc__ or "").strip().splitlines()[0].replace("``", "`"),
+            "tensorflow": tensorflow,
+            "r": r_name,
+            "params": _params(model, skip=()),
+        }
+        for kind, (model, tensorflow, r_name) in KINDS.items()
+    ]
+
+
+def _param_rows(params: list[dict[str, Any]]) -> list[str]:
+    """One Markdown table row per parameter: name, type, default (or ``required``), description."""
+    rows = []
+    for param in params:
+        default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
+        cells = [f"`{param['name']}`", _cell(param["type"]), _cell(default), _cell(param["description"])]
+        rows.append("| " + " | ".join(cells) + " |")
+    return rows
+
+
 def _cell(text: Any) -> str:
     """A Markdown table cell: one line, ``|`` escaped."""
     return " ".join(str(text).split()).replace("|", "\\|")
@@ -117,11 +148,7 @@ def catalogue_markdown() -> str:
         lines += ["", f"## {entry['type']}", "", _cell(entry["summary"]), ""]
         lines += [f"Mirrors: {_cell(entry['mirrors'])}.", ""]
         lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
-        for param in entry["params"]:
-            default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
-            lines.append(
-                f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"
-            )
+        lines += _param_rows(entry["params"])
     lines += [
         "",
         "# Built-in graph builders",
@@ -132,11 +159,24 @@ def catalogue_markdown() -> str:
     for builder in builder_catalogue():
         lines += ["", f"## {builder['name']}", "", _cell(builder["summary"]), ""]
         lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
-        for param in builder["params"]:
-            default = "required" if param["required"] else f"`{json.dumps(param['default'])}`"
-            lines.append(
-                f"| `{param['name']}` | {_cell(param['type'])} | {_cell(default)} | {_cell(param['description'])} |"
-            )
+        lines += _param_rows(builder["params"])
+    lines += [
+        "",
+        "# Feature columns",
+        "",
+        "The `dnn_linear_combined_*` builders take `linear_feature_columns` and `dnn_feature_columns`: lists of",
+        "entries, each with one kind key below (its value: the feature key, or the column it wraps) and that",
+        "`tf.compat.v1.feature_column` constructor's arguments. R tfestimators' names map one to one.",
+        "",
+        "| kind | TensorFlow | R tfestimators |",
+        "|---|---|---|",
+    ]
+    columns = column_catalogue()
+    lines += [f"| [`{c['name']}`](#{c['name']}) | `{c['tensorflow']}` | `{c['r']}` |" for c in columns]
+    for column in columns:
+        lines += ["", f"## {column['name']}", "", _cell(column["summary"]), ""]
+        lines += ["| parameter | type | default | description |", "|---|---|---|---|"]
+        lines += _param_rows(column["params"])
     return "\n".join(lines) + "\n"
 
 

@@ -26,11 +26,12 @@ def list_hooks_command(
     import json
 
     from hookrun.cli.console import OutputConsole
-    from hookrun.cli.render import builders_table, catalogue_table, params_table
-    from hookrun.hooks.catalogue import builder_catalogue, hook_catalogue
+    from hookrun.cli.render import builders_table, catalogue_table, columns_table, params_table
+    from hookrun.hooks.catalogue import builder_catalogue, column_catalogue, hook_catalogue
 
     hooks = hook_catalogue()
     builders = builder_catalogue()
+    columns = column_catalogue()
     out = OutputConsole()
     if name is None:
         if as_json:
@@ -39,8 +40,10 @@ def list_hooks_command(
         out.print(catalogue_table(hooks))
         out.print()
         out.print(builders_table(builders))
+        out.print()
+        out.print(columns_table(columns))
         return
-    by_name = {e["type"]: e for e in hooks} | {e["name"]: e for e in builders}
+    by_name = {e["name"]: e for e in columns} | {e["type"]: e for e in hooks} | {e["name"]: e for e in builders}
     entry = by_name.get(name)
     if entry is None:
         from hookrun.config_schemas.suggest import did_you_mean
@@ -55,5 +58,5 @@ def list_hooks_command(
         typer.echo(json.dumps(entry, indent=2, default=str))
         return
     title = entry.get("type") or entry["name"]
-    kind = "hook" if "type" in entry else "graph builder"
+    kind = "hook" if "type" in entry else "feature column" if "tensorflow" in entry else "graph builder"
     out.print(params_table(f"{title} ({kind})", entry["summary"], entry.get("mirrors"), entry["params"]))

@@ -47,6 +47,9 @@ from hookrun.runner.errors import DataError, SetupError
 MISSING_MARKERS = frozenset({"", "na", "nan", "null", "none"})
 #: Rows of the first training file that fix each column's kind (rows); ``hookrun validate`` reads as many.
 KIND_SAMPLE_ROWS = 200
+#: A TFRecord int64 feature's value where a record lacks it, when TensorFlow parses it as a fixed-length feature
+#: (read as missing, as a float feature's NaN; a record holding exactly this value reads as missing too).
+INT64_ABSENT = -(2**63)
 #: Rows per chunk of the streaming statistics pass (rows).
 CHUNK_ROWS = 65_536
 
@@ -256,10 +259,11 @@ class RawData:
 
 
 def feature_columns(config: DataConfig, header: list[str]) -> list[str]:
-    """The feature columns: ``config.features``, or every column but the label."""
+    """The feature columns: ``config.features``, or every column but the label (never a tensor feature)."""
+    tensors = config.tensor_features
     if config.features is not None:
-        return list(config.features)
-    return [name for name in header if name != config.label]
+        return [name for name in config.features if name not in tensors]
+    return [name for name in header if name != config.label and name not in tensors]
 
 
 def _did_you_mean(name: str, choices: list[str]) -> str:
@@ -277,7 +281,7 @@ def check_columns(config: DataConfig, table: CsvTable) -> list[str]:
     names = feature_columns(config, table.header)
     if config.label in names:
         raise DataError(f"{table.path}: column {config.label!r} is both the label and a feature")
-    if not names:
+    if not names and not config.tensor_features:
         raise DataError(f"{table.path}:1: the label {config.label!r} is the only column; there are no features")
     for name in [*names, config.label]:
         table.column_index(name)
@@ -501,7 +505,9 @@ def _file_rows(
     """The header and rows of one file of the set (TFRecord features as text cells)."""
     if file.format == CSV:
         return csv_rows(file, fileset.key, budget)
-    return tfrecord_rows(file, fileset.columns or None, fileset.dtypes, fileset.key, budget, fileset.declared)
+    return tfrecord_rows(
+        file, fileset.columns or None, fileset.dtypes, fileset.key, budget, fileset.declared, fileset.tensors
+    )
 
 
 def plan_columns(
@@ -820,9 +826,34 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
 
     tf = import_tensorflow(False)
     dtypes = {"bytes": tf.string, "float": tf.float32, "int64": tf.int64}
-    spec = {name: tf.io.RaggedFeature(dtypes[fileset.dtypes.get(name, "float")]) for name in plan.names}
+    kind_of = {name: fileset.dtypes.get(name, "float") for name in plan.names}
+    # One value per feature: numbers parse as fixed-length features (absent: NaN / INT64_ABSENT), stacked into one
+    # matrix per dtype, a few ops whatever the width (785 ragged features took seconds to trace and read). A record
+    # with more values fails the parse, and the pure-Python reader then names the record and feature.
+    floats = [name for name in plan.names if kind_of[name] == "float"]
+    ints = [name for name in plan.names if kind_of[name] == "int64"]
+    texts = [name for name in plan.names if kind_of[name] == "bytes"]
+    spec: dict[str, Any] = {name: tf.io.FixedLenFeature([], tf.float32, default_value=np.nan) for name in floats}
+    spec.update({name: tf.io.FixedLenFeature([], tf.int64, default_value=INT64_ABSENT) for name in ints})
+    spec.update({name: tf.io.RaggedFeature(dtypes["bytes"]) for name in texts})
+    if fileset.tensors:  # parsed (and so checked against their spec) with the columns; their values are not kept
+        from hookrun.runner.data.streaming import tensor_feature_spec
+
+        spec.update(tensor_feature_spec(tf, fileset.tensors))
+
+    def parse(records: Any) -> Any:
+        parsed = tf.io.parse_example(records, spec)
+        count = tf.shape(records)[0]
+        out = {"\0rows": count}
+        if floats:
+            out["\0float"] = tf.stack([parsed[name] for name in floats], axis=1)
+        if ints:
+            out["\0int"] = tf.stack([parsed[name] for name in ints], axis=1)
+        out.update({name: parsed[name] for name in texts})
+        return out
+
     dataset = tf.data.TFRecordDataset(str(file.path), compression_type=file.compression).batch(chunk_rows)
-    dataset = dataset.map(lambda records: tf.io.parse_example(records, spec), num_parallel_calls=2)
+    dataset = dataset.map(parse, num_parallel_calls=2)
     loc = fileset.loc
     start = 1
     iterator = iter(dataset)
@@ -843,10 +874,28 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
                 f"{file.path}: records {start} or after cannot be read as tf.train.Example with {types} ({first})",
                 loc=loc,
             ) from None
-        count = int(next(iter(parsed.values())).nrows())
+        count = int(parsed["\0rows"])
         lines = np.arange(start, start + count, dtype=np.int64)
         values: dict[str, np.ndarray] = {}
+        numbers: dict[str, np.ndarray] = {}
+        if floats:
+            block = parsed["\0float"].numpy().astype(np.float64)
+            numbers.update({name: block[:, index] for index, name in enumerate(floats)})
+        if ints:
+            block = parsed["\0int"].numpy()
+            absent = block == INT64_ABSENT
+            block = block.astype(np.float64)
+            block[absent] = np.nan
+            numbers.update({name: block[:, index] for index, name in enumerate(ints)})
         for name in plan.names:
+            if name in numbers:
+                column = numbers[name]
+                if plan.kinds[name] != NUMERIC:  # a number feature read as categories: its values as text
+                    texts_of = [None if math.isnan(v) else repr(float(v) if kind_of[name] == "float" else int(v))
+                                for v in column.tolist()]
+                    column = np.array(texts_of, dtype=object)
+                values[name] = np.ascontiguousarray(column) if plan.kinds[name] == NUMERIC else column
+                continue
             ragged = parsed[name]
             lengths = ragged.row_lengths().numpy()
             if (lengths > 1).any():
@@ -859,13 +908,12 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
             present = lengths == 1
             flat = ragged.flat_values.numpy()
             if plan.kinds[name] == NUMERIC:
+                cells = [v.decode("utf-8", "replace").strip() for v in flat.tolist()]
                 column = np.full(count, np.nan)
-                column[present] = flat.astype(np.float64)
+                column[present] = [np.nan if c.lower() in MISSING_MARKERS else float(c) for c in cells]
             else:
-                texts = [
-                    v.decode("utf-8", "replace").strip() if isinstance(v, bytes) else repr(v) for v in flat.tolist()
-                ]
-                cells = [None if t.lower() in MISSING_MARKERS else t for t in texts]
+                texts_of = [v.decode("utf-8", "replace").strip() for v in flat.tolist()]
+                cells = [None if t.lower() in MISSING_MARKERS else t for t in texts_of]
                 column = np.full(count, None, dtype=object)
                 column[present] = cells
             values[name] = column
@@ -885,7 +933,9 @@ def _exact_tfrecord_error(file: DataFile, fileset: FileSet) -> DataError | None:
     """Re-read a file TensorFlow failed on with the pure-Python reader: its error names record and feature."""
     try:
         columns = fileset.columns or None
-        _, rows = tfrecord_rows(file, columns, dict(fileset.dtypes), fileset.key, None, fileset.declared)
+        _, rows = tfrecord_rows(
+            file, columns, dict(fileset.dtypes), fileset.key, None, fileset.declared, fileset.tensors
+        )
         for _ in rows:
             pass
     except DataError as error:
@@ -951,10 +1001,12 @@ def resolve_sets(
                 "take their kinds from the cells (list text columns read as categories in `data.categorical`)",
                 loc=("data", "columns"),
             )
-        declared = {name: COLUMN_DTYPES[kind] for name, kind in config.columns.items()}
+        declared = {name: COLUMN_DTYPES[kind] for name, kind in config.column_types().items()}
+        tensors = config.tensor_features
         for fileset in (train, validation):
             if fileset is not None:
                 fileset.declared = dict(declared)
+                fileset.tensors = dict(tensors)
     return train, validation
 
 

@@ -91,6 +91,8 @@ class FileSet:
         dtypes: TFRecord only: feature -> ``bytes``, ``float`` or ``int64``, from the first records.
         declared: ``data.columns`` as dtypes (feature -> ``bytes``, ``float`` or ``int64``): they override
             the first records' (TFRecord only).
+        tensors: ``data.columns``' tensor features (name -> :class:`~hookrun.config_schemas.data.TensorFeature`,
+            in the order listed): parsed by their spec, not columns (TFRecord only).
     """
 
     key: str
@@ -99,6 +101,7 @@ class FileSet:
     columns: list[str] = field(default_factory=list)
     dtypes: dict[str, str] = field(default_factory=dict)
     declared: dict[str, str] = field(default_factory=dict)
+    tensors: dict[str, Any] = field(default_factory=dict)
 
     @property
     def loc(self) -> tuple[str, ...]:
@@ -504,6 +507,7 @@ def tfrecord_rows(
     key: str = "data.train",
     budget: int | None = None,
     declared: dict[str, str] | None = None,
+    tensors: Any = (),
 ) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
     """Open a TFRecord file of ``tf.train.Example``: its feature names and ``(record, cells)`` rows as text.
 
@@ -521,6 +525,8 @@ def tfrecord_rows(
         budget: read at most about this many bytes (a sample).
         declared: ``data.columns`` as dtypes (feature -> ``bytes``/``float``/``int64``): they take precedence
             over the records' types (a record that disagrees is an error naming it).
+        tensors: names of tensor features (``data.columns`` with a shape, varlen or bytes): not columns,
+            never read here (TensorFlow parses them with their spec).
 
     Returns:
         ``(columns, rows)``.
@@ -546,7 +552,7 @@ def tfrecord_rows(
     example = decode(*first)
     declared = declared or {}
     # a map: its order means nothing
-    names = list(columns) if columns is not None else sorted(set(example) | set(declared))
+    names = list(columns) if columns is not None else sorted((set(example) | set(declared)) - set(tensors))
     dtypes.update(declared)
     for name, (kind, _) in example.items():
         dtypes.setdefault(name, kind)

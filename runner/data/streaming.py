@@ -49,6 +49,7 @@ from hookrun.runner.data.reader import (
     CATEGORICAL,
     CHUNK_ROWS,
     HASH_MULTIPLIER,
+    INT64_ABSENT,
     MISSING_MARKERS,
     NUMERIC,
     ColumnPlan,
@@ -61,7 +62,7 @@ from hookrun.runner.data.reader import (
     split_threshold,
 )
 from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet, absolute_spec
-from hookrun.runner.errors import DataError
+from hookrun.runner.errors import DataError, PlacedError
 
 #: Lines (records) decoded and transformed per ``map`` call (rows): batch before map. 4096 took 25% less CPU
 #: per row than 1024 in the map (benchmarks/RESULTS.md); memory: ~8 files x a few batches in flight.
@@ -298,6 +299,10 @@ def split_hash_tf(tf: Any, lines: Any, salt: Any) -> Any:
     return tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, 16))
 
 
+#: The key of :meth:`_Transform._cells`'s block of every numeric feature column (not a column name: a NUL).
+NUMERIC_BLOCK = "\0numeric"
+
+
 class _Transform:
     """The preprocessing state as ``tf`` ops: cells of a batch of rows -> ``(features, labels, keep)``.
 
@@ -330,6 +335,9 @@ class _Transform:
                 )
                 self.tables[name] = tf.lookup.StaticHashTable(initializer, default_value=-1, name=f"vocabulary_{name}")
         self.names = [c.name for c in state.columns] + [state.label.name]
+        #: the numeric feature columns, in feature order: transformed as one block (:data:`NUMERIC_BLOCK`)
+        self.numeric_names = [c.name for c in state.columns if c.kind == NUMERIC]
+        self.numeric_set = set(self.numeric_names)
         if fileset is not None and fileset.format == CSV:
             positions = sorted({fileset.columns.index(name) for name in self.names})
             self.select = positions
@@ -381,22 +389,47 @@ class _Transform:
                 out[name] = (text, None, self._text_missing(text))
         return out
 
+    def _text_numbers(self, text: Any) -> tuple[Any, Any, Any]:
+        """``(stripped text, float64 number, missing)`` of text cells of any shape, as a CSV cell is read."""
+        tf = self.tf
+        text = tf.strings.strip(text)
+        missing = self._text_missing(text)
+        return text, tf.strings.to_number(tf.where(missing, "0", text), tf.float64), missing
+
     def _cells(self, records: Any) -> dict[str, tuple[Any, Any, Any]]:
-        """Column -> ``(text or None, number or None, missing)`` for a batch of records."""
+        """Column -> ``(text or None, number or None, missing)`` for a batch of records.
+
+        The numeric feature columns come as one block (:data:`NUMERIC_BLOCK`: ``float64 [n, k]`` numbers and
+        ``bool [n, k]`` missing, in feature order): a few ops whatever the width, so a 784-column file builds
+        its map function in milliseconds instead of tens of seconds (issue 24).
+        """
         tf = self.tf
         out: dict[str, tuple[Any, Any, Any]] = {}
         kinds = self.state.kinds
+        numeric = self.numeric_names
         assert self.fileset is not None  # records come from files
         if self.fileset.format == CSV:
+            # the numeric block decoded as numbers when every one of its columns is plain, else as text
+            plain_block = all(name in self.plain for name in numeric)
             by_slot = {self.slot[name]: name for name in self.names}
             defaults = [
                 tf.constant([np.nan], tf.float64)
                 if by_slot[slot] in self.plain and kinds[by_slot[slot]] == NUMERIC
+                and (by_slot[slot] not in self.numeric_set or plain_block)
                 else tf.constant([""])
                 for slot in range(len(self.select))
             ]
             cells = tf.io.decode_csv(records, record_defaults=defaults, select_cols=self.select)
+            if numeric:
+                block = tf.stack([cells[self.slot[name]] for name in numeric], axis=1)
+                if plain_block:  # decoded as is: an empty cell (NaN) is the only missing one
+                    out[NUMERIC_BLOCK] = (None, block, tf.math.is_nan(block))
+                else:
+                    _, number, missing = self._text_numbers(block)
+                    out[NUMERIC_BLOCK] = (None, number, missing)
             for name in self.names:
+                if name in self.numeric_set:
+                    continue
                 if name in self.plain:  # decoded as is: an empty cell is the only missing one
                     cell = cells[self.slot[name]]
                     if kinds[name] == NUMERIC:
@@ -404,36 +437,67 @@ class _Transform:
                     else:
                         out[name] = (cell, None, tf.equal(cell, ""))
                     continue
-                text = tf.strings.strip(cells[self.slot[name]])
-                missing = self._text_missing(text)
-                number = None
-                if kinds[name] == NUMERIC:
-                    number = tf.strings.to_number(tf.where(missing, "0", text), tf.float64)
-                out[name] = (text, number, missing)
+                text, number, missing = self._text_numbers(cells[self.slot[name]])
+                out[name] = (text, number if kinds[name] == NUMERIC else None, missing)
             return out
         dtypes = {"bytes": tf.string, "float": tf.float32, "int64": tf.int64}
-        spec = {name: tf.io.RaggedFeature(dtypes[self.fileset.dtypes.get(name, "float")]) for name in self.names}
+        feature_dtype = {name: self.fileset.dtypes.get(name, "float") for name in self.names}
+        # one value per feature (the scan refused more): a fixed-length feature, its absence NaN (float) or
+        # INT64_ABSENT (int64); only bytes features, or a numeric column stored as bytes, stay ragged
+        dense = {name for name in self.names if feature_dtype[name] != "bytes"}
+        spec = {
+            name: tf.io.FixedLenFeature(
+                [], dtypes[feature_dtype[name]],
+                default_value=float("nan") if feature_dtype[name] == "float" else INT64_ABSENT,
+            )
+            if name in dense
+            else tf.io.RaggedFeature(tf.string)
+            for name in self.names
+        }
         parsed = tf.io.parse_example(records, spec)
-        for name in self.names:
+
+        def number_of(name: str) -> tuple[Any, Any]:
+            value = parsed[name]
+            if feature_dtype[name] == "int64":
+                return tf.cast(value, tf.float64), tf.equal(value, INT64_ABSENT)
+            number = tf.cast(value, tf.float64)
+            return number, tf.math.is_nan(number)
+
+        def text_of(name: str) -> tuple[Any, Any, Any]:
             ragged = parsed[name]
-            present = ragged.row_lengths() > 0
-            if self.fileset.dtypes.get(name, "float") == "bytes":
-                text = tf.strings.strip(ragged.to_tensor(default_value="", shape=[None, 1])[:, 0])
-                missing = tf.logical_or(~present, self._text_missing(text))
-                number = None
-                if kinds[name] == NUMERIC:
-                    number = tf.strings.to_number(tf.where(missing, "0", text), tf.float64)
+            text, number, missing = self._text_numbers(ragged.to_tensor(default_value="", shape=[None, 1])[:, 0])
+            return text, number, tf.logical_or(ragged.row_lengths() == 0, missing)
+
+        if numeric:
+            if all(feature_dtype[name] == "float" for name in numeric):
+                block = tf.cast(tf.stack([parsed[name] for name in numeric], axis=1), tf.float64)
+                out[NUMERIC_BLOCK] = (None, block, tf.math.is_nan(block))
             else:
-                number = tf.cast(ragged.to_tensor(default_value=0, shape=[None, 1])[:, 0], tf.float64)
-                missing = tf.logical_or(~present, tf.math.is_nan(number))
-                text = None
-            out[name] = (text, number, missing)
+                pairs = [number_of(name) if name in dense else text_of(name)[1:] for name in numeric]
+                out[NUMERIC_BLOCK] = (
+                    None, tf.stack([p[0] for p in pairs], axis=1), tf.stack([p[1] for p in pairs], axis=1)
+                )
+        for name in self.names:
+            if name in self.numeric_set:
+                continue
+            if name in dense:
+                number, missing = number_of(name)
+                out[name] = (None, number, missing)
+            else:
+                text, number, missing = text_of(name)
+                out[name] = (text, number if kinds[name] == NUMERIC else None, missing)
         return out
 
     def __call__(self, records: Any) -> tuple[Any, Any]:
-        """``(features, labels)`` of the rows of a batch of records that the ``drop`` policies keep."""
+        """``(features, labels)`` of the rows of a batch of records that the ``drop`` policies keep.
+
+        With tensor features (``data.columns`` with a shape, varlen or bytes) the named features also carry
+        each row's serialized record under :data:`RECORD_KEY`, parsed after batching (:func:`parse_tensor_features`).
+        """
         tf = self.tf
         features, labels, keep = self.apply(self._cells(records))
+        if self.fileset is not None and self.fileset.tensors and self.named:
+            features[RECORD_KEY] = records
         if keep is None:
             return features, labels
         rows = tf.reshape(tf.where(keep), [-1])  # gather: fewer graph ops than boolean_mask
@@ -452,25 +516,54 @@ class _Transform:
         tf = self.tf
         state = self.state
         keep = None  # rows a `drop` policy keeps (None: all)
-        blocks = []
+        pieces: list[Any] = []  # the dense matrix's parts, in feature order
         named: dict[str, Any] = {}
-        for column in state.columns:
+        numeric = self.numeric_names
+        values = None
+        if numeric:  # every numeric feature column at once: fill, z-score, cast (a few ops whatever the width)
+            if NUMERIC_BLOCK in cells:
+                _, number, missing = cells[NUMERIC_BLOCK]
+            else:  # per-column cells (serving): stacked
+                number = tf.stack([cells[name][1] for name in numeric], axis=1)
+                missing = tf.stack([cells[name][2] for name in numeric], axis=1)
+            columns = [c for c in state.columns if c.kind == NUMERIC]
+            drops = [c.missing == "drop" for c in columns]
+            if any(drops):
+                dropped = tf.reduce_any(tf.logical_and(missing, tf.constant(drops)), axis=1)
+                keep = ~dropped
+            fills = [c.fill if c.fill is not None else float("nan") for c in columns]
+            value = tf.where(missing, tf.constant([fills], tf.float64), number)
+            if any(c.mean is not None and c.std is not None for c in columns):
+                scaled = [c.mean is not None and c.std is not None for c in columns]
+                means = [float(c.mean) if on else 0.0 for c, on in zip(columns, scaled, strict=True)]  # type: ignore[arg-type]
+                stds = [float(c.std) if on else 1.0 for c, on in zip(columns, scaled, strict=True)]  # type: ignore[arg-type]
+                value = (value - tf.constant([means], tf.float64)) / tf.constant([stds], tf.float64)
+            values = tf.cast(value, tf.float32)
+        position = {name: index for index, name in enumerate(numeric)}
+        run_start = run_end = None  # a run of consecutive numeric columns: one slice of `values`
+        for column in [*state.columns, None]:
+            if column is not None and column.kind == NUMERIC:
+                index = position[column.name]
+                if run_start is None:
+                    run_start = index
+                run_end = index + 1
+                if self.named:
+                    named[column.name] = values[:, index : index + 1]
+                continue
+            if run_start is not None and not self.named:
+                whole = run_start == 0 and run_end == len(numeric)
+                pieces.append(values if whole else values[:, run_start:run_end])
+            run_start = None
+            if column is None:
+                break
             text, number, missing = cells[column.name]
             if column.missing == "drop":
                 keep = ~missing if keep is None else tf.logical_and(keep, ~missing)
-            if column.kind == NUMERIC:
-                fill = column.fill if column.fill is not None else float("nan")
-                value = tf.where(missing, tf.constant(fill, tf.float64), number)
-                if column.mean is not None and column.std is not None:
-                    value = (value - column.mean) / column.std
-                blocks.append(tf.cast(value, tf.float32)[:, None])
-                named[column.name] = blocks[-1]
-                continue
             vocabulary = column.vocabulary or []
             if self.named:  # ids for an embedding, the unseen category in the last bucket; the text as read
                 named[column.name + RAW_SUFFIX] = text[:, None]
             if not vocabulary:
-                blocks.append(tf.zeros([tf.shape(missing)[0], 0], tf.float32))
+                pieces.append(tf.zeros([tf.shape(missing)[0], 0], tf.float32))
                 if self.named:
                     named[column.name] = tf.zeros([tf.shape(missing)[0], 1], tf.int64)
                 continue
@@ -480,7 +573,7 @@ class _Transform:
             if self.named:
                 named[column.name] = tf.where(ids < 0, tf.constant(len(vocabulary), tf.int64), ids)[:, None]
             else:
-                blocks.append(tf.one_hot(ids, len(vocabulary), dtype=tf.float32))
+                pieces.append(tf.one_hot(ids, len(vocabulary), dtype=tf.float32))
         label = state.label
         labels = None
         if label.name in cells:
@@ -500,7 +593,7 @@ class _Transform:
             labels = labels[:, None]
         if self.named:
             return named, labels, keep
-        return tf.concat(blocks, axis=1), labels, keep
+        return pieces[0] if len(pieces) == 1 else tf.concat(pieces, axis=1), labels, keep
 
 
 @dataclass
@@ -746,6 +839,8 @@ class StreamInput:
         bytes) take at most :data:`CACHE_BYTES`: ``Dataset.cache()`` (in memory, in the pipeline, never
         in the graph) then serves epochs 2 and later, in the first epoch's order.
         """
+        if self.scan.train.tensors:  # the rows carry their serialized records: their size is not bounded here
+            return False
         size = self.scan.train_rows * (len(self.state.feature_names) + 1) * 4
         return self.config.epochs != 1 and size <= CACHE_BYTES
 
@@ -848,6 +943,7 @@ class StreamInput:
             ``<column>/raw`` ``string [batch, 1]``, its text as read.
         """
         config = self.config
+        check_one_value_features(self.scan.train, named)
         holdout = "train" if self.scan.fraction is not None else None
         ds = self._chunks(tf, self.scan.train, holdout, shuffle_files=config.shuffle, sequential=False, named=named)
         rows: int | None = self.scan.train_rows  # this task's rows: the scan counts each task's on a cluster
@@ -873,6 +969,8 @@ class StreamInput:
             ds = ds.repeat()
         if skip_steps:
             ds = ds.skip(skip_steps)
+        if self.scan.train.tensors:
+            ds = parse_tensor_features(tf, ds, self.scan.train.tensors)
         return ds.prefetch(tf.data.AUTOTUNE)
 
     def evaluation(self) -> EvalInput | None:
@@ -905,11 +1003,82 @@ class EvalInput:
         With ``named`` the features are a dict, as :meth:`StreamInput.train_dataset`'s.
         """
         scan = self.input.scan
+        check_one_value_features(scan.train, named)
         if scan.validation is not None:
             chunks = self.input._chunks(tf, scan.validation, None, shuffle_files=False, sequential=True, named=named)
         else:
             chunks = self.input._chunks(tf, scan.train, "validation", shuffle_files=False, sequential=True, named=named)
-        return chunks.rebatch(batch_size).prefetch(1)
+        batches = chunks.rebatch(batch_size)
+        if scan.train.tensors:
+            batches = parse_tensor_features(tf, batches, scan.train.tensors)
+        return batches.prefetch(1)
+
+
+#: The key of the serialized records carried through the pipeline when there are tensor features (a NUL: never a
+#: feature name); replaced by the parsed tensor features after batching.
+RECORD_KEY = "\0record"
+
+
+def tensor_feature_spec(tf: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+    """``tf.io.parse_example``'s spec of ``data.columns``' tensor features, in the order listed.
+
+    ``shape`` -> ``FixedLenFeature(shape)``, ``varlen: sparse`` -> ``VarLenFeature`` (a ``SparseTensor``),
+    ``varlen: ragged`` -> ``RaggedFeature`` (a ``RaggedTensor``), ``type: bytes`` alone -> ``FixedLenFeature([],
+    string)``: one raw value per record. ``float`` is ``float32``, ``int`` ``int64``, ``string``/``bytes`` ``string``.
+    """
+    dtypes = {"float": tf.float32, "int": tf.int64, "string": tf.string, "bytes": tf.string}
+    spec: dict[str, Any] = {}
+    for name, feature in tensors.items():
+        dtype = dtypes[feature.type]
+        if feature.varlen == "sparse":
+            spec[name] = tf.io.VarLenFeature(dtype)
+        elif feature.varlen == "ragged":
+            spec[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
+        else:
+            spec[name] = tf.io.FixedLenFeature(list(feature.shape or []), dtype)
+    return spec
+
+
+def parse_tensor_features(tf: Any, dataset: Any, tensors: dict[str, Any]) -> Any:
+    """Replace the batches' serialized records (:data:`RECORD_KEY`) by the tensor features they hold, in spec order.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        dataset: batches ``(named features with RECORD_KEY: string [batch], labels)``.
+        tensors: ``data.columns``' tensor features (:attr:`DataConfig.tensor_features`).
+
+    Returns:
+        Batches ``(features, labels)``: the named features, then each tensor feature as parsed
+        (``[batch, *shape]``, a ``SparseTensor`` or a ``RaggedTensor`` ``[batch, None]``).
+    """
+    spec = tensor_feature_spec(tf, tensors)
+
+    def parse(features: Any, labels: Any) -> Any:
+        records = features[RECORD_KEY]
+        parsed = tf.io.parse_example(records, spec)
+        out = {name: tensor for name, tensor in features.items() if name != RECORD_KEY}
+        out.update({name: parsed[name] for name in tensors})
+        return out, labels
+
+    return dataset.map(parse, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def check_one_value_features(fileset: FileSet, named: bool) -> None:
+    """Refuse tensor features for a builder taking the dense matrix (one value per feature).
+
+    Raises:
+        PlacedError: at ``data.columns.<name>``, naming the feature, its form and the fix.
+    """
+    if named or not fileset.tensors:
+        return
+    name, feature = next(iter(fileset.tensors.items()))
+    form = f"shape {feature.shape}" if feature.shape else f"varlen: {feature.varlen}" if feature.varlen else "raw bytes"
+    raise PlacedError(
+        f"data.columns.{name}",
+        f"feature {name!r} ({form}) is not one value per row, and the builder takes the dense matrix (one value per "
+        "feature); use a model_fn (it gets named features) or declare `hookrun_features = \"named\"` "
+        "(or set graph.features: named)",
+    )
 
 
 #: Key suffix of a categorical column's text in named features: ``ocean_proximity/raw``.
@@ -923,15 +1092,16 @@ def named_feature_columns(state: Preprocessor) -> dict[str, dict[str, Any]]:
     num_oov_buckets=1)`` described for an Estimator's ``input_fn``.
 
     Returns:
-        ``{"kind": "numeric"}`` for a numeric column (``float32 [batch, 1]``, filled and z-scored as in the
-        dense form); ``{"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": [...]}`` for
+        ``{"kind": "numeric", "mean": m, "std": s}`` for a numeric column (``float32 [batch, 1]``, filled and
+        z-scored as in the dense form: ``(x - m) / s`` in the column's units; both None without ``standardize``);
+        ``{"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": [...]}`` for
         a categorical one (``int64 [batch, 1]``: the index in ``vocabulary``, ``num_buckets - 1`` for a category
         training did not see; its text is ``<column>/raw``, ``string [batch, 1]``).
     """
     columns: dict[str, dict[str, Any]] = {}
     for column in state.columns:
         if column.kind == NUMERIC:
-            columns[column.name] = {"kind": "numeric"}
+            columns[column.name] = {"kind": "numeric", "mean": column.mean, "std": column.std}
         else:
             vocabulary = list(column.vocabulary or [])
             columns[column.name] = {"kind": "categorical", "num_buckets": len(vocabulary) + 1, "vocabulary": vocabulary}

@@ -846,6 +846,8 @@ def build_evaluation(
         else:
             if not isinstance(features, dict):
                 features = tf.identity(features, name="features")
+            else:  # dense tensors only (a TFRecord tensor feature may be sparse or ragged)
+                features = {name: value for name, value in features.items() if isinstance(value, tf.Tensor)}
             labels = tf.identity(labels, name="labels")
         predictions = tf.identity(spec.predictions, name="predictions") if spec.predictions is not None else None
         values = {name: tf.identity(value, name=name) for name, (value, _) in ordered.items()}

@@ -308,6 +308,7 @@ def _export_outputs(tf: Any, where: str, value: Any) -> dict[str, Any]:
     return checked
 
 
+
 def _check_hooks(hooks: Any, name: str, where: str) -> list[Any]:
     """A spec's hook list, checked in every mode (as ``tf.estimator.EstimatorSpec`` did): a list or tuple of hooks.
 

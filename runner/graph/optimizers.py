@@ -91,7 +91,7 @@ def loss_scaled(tf: Any, optimizer: Any) -> Any:
         The wrapping ``MixedPrecisionLossScaleOptimizer`` (its ``minimize`` scales the loss, unscales the
         gradients and applies them only when all are finite).
     """
-    from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+    from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
 
     # TensorFlow's "use tf.keras.mixed_precision.LossScaleOptimizer" notice: hookrun's call, nothing to act on
     with _without_deprecation_notice_of("DynamicLossScale.__init__"):

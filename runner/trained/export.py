@@ -76,7 +76,7 @@ def _signature(tf: Any, inputs: dict[str, Any], outputs: Any, examples: Any = No
     Raises:
         SetupError: the ``ExportOutput`` does not fit the inputs (its ValueError's first line).
     """
-    from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+    from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
 
     if callable(getattr(outputs, "as_signature_def", None)):
         needs_examples = getattr(outputs, "method_name", "").endswith(("/classify", "/regress")) or type(

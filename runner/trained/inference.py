@@ -159,6 +159,7 @@ def build_inference_graph(
 
     Raises:
         SetupError: the builder does not import, fails in ``infer`` mode or returns no ``predictions``.
+        PlacedError: the run has TFRecord tensor features (``data.columns`` with a shape, varlen or bytes).
     """
     from hookrun.runner.data.streaming import named_feature_columns, transform_raw_columns
     from hookrun.runner.graph.build import build_inference, builder_params, features_form
@@ -169,6 +170,16 @@ def build_inference_graph(
     config = run.loaded.config
     state = run.preprocessor
     v1 = tf.compat.v1
+    tensors = config.data.tensor_features
+    if tensors:  # the raw-column and Example inputs below carry one value per column
+        from hookrun.runner.errors import PlacedError
+
+        raise PlacedError(
+            f"data.columns.{next(iter(tensors))}",
+            "predict and export take one value per column; a run with TFRecord tensor features (a shape, varlen or "
+            "bytes in data.columns) cannot be predicted or exported by hookrun yet: load its checkpoint in your own "
+            "serving graph",
+        )
     graph = tf.Graph()
     with graph.as_default():
         if config.data.seed is not None:

@@ -425,7 +425,7 @@ def export_with_serving_input_fn(
         groups = {None: receiver.receiver_tensors, **(receiver.receiver_tensors_alternatives or {})}
         signatures: dict[str, Any] = {}
         excluded: dict[str, str] = {}
-        from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+        from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
 
         for group, tensors in groups.items():
             for key, export_output in export_outputs.items():

@@ -434,7 +434,7 @@ class PredictOutput(ExportOutput):
 
     def as_signature_def(self, receiver_tensors: Mapping[str, Any]) -> Any:
         """A ``tensorflow/serving/predict`` SignatureDef (``predict_signature_def``)."""
-        from hookrun.runner.graph.builders.layers import _without_deprecation_notice_of
+        from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
 
         with _without_deprecation_notice_of("build_tensor_info"):  # the v1 Builder's own call
             return _tf().compat.v1.saved_model.predict_signature_def(dict(receiver_tensors), self._outputs)

@@ -58,7 +58,7 @@ def test_named_features_are_a_dict_with_ids_from_the_vocabulary(make_config, wri
     features, params = seen[0]
     assert sorted(features) == ["a", "city", "city/raw"]
     assert params["feature_columns"] == {
-        "a": {"kind": "numeric"},
+        "a": {"kind": "numeric", "mean": 3.5, "std": pytest.approx(1.707825127659933)},
         "city": {"kind": "categorical", "num_buckets": 4, "vocabulary": ["Lima", "Oslo", "Rome"]},
     }
     assert features["city"].dtype == tf.int64 and features["a"].dtype == tf.float32

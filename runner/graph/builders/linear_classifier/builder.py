@@ -1,23 +1,22 @@
-"""Built-in builder ``dnn_classifier``."""
+"""Built-in builder ``linear_classifier``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from hookrun.runner.graph.builders.layers import classification_head, dense, hidden_layers
+from hookrun.runner.graph.builders.heads import classification_head, dense
 from hookrun.runner.graph.builders.spec import GraphSpec
 
 
-def dnn_classifier(features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:
-    """Fully connected network with a softmax output and cross-entropy loss.
+def linear_classifier(features: Any, labels: Any, params: dict[str, Any]) -> GraphSpec:
+    """Multinomial logistic regression: ``logits = x W + b``, softmax cross-entropy.
 
-    Mirrors ``tf.estimator.DNNClassifier`` on dense numeric columns.
+    Mirrors ``tf.estimator.LinearClassifier`` on dense numeric columns.
 
     Args:
         features: ``float32 [batch, n_features]``.
         labels: ``float32 [batch, 1]`` holding class ids ``0 .. n_classes-1``.
-        params: ``n_classes`` (int >= 2, default 2), ``hidden_units``, ``activation``, ``dropout``,
-            ``l2`` as for ``dnn_regressor``; from the runner: ``mode``.
+        params: ``n_classes`` (int >= 2, default 2), ``l2`` (float, default 0); from the runner: ``mode``.
 
     Returns:
         A spec with ``loss`` (mean cross-entropy), ``predictions`` (class id, ``int64 [batch]``),
@@ -26,5 +25,5 @@ def dnn_classifier(features: Any, labels: Any, params: dict[str, Any]) -> GraphS
     import tensorflow as tf
 
     n_classes = int(params.get("n_classes", 2))
-    logits = dense(hidden_layers(tf, features, params), n_classes, "logits")
+    logits = dense(features, n_classes, "linear")
     return GraphSpec(**classification_head(tf, logits, labels, n_classes, params))

@@ -1,4 +1,4 @@
-"""The built-in builders' hidden layers and heads, on the public :mod:`hookrun.runner.graph.layers`."""
+"""The dense built-in builders' hidden layers and heads, on :mod:`hookrun.runner.graph.layers`."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hookrun.runner.graph.builders.layers import dense, hidden_layers, regression_head
+from hookrun.runner.graph.builders.heads import dense, hidden_layers, regression_head
 from hookrun.runner.graph.builders.spec import GraphSpec
 
 

@@ -1,0 +1,1 @@
+"""Built-in builder ``linear_classifier``; its function is in ``builder.py``, imported when used."""
