@@ -142,3 +142,22 @@ def test_iris_main_runs_with_one_import_changed_and_prints_what_plain_tensorflow
     expected = [line for line in reference.stdout.splitlines()
                 if line.startswith(("Test set accuracy", "Prediction is"))]
     assert printed == expected
+
+
+def test_the_migration_guides_change_one_import_example_runs_as_written(tmp_path):
+    text = (REPO / "docs" / "migrating-from-estimator.md").read_text(encoding="utf-8")
+    section = text.split("### The program, `linear.py`", 1)[1]
+    program = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert "from hookrun import estimator as tf_estimator" in program and "tf.estimator" not in program
+    (tmp_path / "linear.py").write_text(program, encoding="utf-8")
+    env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
+    runs = [subprocess.run([sys.executable, "linear.py"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                           timeout=300) for _ in range(2)]
+    for done in runs:
+        assert done.returncode == 0, done.stderr[-3000:]
+    first, second = ([line for line in done.stdout.splitlines() if line.startswith(("{", "["))] for done in runs)
+    assert "'global_step': 200" in first[0] and "'mae'" in first[0] and "'loss'" in first[0]
+    assert second == first  # max_steps reached: the second run trains nothing, evaluates the same checkpoint
+    assert "Skipping training since max_steps has already saved." in runs[1].stderr
+    summary = json.loads((tmp_path / "runs" / "linear" / "summary.json").read_text())
+    assert summary["final_global_step"] == 200 and "python_objects" in summary  # main()'s functions: __main__
