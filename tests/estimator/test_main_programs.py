@@ -22,8 +22,11 @@ from tests.conftest import REPO
 
 PROGRAMS = REPO / "tests" / "estimator_programs"
 
-#: port folder -> (folder of the original, the files ported).
-PORTS = {"main_iris": ("iris_custom", ["custom_estimator.py", "iris_data.py"])}
+#: port folder -> (folder holding the original in its original/, the files ported).
+PORTS = {
+    "main_iris": ("iris_custom", ["custom_estimator.py", "iris_data.py"]),
+    "main_autos": ("main_autos", ["custom_regression.py", "autos.py"]),
+}
 
 #: The one line a port may add.
 ADDED_IMPORT = "from hookrun import estimator as tf_estimator"
@@ -161,3 +164,75 @@ def test_the_migration_guides_change_one_import_example_runs_as_written(tmp_path
     assert "Skipping training since max_steps has already saved." in runs[1].stderr
     summary = json.loads((tmp_path / "runs" / "linear" / "summary.json").read_text())
     assert summary["final_global_step"] == 200 and "python_objects" in summary  # main()'s functions: __main__
+
+
+#: The autos program in a plain tf.compat.v1 MonitoredTrainingSession: hookrun's seeding for tf_random_seed=1
+#: (Python, NumPy, graph), Estimator's graph order (global_step, the input_fn's iterator, the model_fn), the
+#: port's model_fn and input functions, the same steps; then its evaluation on the test rows. Prints the line
+#: main() prints and the trained weights (JSON).
+AUTOS_REFERENCE = r"""
+import json, os, random, sys
+import numpy as np
+import tensorflow.compat.v1 as tf
+import custom_regression as program
+
+def params():
+    return {"feature_columns": program.feature_columns(), "learning_rate": 0.01,
+            "optimizer": tf.train.AdamOptimizer, "hidden_units": [20, 20]}
+
+saved = os.path.join(sys.argv[1], "plain", "model.ckpt")
+with tf.Graph().as_default():
+    random.seed(1); np.random.seed(1); tf.set_random_seed(1)
+    tf.train.get_or_create_global_step()
+    # an initializable iterator started by the local init op (Estimator's parse_input_fn_result)
+    iterator = tf.data.make_initializable_iterator(program.input_train())
+    tf.add_to_collection(tf.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
+    features, labels = iterator.get_next()
+    spec = program.dnn_regression_fn(features, labels, "train", params())
+    saver = tf.train.Saver()
+    with tf.train.MonitoredTrainingSession(checkpoint_dir=None, save_summaries_steps=None) as session:
+        for _ in range(program.STEPS):
+            session.run(spec.train_op)
+        weights = {v.op.name: session.run(v).tolist() for v in tf.trainable_variables()}
+        saver.save(session._tf_sess(), saved)
+with tf.Graph().as_default():
+    tf.set_random_seed(1)
+    tf.train.get_or_create_global_step()
+    features, labels = tf.data.make_one_shot_iterator(program.input_test()).get_next()
+    spec = program.dnn_regression_fn(features, labels, "eval", params())
+    value, update = spec.eval_metric_ops["rmse"]
+    final = tf.train.FinalOpsHook(value)
+    creator = tf.train.ChiefSessionCreator(checkpoint_filename_with_path=saved)
+    with tf.train.MonitoredSession(session_creator=creator, hooks=[final]) as session:
+        while not session.should_stop():
+            session.run(update)
+print("\nRMS error for the test set: ${:.0f}".format(program.PRICE_NORM_FACTOR * final.final_ops_values))
+print(json.dumps(weights))
+"""
+
+
+def test_autos_main_trains_as_a_plain_monitored_training_session_and_prints_the_same_rms_error(tmp_path):
+    import numpy as np
+
+    folder = tmp_path / "program"
+    shutil.copytree(PROGRAMS / "main_autos", folder, ignore=shutil.ignore_patterns("__pycache__", "original"))
+    temporary = tmp_path / "tmp"
+    temporary.mkdir()
+    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "2", "TMPDIR": str(temporary)}
+    done = subprocess.run([sys.executable, "custom_regression.py"], cwd=folder, env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    printed = [line for line in done.stdout.splitlines() if line.startswith("RMS error")]
+    (model_dir,) = [path for path in temporary.iterdir() if (path / "checkpoint").exists()]
+    summary = json.loads((model_dir / "summary.json").read_text())
+    assert summary["final_global_step"] == 200 and summary["status"] == "finished"
+    reference = subprocess.run([sys.executable, "-c", AUTOS_REFERENCE, str(tmp_path)], cwd=folder, env=env,
+                               capture_output=True, text=True, timeout=300)
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    lines = reference.stdout.strip().splitlines()
+    assert printed == [line for line in lines if line.startswith("RMS error")]
+    import tensorflow as tf
+
+    latest = tf.train.latest_checkpoint(str(model_dir))
+    for name, value in json.loads(lines[-1]).items():  # the same weights after the same 200 steps
+        np.testing.assert_allclose(tf.train.load_variable(latest, name), np.array(value), rtol=1e-5, atol=1e-6)
