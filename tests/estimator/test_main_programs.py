@@ -26,6 +26,7 @@ PROGRAMS = REPO / "tests" / "estimator_programs"
 PORTS = {
     "main_iris": ("iris_custom", ["custom_estimator.py", "iris_data.py"]),
     "main_autos": ("main_autos", ["custom_regression.py", "autos.py"]),
+    "main_census": ("main_census", ["task.py", "model.py"]),
 }
 
 #: The one line a port may add.
@@ -236,3 +237,82 @@ def test_autos_main_trains_as_a_plain_monitored_training_session_and_prints_the_
     latest = tf.train.latest_checkpoint(str(model_dir))
     for name, value in json.loads(lines[-1]).items():  # the same weights after the same 200 steps
         np.testing.assert_allclose(tf.train.load_variable(latest, name), np.array(value), rtol=1e-5, atol=1e-6)
+
+
+#: The census run's final checkpoint in plain tf.compat.v1 sessions: the evaluation on the test file and the
+#: probabilities of three rows (JSON), for the run's eval events and its served export.
+CENSUS_REFERENCE = r"""
+import json, sys
+import tensorflow.compat.v1 as tf
+import model
+
+checkpoint = tf.train.latest_checkpoint(sys.argv[1])
+model_fn = model.generate_model_fn(embedding_size=8, hidden_units=[10, 7], learning_rate=0.1)
+out = {}
+with tf.Graph().as_default():
+    tf.train.get_or_create_global_step()
+    features, labels = model.input_fn(["adult.test.csv"], batch_size=40, shuffle=False, num_epochs=1)
+    spec = model_fn(features, labels, "eval")
+    metrics = dict(spec.eval_metric_ops, loss=tf.metrics.mean(spec.loss))
+    final = tf.train.FinalOpsHook({key: value for key, (value, _) in metrics.items()})
+    creator = tf.train.ChiefSessionCreator(checkpoint_filename_with_path=checkpoint)
+    with tf.train.MonitoredSession(session_creator=creator, hooks=[final]) as session:
+        while not session.should_stop():
+            session.run([update for _, update in metrics.values()])
+    out["eval"] = {key: float(value) for key, value in final.final_ops_values.items()}
+rows = {"age": [25, 52, 40], "hours_per_week": [20, 55, 40], "workclass": ["Private", "Self-emp", "Local-gov"],
+        "education": ["HS-grad", "Doctorate", "Bachelors"]}
+with tf.Graph().as_default():
+    tf.train.get_or_create_global_step()
+    spec = model_fn({key: tf.constant(value) for key, value in rows.items()}, None, "infer")
+    creator = tf.train.ChiefSessionCreator(checkpoint_filename_with_path=checkpoint)
+    with tf.train.MonitoredSession(session_creator=creator) as session:
+        out["probabilities"] = session.run(spec.predictions["probabilities"]).tolist()
+out["rows"] = rows
+print(json.dumps(out))
+"""
+
+#: The final export, served in a process with TensorFlow alone.
+CENSUS_SERVE = r"""
+import json, sys
+import tensorflow as tf
+
+export, rows = sys.argv[1], json.loads(sys.argv[2])
+served = tf.saved_model.load(export)
+inputs = {key: tf.constant(value, tf.string if isinstance(value[0], str) else tf.int32) for key, value in rows.items()}
+result = served.signatures["serving_default"](**inputs)
+print(json.dumps({"probabilities": result["probabilities"].numpy().tolist(), "signatures": sorted(served.signatures),
+                  "hookrun": sorted(m for m in sys.modules if m.startswith("hookrun"))}))
+"""
+
+
+def test_census_train_and_evaluate_main_evaluates_each_checkpoint_and_its_final_export_serves(tmp_path):
+    import numpy as np
+
+    from tests.conftest import event_scalars
+
+    folder = tmp_path / "program"
+    shutil.copytree(PROGRAMS / "main_census", folder, ignore=shutil.ignore_patterns("__pycache__", "original"))
+    env = {**os.environ, "TF_USE_LEGACY_KERAS": "1", "TF_CPP_MIN_LOG_LEVEL": "2"}
+    flags = ["--job-dir", "job", "--num-layers", "2", "--first-layer-size", "10", "--train-steps", "100"]
+    done = subprocess.run([sys.executable, "task.py", *flags], cwd=folder, env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    job = folder / "job"
+    events = job / "eval_census-eval"
+    # evaluated after each checkpoint but the first (50, 100: save_checkpoints_steps 50, throttle_secs 600 lets
+    # the first pass and the last is evaluated at the end)
+    assert [step for step, _ in event_scalars(events, "accuracy")] == [50, 100]
+    (export,) = (job / "export" / "census").iterdir()  # FinalExporter: once, at max_steps
+    reference = subprocess.run([sys.executable, "-c", CENSUS_REFERENCE, str(job)], cwd=folder, env=env,
+                               capture_output=True, text=True, timeout=300)
+    assert reference.returncode == 0, reference.stderr[-3000:]
+    expected = json.loads(reference.stdout.strip().splitlines()[-1])
+    for name in ("accuracy", "auc", "loss"):
+        assert event_scalars(events, name)[-1] == (100, pytest.approx(expected["eval"][name], rel=1e-6))
+    served = subprocess.run([sys.executable, "-c", CENSUS_SERVE, str(export), json.dumps(expected["rows"])],
+                            env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert served.returncode == 0, served.stderr[-3000:]
+    result = json.loads(served.stdout.strip().splitlines()[-1])
+    assert result["hookrun"] == [] and result["signatures"] == ["prediction", "serving_default"]
+    np.testing.assert_allclose(result["probabilities"], expected["probabilities"], rtol=1e-5)

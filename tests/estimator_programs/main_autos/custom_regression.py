@@ -6,11 +6,10 @@ Written for hookrun's tests after tensorflow/tensorflow
 ``params``; main() trains for ``STEPS``, evaluates and prints the test set's RMS error in dollars.
 """
 
+import autos
 import tensorflow.compat.v1 as tf
 
 from hookrun import estimator as tf_estimator
-
-import autos
 
 STEPS = 200
 PRICE_NORM_FACTOR = 1000

@@ -6,9 +6,8 @@ Written for hookrun's tests after tensorflow/tensorflow
 ``params``; main() trains for ``STEPS``, evaluates and prints the test set's RMS error in dollars.
 """
 
-import tensorflow as tf
-
 import autos
+import tensorflow as tf
 
 STEPS = 200
 PRICE_NORM_FACTOR = 1000
