@@ -27,7 +27,7 @@ MIRRORS = {
     "ModeKeys": "tf.estimator.ModeKeys",
 }
 METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel", "latest_checkpoint",
-           "get_variable_names", "get_variable_value")
+           "get_variable_names", "get_variable_value", "eval_dir")
 
 
 def test_importing_the_namespace_and_making_its_objects_imports_no_tensorflow() -> None:
@@ -192,3 +192,12 @@ def test_estimator_depends_on_the_runner_and_nothing_depends_on_it() -> None:
                   for path in (REPO / package).rglob("*.py") for name in _imports(path)
                   if name.startswith("hookrun.estimator")]
     assert offenders == []
+
+
+def test_export_names_are_the_runners_serving_classes_not_copies() -> None:
+    from hookrun.runner.trained import serving
+
+    for name in ("ServingInputReceiver", "TensorServingInputReceiver", "build_parsing_serving_input_receiver_fn",
+                 "build_raw_serving_input_receiver_fn", "ExportOutput", "PredictOutput", "ClassificationOutput",
+                 "RegressionOutput"):
+        assert getattr(tf_estimator.export, name) is getattr(serving, name), name
