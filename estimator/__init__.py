@@ -8,6 +8,7 @@ A TF 1.x Estimator program runs by changing its import::
 ``evaluate``, ``predict`` and ``export_saved_model`` build the model_fn's graph on the latest checkpoint.
 The names and what each mirrors: ``docs/estimator-api.md``. Dependencies: estimator -> runner -> hooks ->
 config_schemas; importing this package does not import TensorFlow (names load on first use).
+Imported before TensorFlow, it sets ``TF_USE_LEGACY_KERAS=1`` unless set (``tf.compat.v1.layers`` need tf-keras).
 A ``tf.estimator`` name hookrun does not provide raises :class:`NotInHookrunError` (an ``AttributeError``)
 naming it and the nearest hookrun way.
 """
@@ -19,9 +20,16 @@ if __name__ != "hookrun.estimator":
     raise ImportError(f"import hookrun.estimator, not {__name__}: the folder estimator/ installs as hookrun.estimator")
 
 import importlib
+import os
+import sys
 from typing import Any
 
 from hookrun.estimator.export import NotInHookrunError
+
+# tf.compat.v1.layers need tf-keras as tf.keras, chosen when TensorFlow is first imported: a program that imports
+# hookrun.estimator before TensorFlow gets it (as `hookrun train` does; the user's own setting wins).
+if "tensorflow" not in sys.modules:
+    os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
 
 #: Public name -> ``module:attribute`` (module only: a submodule), loaded on first access.
 _LAZY: dict[str, str] = {

@@ -146,6 +146,14 @@ class Estimator:
             return self._call_model_fn(features, labels, mode)
         return public_model_fn
 
+    def eval_dir(self, name: str | None = None) -> str:
+        """Where :meth:`evaluate` writes its events; mirrors ``tf.estimator.Estimator.eval_dir``.
+
+        Args:
+            name: the evaluation's name (None: ``eval``, else ``eval_<name>``).
+        """
+        return os.path.join(self._model_dir, "eval" if not name else f"eval_{name}")
+
     # checkpoints ------------------------------------------------------------------------------------------
     def latest_checkpoint(self) -> str | None:
         """The latest checkpoint in ``model_dir`` or None; mirrors ``tf.estimator.Estimator.latest_checkpoint``."""

@@ -17,6 +17,7 @@ _NAMES = (
     "TensorServingInputReceiver",
     "build_parsing_serving_input_receiver_fn",
     "build_raw_serving_input_receiver_fn",
+    "ExportOutput",
     "PredictOutput",
     "ClassificationOutput",
     "RegressionOutput",

@@ -137,7 +137,7 @@ def _write_eval_summary(tf: Any, model_dir: str, name: str | None, result: dict[
     """Write every scalar of ``result`` to ``model_dir/eval[_name]`` at ``global_step`` (``_write_dict_to_summary``)."""
     import numpy as np
 
-    directory = os.path.join(model_dir, "eval" if not name else f"eval_{name}")
+    directory = os.path.join(model_dir, "eval" if not name else f"eval_{name}")  # Estimator.eval_dir
     summary = tf.compat.v1.Summary()
     for key, value in result.items():
         if key == "global_step":

@@ -348,6 +348,8 @@ class HookContext:
             ``iterations_per_loop``); :attr:`tensors` resolves the named tensors to those.
         model_summaries: the summary ops the builder's ``train`` call made (its ``SUMMARIES`` collection:
             ``tf.compat.v1.summary.scalar`` in a model_fn), which ``summary_saver`` writes as Estimator did.
+        saving_listeners: ``CheckpointSaverListener`` objects every ``checkpoint_saver`` also calls, after its
+            finite-weights guard (``hookrun.estimator``'s ``Estimator.train(saving_listeners=...)``).
     """
 
     tf: Any
@@ -367,6 +369,7 @@ class HookContext:
     steps_per_epoch: float | None = None
     window: RunWindow | None = None
     model_summaries: list[Any] = field(default_factory=list)
+    saving_listeners: tuple[Any, ...] = ()
 
     @property
     def steps_per_run(self) -> int:

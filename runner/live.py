@@ -83,7 +83,7 @@ def __getattr__(name: str) -> Any:
 
 @contextlib.contextmanager
 def saving_listeners(listeners: Sequence[Any]) -> Iterator[None]:
-    """Within the block, every checkpoint saver the runner builds also calls ``listeners``.
+    """Within the block, every checkpoint saver the runner builds also calls ``listeners`` (``HookContext``).
 
     Mirrors ``tf.estimator.Estimator.train(saving_listeners=...)``: the listeners' ``begin``,
     ``before_save``, ``after_save`` and ``end`` run with the ``CheckpointSaverHook``'s, after hookrun's own

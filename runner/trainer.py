@@ -37,6 +37,7 @@ from hookrun.runner.graph.build import build_graph
 from hookrun.runner.graph.device import describe_tensorflow, resolve_device, session_config
 from hookrun.runner.graph.run_config import make_run_info
 from hookrun.runner.graph.tensor_names import check_tensor_names
+from hookrun.runner.live import current_saving_listeners
 from hookrun.runner.run_dir.checkpoints import Resume, find_checkpoint, write_checkpoint_state
 from hookrun.runner.run_dir.config_change import compare_configs
 from hookrun.runner.run_dir.directory import (
@@ -349,12 +350,6 @@ def prepare(
     except BaseException:
         unpin()
         raise
-    from hookrun.runner.live import current_saving_listeners
-
-    if listeners := current_saving_listeners():  # Estimator.train(saving_listeners=...): every checkpoint saver's
-        for hook in hooks.hooks:
-            if isinstance(hook, tf.compat.v1.train.CheckpointSaverHook):
-                hook._listeners.extend(listeners)  # after hookrun's finite-weights guard
     # A model_fn's EstimatorSpec.training_hooks run after the config's hooks, in their order (as Estimator
     # appended them to its own), then its training_chief_hooks on the chief only (MonitoredTrainingSession's
     # chief_only_hooks come after its hooks); they have no config entry, so the trace and messages name them
@@ -591,6 +586,7 @@ def _build_hooks(
                 steps_per_epoch=steps_per_epoch,
                 window=built.window,
                 model_summaries=built.summaries,
+                saving_listeners=current_saving_listeners(),  # Estimator.train(saving_listeners=...)
             )
             try:
                 hooks.append(build_hook(hook_config, ctx))

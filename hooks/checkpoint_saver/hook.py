@@ -307,6 +307,6 @@ def build(config: CheckpointSaverConfig, ctx: HookContext) -> CheckpointSaverHoo
         save_steps=config.save_steps,
         checkpoint_basename=config.checkpoint_basename,
         scaffold=ctx.scaffold,
-        listeners=[FiniteWeightsGuard(checkpoint_dir)],
+        listeners=[FiniteWeightsGuard(checkpoint_dir), *ctx.saving_listeners],
         events_dir=str(ctx.resolve_dir(TRAIN_EVENT_DIR)),
     )

@@ -193,8 +193,9 @@ def test_evaluate_uses_the_latest_checkpoint_returns_loss_and_global_step_and_wr
     assert two["mae"] == pytest.approx(float(np.mean(np.abs(error[:16]))), rel=1e-5)
     from tests.conftest import event_scalars
 
-    assert event_scalars(Path(estimator.model_dir) / "eval", "loss") == [(5, pytest.approx(metrics["loss"]))]
-    assert event_scalars(Path(estimator.model_dir) / "eval_half", "mae") == [(5, pytest.approx(two["mae"]))]
+    assert event_scalars(Path(estimator.eval_dir()), "loss") == [(5, pytest.approx(metrics["loss"]))]
+    assert event_scalars(Path(estimator.eval_dir("half")), "mae") == [(5, pytest.approx(two["mae"]))]
+    assert estimator.eval_dir("half") == str(Path(estimator.model_dir) / "eval_half")
     third = str(Path(estimator.model_dir) / "model.ckpt-3")
     older = estimator.evaluate(tiny_model.eval_input_fn, checkpoint_path=third)
     assert older["global_step"] == 3 and older["loss"] > metrics["loss"]

@@ -27,7 +27,7 @@ MIRRORS = {
     "ModeKeys": "tf.estimator.ModeKeys",
 }
 METHODS = ("train", "evaluate", "predict", "export_saved_model", "export_savedmodel", "latest_checkpoint",
-           "get_variable_names", "get_variable_value")
+           "get_variable_names", "get_variable_value", "eval_dir")
 
 
 def test_importing_the_namespace_and_making_its_objects_imports_no_tensorflow() -> None:
@@ -168,3 +168,36 @@ def test_numpy_input_fn_requires_shuffle_and_equal_lengths() -> None:
         tf_estimator.inputs.numpy_input_fn({"x": [1.0]})
     with pytest.raises(ValueError, match="mismatched"):
         tf_estimator.inputs.numpy_input_fn({"x": [1.0, 2.0]}, [1.0], shuffle=False)
+
+
+def _imports(path) -> set[str]:
+    import ast
+
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_estimator_depends_on_the_runner_and_nothing_depends_on_it() -> None:
+    """estimator -> runner -> hooks -> config_schemas; cli and estimator are two faces that never import each other."""
+    from tests.conftest import REPO
+
+    offenders = [f"estimator/{path.name}: {name}" for path in (REPO / "estimator").rglob("*.py")
+                 for name in _imports(path) if name.startswith("hookrun.cli")]
+    offenders += [f"{path.relative_to(REPO)}: {name}" for package in ("cli", "runner", "hooks", "config_schemas")
+                  for path in (REPO / package).rglob("*.py") for name in _imports(path)
+                  if name.startswith("hookrun.estimator")]
+    assert offenders == []
+
+
+def test_export_names_are_the_runners_serving_classes_not_copies() -> None:
+    from hookrun.runner.trained import serving
+
+    for name in ("ServingInputReceiver", "TensorServingInputReceiver", "build_parsing_serving_input_receiver_fn",
+                 "build_raw_serving_input_receiver_fn", "ExportOutput", "PredictOutput", "ClassificationOutput",
+                 "RegressionOutput"):
+        assert getattr(tf_estimator.export, name) is getattr(serving, name), name
