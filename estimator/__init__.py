@@ -60,14 +60,8 @@ _LAZY: dict[str, str] = {
 _FROM_TF_TRAIN = ("CheckpointSaverListener", "SessionRunHook", "SessionRunArgs", "SessionRunContext",
                   "SessionRunValues")
 
-#: Premade estimators (issue 27) and other names not provided yet -> the nearest hookrun way.
+#: Premade estimators hookrun does not provide (the six DNN/linear ones are in hookrun.estimator.canned).
 _PREMADE = ("BaselineClassifier", "BaselineRegressor", "BoostedTreesClassifier", "BoostedTreesRegressor")
-_NEAREST = {
-    "DNNClassifier": "graph.builder: dnn_classifier",
-    "DNNRegressor": "graph.builder: dnn_regressor",
-    "LinearClassifier": "graph.builder: linear_classifier",
-    "LinearRegressor": "graph.builder: linear_regressor",
-}
 
 
 def __getattr__(name: str) -> Any:
@@ -90,11 +84,9 @@ def __getattr__(name: str) -> Any:
     if name.startswith("__"):
         raise AttributeError(name)
     if name in _PREMADE:
-        nearest = _NEAREST.get(name)
-        way = (f"the built-in `{nearest}` in a YAML config" if nearest else
-               "your own model_fn with hookrun.estimator.Estimator")
         raise NotInHookrunError(
-            f"tf.estimator.{name} (a premade estimator) is not in hookrun.estimator yet; use {way} "
+            f"tf.estimator.{name} (a premade estimator) is not in hookrun.estimator yet; use your own model_fn "
+            "with hookrun.estimator.Estimator, or a premade one it has (DNNClassifier, LinearRegressor, ...) "
             "(docs/estimator-api.md)"
         )
     raise NotInHookrunError(

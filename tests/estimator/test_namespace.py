@@ -64,7 +64,7 @@ def test_estimator_has_the_tf_1_15_methods_each_naming_its_source() -> None:
 @pytest.mark.parametrize(
     ("name", "words"),
     [
-        ("DNNClassifier", ["tf.estimator.DNNClassifier", "dnn_classifier"]),
+        ("BaselineClassifier", ["tf.estimator.BaselineClassifier", "DNNClassifier"]),
         ("BoostedTreesClassifier", ["tf.estimator.BoostedTreesClassifier", "model_fn"]),
         ("VocabInfo", ["tf.estimator.VocabInfo", "docs/estimator-api.md"]),
     ],

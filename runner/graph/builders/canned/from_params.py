@@ -60,7 +60,30 @@ def quiet_feature_columns() -> Iterator[None]:
         logger.removeFilter(notices)
 
 
-def canned_model_fn(builder: str, features: Any, labels: Any, mode: str, params: Mapping[str, Any]) -> EstimatorSpec:
+def runner_values(params: Any, config: Any) -> tuple[Mapping[str, Any] | None, float]:
+    """The runner's column description and ``label_scale``: ``config.hookrun``'s, else ``params``' (the builder form).
+
+    Args:
+        params: the builder's params (a builder of the ``fn(features, labels, params)`` form finds them there).
+        config: a model_fn's ``config`` (:class:`hookrun.runner.graph.run_config.RunInfo`), or None.
+
+    Returns:
+        ``(description, label_scale)``: column name -> description (None without named features from data files),
+        and the label scale (1.0 without ``data.label_scale``).
+    """
+    values = getattr(config, "hookrun", None)
+    if values is not None:
+        described = getattr(values, "feature_columns", None)
+        scale = getattr(values, "label_scale", None)
+    else:
+        params = params if isinstance(params, Mapping) else {}
+        described, scale = params.get("feature_columns"), params.get("label_scale")
+    return (described if isinstance(described, Mapping) else None), float(scale or 1.0)
+
+
+def canned_model_fn(
+    builder: str, features: Any, labels: Any, mode: str, params: Mapping[str, Any], config: Any = None
+) -> EstimatorSpec:
     """Build the canned model ``builder`` from its params and call its model_fn.
 
     Args:
@@ -68,7 +91,8 @@ def canned_model_fn(builder: str, features: Any, labels: Any, mode: str, params:
         features: named features from the built-in reader, or an ``input_fn``'s dict.
         labels: ``[batch, 1]``: class ids (the reader's float ids are cast to ``int64``) or values.
         mode: ``ModeKeys``.
-        params: ``graph.params`` (checked), plus the runner's ``feature_columns`` description of the data.
+        params: ``graph.params`` (checked).
+        config: the model_fn's ``config``; its ``hookrun.feature_columns`` describes the data files' columns.
 
     Returns:
         The model's ``EstimatorSpec``.
@@ -83,16 +107,16 @@ def canned_model_fn(builder: str, features: Any, labels: Any, mode: str, params:
 
     with quiet_feature_columns():
         try:
-            return _canned_model_fn(import_tensorflow(), builder, features, labels, mode, params)
+            return _canned_model_fn(import_tensorflow(), builder, features, labels, mode, params, config)
         except ColumnError as err:  # "<list>[i].<arg>: reason": reported at that entry's line of the config
             where, _, reason = str(err).partition(": ")
             raise PlacedError(f"graph.params.{where}", reason) from None
 
 
 def _canned_model_fn(
-    tf: Any, builder: str, features: Any, labels: Any, mode: str, params: Mapping[str, Any]
+    tf: Any, builder: str, features: Any, labels: Any, mode: str, params: Mapping[str, Any], config: Any = None
 ) -> EstimatorSpec:
-    described = params.get("feature_columns") if isinstance(params.get("feature_columns"), Mapping) else None
+    described, scale = runner_values(params, config)
     columns = ColumnBuilder(described)
     parsed = columns.parse(params, COLUMN_FIELDS)
     kwargs = {key: value for key, value in params.items() if key not in RUNNER_KEYS + COLUMN_FIELDS}
@@ -116,7 +140,6 @@ def _canned_model_fn(
             labels = tf.cast(labels, tf.int64)  # the reader's class ids
     model_fn = getattr(models, builder)(**kwargs)
     spec = model_fn(raw_features(features, described, columns.identity_keys), labels, mode)
-    scale = float(params.get("label_scale") or 1.0)
     if mode == ModeKeys.PREDICT and not classifier and scale != 1.0:
         spec = _in_label_units(tf, spec, scale)
     return spec

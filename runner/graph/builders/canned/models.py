@@ -368,13 +368,15 @@ def _model_fn(run: Callable[[Any, Any, str], EstimatorSpec], head: Head) -> Mode
     def model_fn(features: Any, labels: Any, mode: str, params: Any = None, config: Any = None) -> EstimatorSpec:
         """The canned model's ``model_fn(features, labels, mode, params, config)``, as ``tf.estimator`` called it.
 
-        With hookrun's named features from data files (``params["feature_columns"]``, the runner's description
-        of the data), the columns read the values as read: z-scores back in the column's units, text columns'
-        text (:func:`hookrun.runner.graph.builders.canned.columns.raw_features`); a classifier's float class ids
-        become ``int64``. An ``input_fn``'s features and labels pass as they are.
+        With hookrun's named features from data files (``config.hookrun.feature_columns``, the runner's
+        description of the data), the columns read the values as read: z-scores back in the column's units,
+        text columns' text (:func:`hookrun.runner.graph.builders.canned.columns.raw_features`); a classifier's
+        float class ids become ``int64``. An ``input_fn``'s features and labels pass as they are.
         """
-        described = params.get("feature_columns") if isinstance(params, Mapping) else None
-        if isinstance(described, Mapping) and isinstance(features, Mapping):
+        from hookrun.runner.graph.builders.canned.from_params import runner_values
+
+        described, _ = runner_values(params, config)
+        if described is not None and isinstance(features, Mapping):
             from hookrun.runner.graph.builders.canned.columns import raw_features
 
             features = raw_features(features, described, set())
