@@ -277,3 +277,26 @@ def test_validate_build_and_inspect_show_each_input_fns_element(tmp_path, write_
     assert elements[f"data.input_fn {module}:tagged_input_fn"][1] == {
         "name": "features['tags']", "kind": "sparse", "dtype": "int64", "shape": "[8, 3]"
     }
+
+
+def test_validate_checks_the_serving_input_fn_module_without_tensorflow(tmp_path):
+    (tmp_path / "my_model.py").write_text("def serving_input_fn():\n    raise SystemExit('never run by validate')\n")
+    base = {"name": "v", "data": {"input_fn": "my_model:serving_input_fn"}}
+
+    def validate(graph: dict) -> str:
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump({**base, "graph": graph}), encoding="utf-8")
+        code = (
+            "import sys\nfrom hookrun.cli.app import app\ntry:\n"
+            f"    code = app(['validate', {str(tmp_path / 'config.yaml')!r}], standalone_mode=False)\n"
+            "except SystemExit as stop:\n    code = stop.code\n"
+            "print('EXIT', code, 'TF' if 'tensorflow' in sys.modules else 'noTF')\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+        return done.stdout + done.stderr
+
+    out = validate({"builder": "my_model:serving_input_fn", "serving_input_fn": "my_model:serving_input_fn"})
+    assert "noTF" in out and "EXIT 2" not in out and "never run" not in out, out
+    out = validate({"builder": "my_model:serving_input_fn", "serving_input_fn": "no_such_module:fn"})
+    assert "EXIT 2 noTF" in out and "graph.serving_input_fn" in out and "no_such_module" in out, out
+    out = validate({"builder": "my_model:serving_input_fn", "serving_input_fn": "my_model serving"})
+    assert "EXIT 2 noTF" in out and "not an import path" in out, out
