@@ -94,6 +94,7 @@ def test_evaluate_defaults_to_the_eval_input_fn_and_takes_another(run, program, 
 def test_predict_writes_every_key_per_example_arrays_included(run, program, trained, tmp_path):
     module = trained[1]
     out = tmp_path / "preds.jsonl"
+    program.PREDICTED_BATCHES.clear()
     done = cli.invoke(app, ["predict", str(run), "--input-fn", f"{module}:predict_input_fn", "-o", str(out)])
     assert done.exit_code == 0, done.output
     assert "10 examples predicted" in done.stdout
@@ -105,6 +106,7 @@ def test_predict_writes_every_key_per_example_arrays_included(run, program, trai
     np.testing.assert_allclose([r["probabilities"] for r in records], probabilities, rtol=1e-5)
     assert [r["class"] for r in records] == probabilities.argmax(1).tolist()
     assert [r["city"] for r in records] == [c.decode() for c in features["city"]]
+    assert program.PREDICTED_BATCHES == [4, 4, 2]  # the model_fn's prediction_hooks ran around each batch
 
     csv_out = tmp_path / "preds.csv"
     refused = cli.invoke(app, ["predict", str(run), "--input-fn", f"{module}:predict_input_fn", "-o", str(csv_out)])
