@@ -6,11 +6,12 @@ function gives (nothing cast, reshaped or re-packed), with ``params`` = ``graph.
 ``config`` a :class:`~hookrun.runner.data.input_fn.RunInfo`; the checkpoint's weights are restored.
 
 - evaluate: the input_fn in ``eval`` mode returns a finite ``tf.data.Dataset`` of ``(features, labels)``;
-  ``loss`` is the mean of the model_fn's loss over the batches (``tf.compat.v1.metrics.mean``, as Estimator's
-  ``loss`` metric) and each ``eval_metric_ops`` entry is read after every batch was run once.
+  the graph is the ``evaluation`` hook's (:func:`evaluation_from_input_fn`): ``val_loss`` the loss averaged
+  over every example (each batch weighed by its rows; Estimator's ``loss`` metric weighed batches alike,
+  which differs only when the last batch is short), ``val_<name>`` each ``eval_metric_ops`` entry.
 - predict: the input_fn in ``infer`` mode returns a dataset of features (or of ``(features, labels)``, the
   labels unused) or a ``(features, labels)`` tuple of tensors; every key of the predictions dict is written,
-  one record per example, as ``Estimator.predict`` yielded them (:func:`write_records`).
+  one record per example, as ``Estimator.predict`` yielded them (:class:`RecordWriter`).
 - export: the ``serving_input_fn`` (no arguments) returns a receiver; the signatures are Estimator's
   (``export_utils.build_all_signature_defs``): each ``export_outputs`` entry on the receiver tensors, each
   alternative ``<name>:<key>``, ``serving_default`` = the predictions as ``PredictOutput`` when the model_fn
