@@ -249,7 +249,8 @@ def check_hooks(loaded: LoadedConfig) -> list[ConfigIssue]:
 def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     """Every ``module:name`` of the config names a module that can be found; nothing is executed.
 
-    Checks ``graph.builder`` (unless built-in), ``data.input_fn`` and ``data.eval_input_fn``, and each
+    Checks ``graph.builder`` (unless built-in), ``data.input_fn``, ``data.eval_input_fn``,
+    ``graph.serving_input_fn``, and each
     ``custom`` hook's ``class`` and lifecycle functions with :func:`hookrun.config_schemas.imports.find_module`
     (the config's directory first, then ``sys.path``; the module is located, not run, so this stays fast and
     TensorFlow-free). The name after ``:`` is checked when the graph is built (``validate --build``, ``train``).
@@ -269,6 +270,8 @@ def check_imports(loaded: LoadedConfig) -> list[ConfigIssue]:
     for key in ("input_fn", "eval_input_fn"):
         if (value := getattr(loaded.config.data, key)) is not None:
             places.append((("data", key), value))
+    if (serving := loaded.config.graph.serving_input_fn) is not None:
+        places.append((("graph", "serving_input_fn"), serving))
     for index, hook in enumerate(loaded.config.hooks):
         places.extend((("hooks", index, key), value) for key, value in hook.import_paths())
     issues: list[ConfigIssue] = []

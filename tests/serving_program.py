@@ -20,6 +20,21 @@ from hookrun.runner.trained.serving import (
 )
 
 CITIES = np.array([b"paris", b"rome", b"oslo"])
+#: The batch sizes the prediction hook saw (one entry per after_run), as Estimator.predict ran prediction_hooks.
+PREDICTED_BATCHES: list[int] = []
+
+
+class CountingHook(tf.compat.v1.train.SessionRunHook):
+    """A prediction hook recording each batch's size from the ``class`` predictions it fetches."""
+
+    def __init__(self, classes):
+        self.classes = classes
+
+    def before_run(self, run_context):
+        return tf.compat.v1.train.SessionRunArgs(self.classes)
+
+    def after_run(self, run_context, run_values):
+        PREDICTED_BATCHES.append(len(run_values.results))
 CLASS_NAMES = ["no", "yes"]
 FEATURE_SPEC = {"x": tf.io.FixedLenFeature([2], tf.float32), "city": tf.io.FixedLenFeature([], tf.string)}
 
@@ -75,6 +90,7 @@ def model_fn(features, labels, mode, params):
         return EstimatorSpec(
             mode,
             predictions={"class": classes, "probabilities": probabilities, "city": features["city"]},
+            prediction_hooks=[CountingHook(classes)],
             export_outputs={
                 "serving_default": PredictOutput({"class": classes, "probabilities": probabilities}),
                 "classify": ClassificationOutput(scores=probabilities, classes=tf.reshape(names, [-1, 1])),

@@ -94,6 +94,7 @@ def test_evaluate_defaults_to_the_eval_input_fn_and_takes_another(run, program, 
 def test_predict_writes_every_key_per_example_arrays_included(run, program, trained, tmp_path):
     module = trained[1]
     out = tmp_path / "preds.jsonl"
+    program.PREDICTED_BATCHES.clear()
     done = cli.invoke(app, ["predict", str(run), "--input-fn", f"{module}:predict_input_fn", "-o", str(out)])
     assert done.exit_code == 0, done.output
     assert "10 examples predicted" in done.stdout
@@ -105,6 +106,7 @@ def test_predict_writes_every_key_per_example_arrays_included(run, program, trai
     np.testing.assert_allclose([r["probabilities"] for r in records], probabilities, rtol=1e-5)
     assert [r["class"] for r in records] == probabilities.argmax(1).tolist()
     assert [r["city"] for r in records] == [c.decode() for c in features["city"]]
+    assert program.PREDICTED_BATCHES == [4, 4, 2]  # the model_fn's prediction_hooks ran around each batch
 
     csv_out = tmp_path / "preds.csv"
     refused = cli.invoke(app, ["predict", str(run), "--input-fn", f"{module}:predict_input_fn", "-o", str(csv_out)])
@@ -277,3 +279,26 @@ def test_validate_build_and_inspect_show_each_input_fns_element(tmp_path, write_
     assert elements[f"data.input_fn {module}:tagged_input_fn"][1] == {
         "name": "features['tags']", "kind": "sparse", "dtype": "int64", "shape": "[8, 3]"
     }
+
+
+def test_validate_checks_the_serving_input_fn_module_without_tensorflow(tmp_path):
+    (tmp_path / "my_model.py").write_text("def serving_input_fn():\n    raise SystemExit('never run by validate')\n")
+    base = {"name": "v", "data": {"input_fn": "my_model:serving_input_fn"}}
+
+    def validate(graph: dict) -> str:
+        (tmp_path / "config.yaml").write_text(yaml.safe_dump({**base, "graph": graph}), encoding="utf-8")
+        code = (
+            "import sys\nfrom hookrun.cli.app import app\ntry:\n"
+            f"    code = app(['validate', {str(tmp_path / 'config.yaml')!r}], standalone_mode=False)\n"
+            "except SystemExit as stop:\n    code = stop.code\n"
+            "print('EXIT', code, 'TF' if 'tensorflow' in sys.modules else 'noTF')\n"
+        )
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO)
+        return done.stdout + done.stderr
+
+    out = validate({"builder": "my_model:serving_input_fn", "serving_input_fn": "my_model:serving_input_fn"})
+    assert "noTF" in out and "EXIT 2" not in out and "never run" not in out, out
+    out = validate({"builder": "my_model:serving_input_fn", "serving_input_fn": "no_such_module:fn"})
+    assert "EXIT 2 noTF" in out and "graph.serving_input_fn" in out and "no_such_module" in out, out
+    out = validate({"builder": "my_model:serving_input_fn", "serving_input_fn": "my_model serving"})
+    assert "EXIT 2 noTF" in out and "not an import path" in out, out

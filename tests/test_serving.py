@@ -184,3 +184,71 @@ def test_estimator_spec_keeps_export_output_objects(tf) -> None:
     checked = check_spec(tf, spec, "m:model_fn", ModeKeys.PREDICT)
     assert checked.export_outputs["classify"] is classify and checked.export_outputs["regress"] is regress
     assert isinstance(checked.export_outputs["serving_default"], PredictOutput)
+
+
+EXPORT_OUTPUTS_MODEL_FN = """
+import tensorflow as tf
+from hookrun.runner import EstimatorSpec, ModeKeys, layers
+from hookrun.runner.trained.serving import ClassificationOutput, RegressionOutput
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(features, 1, "out")
+    if mode == ModeKeys.PREDICT:
+        p = tf.sigmoid(out)
+        return EstimatorSpec(mode=mode, predictions=out[:, 0], export_outputs={
+            "regress": RegressionOutput(out[:, 0]),
+            "classify": ClassificationOutput(scores=tf.concat([1.0 - p, p], axis=1)),
+        })
+    return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - labels)))
+"""
+
+
+def test_builtin_reader_export_gives_classify_and_regress_on_the_examples_input(tmp_path, write_module):
+    """A model_fn's ClassificationOutput/RegressionOutput on a run of the built-in reader: TF Serving's Classify
+    and Regress signatures, on serialized tf.train.Example (the raw columns are several float inputs)."""
+    import numpy as np
+    import tensorflow as tf
+    import yaml
+
+    from hookrun.runner import export
+    from hookrun.runner.config import load_config
+    from hookrun.runner.trainer import train
+    from tests.conftest import base_config, linear_rows, write_csv
+
+    module = write_module("export_outputs_model", EXPORT_OUTPUTS_MODEL_FN)
+    write_csv(tmp_path / "data.csv", linear_rows(32, seed=5))
+    config = base_config(
+        hooks=[{"type": "stop_at_step", "num_steps": 2}, {"type": "checkpoint_saver", "save_steps": 2}],
+        graph={"builder": f"{module}:model_fn"}, data={"train": "data.csv"},
+    )
+    (tmp_path / "run.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    train(load_config(tmp_path / "run.yaml"), run_dir=tmp_path / "run")
+    result = export(tmp_path / "run", tmp_path / "model")
+    assert {"serving_default", "examples", "regress", "classify"} <= set(result.signatures)
+    assert set(result.signatures["classify"]["inputs"]) == {"inputs"}
+    assert result.signatures["classify"]["outputs"] == {"scores": "float32"}
+
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved = saved_model_pb2.SavedModel()
+    saved.ParseFromString((tmp_path / "model" / "saved_model.pb").read_bytes())
+    methods = {key: s.method_name for key, s in saved.meta_graphs[0].signature_def.items()}
+    assert methods["classify"] == "tensorflow/serving/classify" and methods["regress"] == "tensorflow/serving/regress"
+    assert methods["serving_default"] == "tensorflow/serving/predict"
+
+    rows = linear_rows(4, seed=9)
+    examples = tf.constant([
+        tf.train.Example(features=tf.train.Features(feature={
+            "a": tf.train.Feature(float_list=tf.train.FloatList(value=[a])),
+            "b": tf.train.Feature(float_list=tf.train.FloatList(value=[b])),
+        })).SerializeToString()
+        for a, b, _ in rows
+    ])
+    model = tf.saved_model.load(str(tmp_path / "model"))
+    default = model.signatures["serving_default"](a=tf.constant(rows[:, 0], tf.float32),
+                                                  b=tf.constant(rows[:, 1], tf.float32))
+    values = default["predictions"].numpy()
+    np.testing.assert_allclose(model.signatures["regress"](inputs=examples)["outputs"].numpy(), values, rtol=1e-5)
+    scores = model.signatures["classify"](inputs=examples)["scores"].numpy()
+    np.testing.assert_allclose(scores[:, 1], 1 / (1 + np.exp(-values)), rtol=1e-5)

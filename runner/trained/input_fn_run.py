@@ -6,11 +6,12 @@ function gives (nothing cast, reshaped or re-packed), with ``params`` = ``graph.
 ``config`` a :class:`~hookrun.runner.data.input_fn.RunInfo`; the checkpoint's weights are restored.
 
 - evaluate: the input_fn in ``eval`` mode returns a finite ``tf.data.Dataset`` of ``(features, labels)``;
-  ``loss`` is the mean of the model_fn's loss over the batches (``tf.compat.v1.metrics.mean``, as Estimator's
-  ``loss`` metric) and each ``eval_metric_ops`` entry is read after every batch was run once.
+  the graph is the ``evaluation`` hook's (:func:`evaluation_from_input_fn`): ``val_loss`` the loss averaged
+  over every example (each batch weighed by its rows; Estimator's ``loss`` metric weighed batches alike,
+  which differs only when the last batch is short), ``val_<name>`` each ``eval_metric_ops`` entry.
 - predict: the input_fn in ``infer`` mode returns a dataset of features (or of ``(features, labels)``, the
   labels unused) or a ``(features, labels)`` tuple of tensors; every key of the predictions dict is written,
-  one record per example, as ``Estimator.predict`` yielded them (:func:`write_records`).
+  one record per example, as ``Estimator.predict`` yielded them (:class:`RecordWriter`).
 - export: the ``serving_input_fn`` (no arguments) returns a receiver; the signatures are Estimator's
   (``export_utils.build_all_signature_defs``): each ``export_outputs`` entry on the receiver tensors, each
   alternative ``<name>:<key>``, ``serving_default`` = the predictions as ``PredictOutput`` when the model_fn
@@ -204,28 +205,40 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def write_records(records: list[dict[str, Any]], keys: list[str], path: Path, suffix: str) -> None:
-    """Write prediction records to ``path`` in the format of ``suffix`` (the output's).
+class RecordWriter:
+    """Prediction records written as they come, in the format of the output's suffix.
 
-    - ``.jsonl``: one JSON object per line, every key; arrays as lists, bytes as UTF-8 text (bytes that are
-      not UTF-8 as backslash escapes), NaN and infinities as ``null``.
-    - ``.csv``: a header of the keys, one row per record; every key must be one value per example.
+    - ``.jsonl``: one JSON object per line, every key; arrays as (nested) lists, bytes as UTF-8 text (bytes
+      that are not UTF-8 as backslash escapes), NaN and infinities as ``null``.
+    - ``.csv``: a header of the keys, one row per record; every key one value per example (checked by
+      :func:`_split_batch`).
 
-    Raises:
-        SetupError: a ``.csv`` with a key holding an array per example (names it; write ``.jsonl``).
+    Args:
+        handle: the open text file (``newline=""``).
+        keys: the prediction keys, in order.
+        suffix: ``.jsonl`` or ``.csv``.
     """
-    if suffix == ".csv":
+
+    def __init__(self, handle: Any, keys: list[str], suffix: str) -> None:
         import csv
 
-        with open(path, "w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(keys)
-            for record in records:
-                writer.writerow(["" if (cell := _plain(record[key])) is None else cell for key in keys])
-        return
-    with open(path, "w", encoding="utf-8") as handle:
+        self.keys = keys
+        self.rows = 0
+        self._handle = handle
+        self._csv = csv.writer(handle) if suffix == ".csv" else None
+        if self._csv is not None:
+            self._csv.writerow(keys)
+
+    def write(self, records: list[dict[str, Any]]) -> None:
+        """Append these records."""
         for record in records:
-            handle.write(json.dumps({key: _plain(record[key]) for key in keys}, ensure_ascii=False) + "\n")
+            if self._csv is not None:
+                self._csv.writerow(["" if (cell := _plain(record[key])) is None else cell for key in self.keys])
+            else:
+                self._handle.write(
+                    json.dumps({key: _plain(record[key]) for key in self.keys}, ensure_ascii=False) + "\n"
+                )
+        self.rows += len(records)
 
 
 def predict_with_input_fn(
@@ -235,7 +248,8 @@ def predict_with_input_fn(
 
     As ``Estimator.predict`` yielded them: a predictions dict gives one record with every key, each value
     the example's row of that tensor (a scalar or an array); a single predictions tensor gives the key
-    ``predictions``.
+    ``predictions``. A ``tf.compat.v1.train.MonitoredSession`` restores the checkpoint and runs the
+    model_fn's ``prediction_hooks`` around each batch, as Estimator's did.
 
     Returns:
         A :class:`~hookrun.runner.trained.predict.PredictResult` (``columns`` = the keys).
@@ -246,6 +260,7 @@ def predict_with_input_fn(
         SetupError: ``output``'s suffix is not ``.jsonl`` or ``.csv``; a ``.csv`` and a prediction with an
             array per example; predictions whose first dimensions differ; the output exists (exit 2).
     """
+    from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
     from hookrun.runner.trained.predict import PredictResult
@@ -284,28 +299,38 @@ def predict_with_input_fn(
         predictions = dict(spec.prediction_dict) if spec.prediction_dict else {"predictions": spec.predictions}
         keys = list(predictions)
         variables = _read_variables(tf, graph, list(predictions.values()))
-        init = [v1.local_variables_initializer(), v1.tables_initializer()]
-        if iterator is not None:
-            init.append(iterator.initializer)
-        records: list[dict[str, Any]] = []
+        if iterator is not None:  # started by the scaffold's local_init_op, with the tables
+            v1.add_to_collection(v1.GraphKeys.TABLE_INITIALIZERS, iterator.initializer)
+        check_checkpoint_fits(tf, prefix, variables)
+        # Only what the predictions read is restored (an optimizer the model_fn builds is neither needed nor
+        # required of the checkpoint); other global variables (global_step) are initialized, never read.
+        unread = [v for v in v1.global_variables() if v not in variables]
+        scaffold = v1.train.Scaffold(
+            saver=v1.train.Saver(var_list=variables),
+            ready_op=v1.report_uninitialized_variables(variables),
+            ready_for_local_init_op=v1.report_uninitialized_variables(variables),
+            local_init_op=tf.group(
+                v1.local_variables_initializer(), v1.tables_initializer(), v1.variables_initializer(unread)
+            ),
+        )
+        creator = v1.train.ChiefSessionCreator(scaffold=scaffold, checkpoint_filename_with_path=prefix)
         started = time.perf_counter()
-        with v1.Session(graph=graph) as session:
-            _restore(tf, session, prefix, variables)
-            session.run(init)
-            while True:
-                try:
-                    batch = session.run(predictions)
-                except tf.errors.OutOfRangeError:
-                    break
-                records.extend(_split_batch(batch, keys, target))
-                if iterator is None and len(records) > 10_000_000:
-                    break
-    if not records:
-        raise _error(function, "--input-fn", "gave no example to predict (its dataset ended at once)")
-    with atomic_file(target) as temporary:
-        write_records(records, keys, temporary, target.suffix)
+        with restore_errors(tf, prefix, fix="give a checkpoint of this run"):  # as Estimator.predict: its hooks run
+            session = v1.train.MonitoredSession(session_creator=creator, hooks=list(spec.prediction_hooks))
+        with session:
+            # streamed into a temporary file beside the output, renamed onto it only when every batch is written
+            with atomic_file(target) as temporary, open(temporary, "w", newline="", encoding="utf-8") as handle:
+                writer = RecordWriter(handle, keys, target.suffix)
+                while True:
+                    try:
+                        batch = session.run(predictions)
+                    except tf.errors.OutOfRangeError:
+                        break
+                    writer.write(_split_batch(batch, keys, target))
+                if not writer.rows:
+                    raise _error(function, "--input-fn", "gave no example to predict (its dataset ended at once)")
     return PredictResult(
-        run_dir=str(run.run_dir), checkpoint=prefix, global_step=step, data=[input_fn], rows=len(records),
+        run_dir=str(run.run_dir), checkpoint=prefix, global_step=step, data=[input_fn], rows=writer.rows,
         output=str(target), columns=keys, seconds=time.perf_counter() - started,
     )
 
@@ -473,6 +498,6 @@ __all__ = [
     "evaluation_from_input_fn",
     "export_with_serving_input_fn",
     "predict_with_input_fn",
+    "RecordWriter",
     "receiver_of",
-    "write_records",
 ]
