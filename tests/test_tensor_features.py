@@ -115,8 +115,16 @@ def test_a_dense_builder_gets_a_clear_error_for_a_tensor_feature(make_config, tm
 def test_a_record_with_another_shape_is_refused_before_training_naming_the_feature(tmp_path):
     _write(tmp_path / "data.tfrecord", bad_record=7)
     config = data_config(**{"epochs": 1, "seed": 0, **_data()})
-    with pytest.raises(DataError, match=r"data.tfrecord: records 1 or after cannot be read .*zimage"):
+    with pytest.raises(DataError, match=r"data.tfrecord: record 8: feature 'zimage' does not fit data.columns.zimage "
+                       r"\(Number of float values != expected.  Values size: 3 but output shape: \[2,2,1\]\)"):
         scan_data(config, tmp_path)
+    (tmp_path / "data.tfrecord").unlink()
+    _write(tmp_path / "data.tfrecord")
+    absent = data_config(**{"epochs": 1, "seed": 0, **_data()}, )
+    absent.columns["nope"] = absent.columns["zimage"]
+    with pytest.raises(DataError, match=r"records 1 or after: feature 'nope' does not fit data.columns.nope \(a "
+                       "record lacks it"):
+        scan_data(absent, tmp_path)
 
 
 @pytest.mark.parametrize(

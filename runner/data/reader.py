@@ -864,6 +864,9 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
             return
         except tf.errors.OpError as err:
             first = str(err.message).strip().splitlines()[0][:300]
+            tensor = _tensor_feature_error(str(err.message), file, fileset, start)
+            if tensor is not None:  # a tensor feature that does not fit its parse spec: TensorFlow names it
+                raise tensor from None
             exact = _exact_tfrecord_error(file, fileset)
             if exact is not None:  # the record and feature, as the pure-Python reader names them
                 raise exact from None
@@ -927,6 +930,27 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
             key=fileset.key,
             tfrecord=True,
         )
+
+
+def _tensor_feature_error(message: str, file: DataFile, fileset: FileSet, start: int) -> DataError | None:
+    """The error of a tensor feature (``data.columns`` parse spec) that TensorFlow's parser refused, or None.
+
+    TensorFlow names the feature (``Key: image, Index: 7. Number of float values != expected ...``, ``Feature: x
+    (data type: float) is required but could not be found``); ``Index`` is the record's place in the batch.
+    """
+    import re
+
+    found = re.search(r"(?:Key|Feature): ([^,\s]+)(?:, Index: (\d+))?[.,]?\s*(.*)", message)
+    if found is None or found.group(1) not in fileset.tensors:
+        return None
+    name, index, reason = found.group(1), found.group(2), found.group(3).split("\n")[0].strip()
+    where = f"record {start + int(index)}" if index is not None else f"records {start} or after"
+    if "could not be found" in reason:
+        reason = "a record lacks it; every record needs a tensor feature (a `varlen` one may be empty)"
+    return DataError(
+        f"{file.path}: {where}: feature {name!r} does not fit data.columns.{name} ({reason[:200]})",
+        loc=("data", "columns", name),
+    )
 
 
 def _exact_tfrecord_error(file: DataFile, fileset: FileSet) -> DataError | None:
