@@ -166,3 +166,16 @@ def test_auto_does_not_copy_a_large_dataset_graph_into_every_checkpoint(write_mo
     assert "MB in its graph (arrays as constants), which every checkpoint would copy" in captured.text
     run_train(config(tmp_path, module, 6, data={"save_input_state": True}), run_dir=run)
     assert input_state.has_input_state(tf, tf.train.latest_checkpoint(str(run)))
+
+
+def test_save_input_state_beside_data_files_is_refused_at_its_line(tmp_path):
+    from hookrun.config_schemas.yaml_source import ConfigError
+
+    (tmp_path / "d.csv").write_text("x,y\n1,2\n")
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "name: t\ngraph: {builder: linear_regressor}\n"
+        "data: {train: d.csv, label: y, save_input_state: true}\nhooks: []\n", encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match="save_input_state` goes with `input_fn`; the built-in reader resumes"):
+        load_config(path)
