@@ -69,18 +69,21 @@ def trace(run: Path) -> np.ndarray:
     return tf.train.load_variable(tf.train.latest_checkpoint(str(run)), "trace")
 
 
-@pytest.mark.parametrize("steps_per_run", [1, 4])
-def test_a_resumed_input_fn_continues_where_it_stopped(write_module, tmp_path, run_train, captured, steps_per_run):
+@pytest.mark.parametrize(("steps_per_run", "engine"), [(1, "hookrun"), (4, "hookrun"), (1, "tf")])
+def test_a_resumed_input_fn_continues_where_it_stopped(
+    write_module, tmp_path, run_train, captured, steps_per_run, engine
+):
     """Train 7 steps (8 at N = 4: its windows end there), stop, resume to 14 (16): the batches seen equal an
-    uninterrupted run's. The shuffle's buffer is in the checkpoint; the eval dataset is not."""
+    uninterrupted run's, on both engines. The shuffle's buffer is in the checkpoint."""
     module = write_module("input_state_program", PROGRAM)
     stop, end = (7, 14) if steps_per_run == 1 else (8, 16)
-    run_train(config(tmp_path, module, stop, steps_per_run=steps_per_run), run_dir=tmp_path / "cut")
+    session = {"steps_per_run": steps_per_run, "engine": engine}
+    run_train(config(tmp_path, module, stop, **session), run_dir=tmp_path / "cut")
     assert "continues" not in captured.text
-    resumed = run_train(config(tmp_path, module, end, steps_per_run=steps_per_run), run_dir=tmp_path / "cut")
+    resumed = run_train(config(tmp_path, module, end, **session), run_dir=tmp_path / "cut")
     assert (resumed.initial_step, resumed.final_global_step) == (stop, end)
     assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
-    whole = run_train(config(tmp_path, module, end, steps_per_run=steps_per_run), run_dir=tmp_path / "whole")
+    whole = run_train(config(tmp_path, module, end, **session), run_dir=tmp_path / "whole")
     assert whole.final_global_step == end
     np.testing.assert_array_equal(trace(tmp_path / "cut"), trace(tmp_path / "whole"))
     seen = trace(tmp_path / "whole")[:end]
