@@ -182,3 +182,23 @@ def test_save_input_state_beside_data_files_is_refused_at_its_line(tmp_path):
     )
     with pytest.raises(ConfigError, match="save_input_state` goes with `input_fn`; the built-in reader resumes"):
         load_config(path)
+
+
+def test_an_input_fn_changed_since_the_checkpoint_restarts_and_says_why(write_module, tmp_path, run_train, captured):
+    """A pipeline edited between runs (one more map) no longer fits the saved position: the weights restore,
+    the input restarts, said in one line with TensorFlow's reason (was a failed run, exit 1)."""
+    import sys
+
+    module = write_module("input_state_program", PROGRAM)
+    run = tmp_path / "run"
+    run_train(config(tmp_path, module, 3), run_dir=run)
+    edited = PROGRAM.replace("shuffle(16, seed=3)", "shuffle(16, seed=3).map(lambda f, y: (f, y * 1))")
+    (tmp_path / f"{module}.py").write_text(edited, encoding="utf-8")
+    sys.modules.pop(module, None)
+    resumed = run_train(config(tmp_path, module, 6), run_dir=run)
+    assert (resumed.initial_step, resumed.final_global_step) == (3, 6)
+    lines = [line for line in captured.text.splitlines() if "restarts from its first element" in line]
+    assert len(lines) == 1 and "its dataset changed since the checkpoint" in lines[0]
+    assert "Failed to restore dataset iterator" in lines[0]
+    steps = trace(run)
+    np.testing.assert_array_equal(steps[3:6], steps[0:3])

@@ -47,7 +47,7 @@ class InputState:
         restore_without_input: the checkpoint to resume from holds no input state (or holds an exhausted
             one): restore the variables alone and start the input from its first element.
         exhausted: the checkpoint (its file name, ``model.ckpt-N``) whose saved position is not restored
-            (the run ended at the end of its data there), or None.
+            (the run ended at the end of its data there, or the dataset changed since), or None.
         initializers: the iterators' initializers (run by ``init_fn`` and before each restore).
     """
 
@@ -87,33 +87,91 @@ def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int]:
         every saved state: arrays a ``from_tensor_slices`` holds as constants are copied into each checkpoint.
     """
     v1 = tf.compat.v1
-    variant = iterator.initializer.inputs[0]
     try:
-        whole = variant.graph.as_graph_def()
-        nodes = {node.name: node for node in whole.node}
-        needed: set[str] = set()
-        pending = [variant.op.name]
-        while pending:
-            name = pending.pop()
-            if name not in needed:
-                needed.add(name)
-                pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
-        part = v1.GraphDef(versions=whole.versions, library=whole.library)
-        part.node.extend(node for node in whole.node if node.name in needed)
-        scratch = tf.Graph()
+        scratch, copy = _scratch_copy(tf, iterator)
         with scratch.as_default():
-            (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
             check = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=2)  # 2: FAIL
-            config = v1.ConfigProto()
-            config.graph_options.rewrite_options.disable_meta_optimizer = True
-            with v1.Session(graph=scratch, config=config) as session:
+            with v1.Session(graph=scratch, config=_scratch_config(tf)) as session:
                 size = len(session.run(check))
     except tf.errors.OpError as err:
-        text = (err.message or str(err)).strip()
-        return (text.splitlines() or [type(err).__name__])[0][:200], 0
+        return _told(err), 0
     except (ValueError, TypeError, KeyError) as err:  # a dataset reading a resource of the caller's graph
         return f"its dataset could not be copied to check it ({type(err).__name__})", 0
     return None, size
+
+
+def _told(err: Any) -> str:
+    """The line of TensorFlow's error that says what failed (not ``Graph execution error:`` or a node trace)."""
+    lines = [line.strip() for line in (err.message or str(err)).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Graph execution error", "Detected at node", "File "))]
+    told = [line for line in useful if "Failed to restore" in line or "stateful" in line] or useful or lines
+    return (told[0] if told else type(err).__name__)[:300]
+
+
+def _scratch_copy(tf: Any, iterator: Any) -> tuple[Any, Any]:
+    """A scratch graph holding a copy of ``iterator``'s dataset ops only, and the copy's variant tensor.
+
+    Raises:
+        ValueError, TypeError, KeyError: the dataset reads something of the caller's graph it cannot copy.
+    """
+    v1 = tf.compat.v1
+    variant = iterator.initializer.inputs[0]
+    whole = variant.graph.as_graph_def()
+    nodes = {node.name: node for node in whole.node}
+    needed: set[str] = set()
+    pending = [variant.op.name]
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.add(name)
+            pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
+    part = v1.GraphDef(versions=whole.versions, library=whole.library)
+    part.node.extend(node for node in whole.node if node.name in needed)
+    scratch = tf.Graph()
+    with scratch.as_default():
+        (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
+    return scratch, copy
+
+
+def _scratch_config(tf: Any) -> Any:
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True  # small one-off runs: no Grappler
+    return config
+
+
+def restore_problem(tf: Any, iterator: Any, prefix: str) -> str | None:
+    """Why the position saved in checkpoint ``prefix`` does not restore into ``iterator``'s dataset, or None.
+
+    Restores it into a copy of the dataset in a scratch graph and session (the caller's graph gets no op):
+    a pipeline changed since the checkpoint (another ``map``, batch size, shuffle) fails there with
+    TensorFlow's ``Failed to restore dataset iterator from checkpoint``. None too when the copy cannot be
+    made (the restore itself then tells).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        iterator: the training iterator (graph mode).
+        prefix: a checkpoint prefix holding :data:`STATE_KEY`.
+    """
+    from tensorflow.python.ops import gen_dataset_ops
+
+    v1 = tf.compat.v1
+    try:
+        scratch, copy = _scratch_copy(tf, iterator)
+        with scratch.as_default():
+            dataset = tf.data.experimental.from_variant(copy, iterator.element_spec)
+            started = v1.data.make_initializable_iterator(dataset)
+            (saved,) = tf.raw_ops.RestoreV2(
+                prefix=prefix, tensor_names=[STATE_KEY], shape_and_slices=[""], dtypes=[tf.variant]
+            )
+            restore = gen_dataset_ops.deserialize_iterator(started._iterator_resource, saved)
+            with v1.Session(graph=scratch, config=_scratch_config(tf)) as session:
+                session.run(started.initializer)
+                session.run(restore)
+    except tf.errors.OpError as err:
+        return _told(err)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return None
 
 
 def has_input_state(tf: Any, prefix: str | None) -> bool:
@@ -248,15 +306,19 @@ def plan_input_state(
             notes.append(restart + f"{reason})")
         return None, notes
     saved = has_input_state(tf, resume_path)
+    changed = restore_problem(tf, iterators[0], resume_path) if saved and not ended_at_data_end else None
     state = InputState(iterators=iterators, restore_without_input=resume_path is not None and (
-        not saved or ended_at_data_end))
-    if ended_at_data_end and resume_path is not None:
+        not saved or ended_at_data_end or changed is not None))
+    if (ended_at_data_end or changed is not None) and resume_path is not None:
         state.exhausted = os.path.basename(resume_path)
     if resume_path is not None:
         if not saved:
             notes.append(restart + "its checkpoint holds no saved position; later checkpoints will)")
         elif ended_at_data_end:
             notes.append(restart + "the last run read it to its end: a new pass)")
+        elif changed is not None:
+            notes.append(restart + f"its dataset changed since the checkpoint, whose saved position does not fit: "
+                         f"{changed})")
         else:
             notes.append(f"data.input_fn {input_fn} continues from its position saved in the checkpoint")
     return state, notes
@@ -264,5 +326,5 @@ def plan_input_state(
 
 __all__ = [
     "ITERATORS", "STATE_KEY", "STATE_NAME", "InputState", "has_input_state", "input_state_saver", "live_iterators",
-    "plan_input_state", "unsaveable_reason",
+    "plan_input_state", "restore_problem", "unsaveable_reason",
 ]
