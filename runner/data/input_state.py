@@ -24,6 +24,7 @@ This module imports TensorFlow only inside its functions' ``tf`` argument, excep
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,12 +49,15 @@ class InputState:
             one): restore the variables alone and start the input from its first element.
         exhausted: the checkpoint (its file name, ``model.ckpt-N``) whose saved position is not restored
             (the run ended at the end of its data there, or the dataset changed since), or None.
+        ignore_stateful: save with ``ExternalStatePolicy.IGNORE``: a stateful op (not Python's) is in the
+            pipeline, whose own state is not saved.
         initializers: the iterators' initializers (run by ``init_fn`` and before each restore).
     """
 
     iterators: list[Any]
     restore_without_input: bool = False
     exhausted: str | None = None
+    ignore_stateful: bool = False
     initializers: list[Any] = field(default_factory=list)
 
 
@@ -69,7 +73,11 @@ def live_iterators(tf: Any) -> list[Any]:
     return [it for it in v1.get_collection(ITERATORS) if any(it.initializer is op for op in initializers)]
 
 
-def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int]:
+#: Ops whose state is Python's (a ``py_function``, ``from_generator``): a saved position cannot resume them.
+PYTHON_OPS = frozenset({"PyFunc", "EagerPyFunc", "PyFuncStateless"})
+
+
+def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int, str | None]:
     """Why TensorFlow cannot save ``iterator``'s position (or None when it can), and the dataset graph's size.
 
     Runs ``DatasetToGraphV2`` with ``external_state_policy`` FAIL (what ``SerializeIterator`` checks) in a
@@ -81,23 +89,38 @@ def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int]:
         tf: the ``tensorflow`` module.
         iterator: an initializable iterator (graph mode); its initializer's first input is the dataset.
 
+    A stateful op that is not Python's (a random op in an augmentation ``map``) does not stop the save: the
+    position is saved with ``ExternalStatePolicy.IGNORE`` (that op's own state, its random stream, is not:
+    it starts again on resume), and its name is returned.
+
     Returns:
-        TensorFlow's first line of the reason (e.g. ``... PyFunc is stateful``) or None; and the bytes of the
-        dataset's serialized graph (0 when it cannot be saved). ``SerializeIterator`` writes that graph into
-        every saved state: arrays a ``from_tensor_slices`` holds as constants are copied into each checkpoint.
+        TensorFlow's line of the reason (e.g. ``... PyFunc is stateful``) or None; the bytes of the dataset's
+        serialized graph (0 when it cannot be saved; ``SerializeIterator`` writes that graph into every saved
+        state: arrays a ``from_tensor_slices`` holds as constants are copied into each checkpoint); and the
+        stateful op whose state is left out, or None.
     """
     v1 = tf.compat.v1
+    stateful = None
     try:
         scratch, copy = _scratch_copy(tf, iterator)
         with scratch.as_default():
-            check = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=2)  # 2: FAIL
+            fail = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=2)  # 2: FAIL
+            ignore = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=1)  # 1: IGNORE
             with v1.Session(graph=scratch, config=_scratch_config(tf)) as session:
-                size = len(session.run(check))
+                try:
+                    size = len(session.run(fail))
+                except tf.errors.FailedPreconditionError as err:
+                    told = _told(err)
+                    match = re.search(r"(\w+) is stateful", told)
+                    if match is None or match.group(1) in PYTHON_OPS:
+                        return told, 0, None
+                    stateful = match.group(1)
+                    size = len(session.run(ignore))
     except tf.errors.OpError as err:
-        return _told(err), 0
+        return _told(err), 0, None
     except (ValueError, TypeError, KeyError) as err:  # a dataset reading a resource of the caller's graph
-        return f"its dataset could not be copied to check it ({type(err).__name__})", 0
-    return None, size
+        return f"its dataset could not be copied to check it ({type(err).__name__})", 0, None
+    return None, size, stateful
 
 
 def _told(err: Any) -> str:
@@ -236,8 +259,11 @@ def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
             super().restore(sess, save_path)
 
     variables = v1.global_variables() + v1.get_collection(v1.GraphKeys.SAVEABLE_OBJECTS)
+    from tensorflow.python.data.ops import options as options_lib
+
+    policy = options_lib.ExternalStatePolicy.IGNORE if state.ignore_stateful else options_lib.ExternalStatePolicy.FAIL
     with tf.device(iterator._iterator_resource.device):
-        saveable = _StartThenRestore(iterator._iterator_resource, STATE_NAME)
+        saveable = _StartThenRestore(iterator._iterator_resource, STATE_NAME, external_state_policy=policy)
     without_input = None
     if state.restore_without_input:
         without_input = v1.train.Saver(var_list=list(variables), **saver_kwargs)
@@ -287,7 +313,7 @@ def plan_input_state(
     elif len(iterators) != 1:
         reason = "it returned tensors, not a tf.data.Dataset" if not iterators else "more than one iterator"
     else:
-        why, size = unsaveable_reason(tf, iterators[0])
+        why, size, stateful = unsaveable_reason(tf, iterators[0])
         if why is not None:
             reason = f"TensorFlow cannot save its position: {why}"
         elif size > GRAPH_LIMIT and setting == "auto":
@@ -308,7 +334,7 @@ def plan_input_state(
     saved = has_input_state(tf, resume_path)
     changed = restore_problem(tf, iterators[0], resume_path) if saved and not ended_at_data_end else None
     state = InputState(iterators=iterators, restore_without_input=resume_path is not None and (
-        not saved or ended_at_data_end or changed is not None))
+        not saved or ended_at_data_end or changed is not None), ignore_stateful=stateful is not None)
     if (ended_at_data_end or changed is not None) and resume_path is not None:
         state.exhausted = os.path.basename(resume_path)
     if resume_path is not None:
@@ -320,7 +346,8 @@ def plan_input_state(
             notes.append(restart + f"its dataset changed since the checkpoint, whose saved position does not fit: "
                          f"{changed})")
         else:
-            notes.append(f"data.input_fn {input_fn} continues from its position saved in the checkpoint")
+            left_out = f" (the state of its {stateful} op is not saved: it starts again)" if stateful else ""
+            notes.append(f"data.input_fn {input_fn} continues from its position saved in the checkpoint{left_out}")
     return state, notes
 
 
