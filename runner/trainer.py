@@ -323,6 +323,7 @@ def prepare(
                 tf, built.graph, config.data.input_fn, config.data.save_input_state,
                 resume.path if initial_step > 0 else None, _ended_at_data_end(directory, initial_step),
                 on_cluster=cluster is not None,
+                own_saver=getattr(built.spec.scaffold, "saver", None) is not None,
             )
             notes.extend(input_notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line

@@ -217,3 +217,19 @@ def test_a_random_augmentation_keeps_the_position_saved(write_module, tmp_path, 
     run_train(config(tmp_path, module, 8, noise=True), run_dir=tmp_path / "whole")
     np.testing.assert_array_equal(trace(tmp_path / "cut"), trace(tmp_path / "whole"))
 
+
+
+def test_a_model_fns_own_saver_leaves_the_position_unsaved_and_says_so(write_module, tmp_path, run_train, captured):
+    own = PROGRAM.replace(
+        "    return EstimatorSpec(mode, loss=loss, train_op=train_op)",
+        "    scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=2))\n"
+        "    return EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)",
+    )
+    module = write_module("input_state_program", own)
+    run = tmp_path / "run"
+    run_train(config(tmp_path, module, 3), run_dir=run)
+    run_train(config(tmp_path, module, 6), run_dir=run)
+    lines = [line for line in captured.text.splitlines() if "restarts from its first element" in line]
+    assert len(lines) == 1 and "EstimatorSpec.scaffold gives its own saver" in lines[0]
+    steps = trace(run)
+    np.testing.assert_array_equal(steps[3:6], steps[0:3])

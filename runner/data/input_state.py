@@ -279,6 +279,7 @@ def plan_input_state(
     resume_path: str | None,
     ended_at_data_end: bool,
     on_cluster: bool,
+    own_saver: bool = False,
 ) -> tuple[InputState | None, list[str]]:
     """Decide whether this run saves its ``data.input_fn``'s position, and what a resumed run says about it.
 
@@ -291,6 +292,7 @@ def plan_input_state(
         ended_at_data_end: the run resumed from ended at the end of its data at that checkpoint (its
             saved position is exhausted): the input restarts, a new pass as Estimator's ``train()`` made.
         on_cluster: a cluster (each worker's iterator lives on its worker; nothing is saved).
+        own_saver: the model_fn's ``EstimatorSpec.scaffold`` gives its own ``saver`` (it saves what it saves).
 
     Returns:
         The state for the ``Scaffold`` (None: nothing saved, the input starts at each session creation),
@@ -310,6 +312,8 @@ def plan_input_state(
         reason = "data.save_input_state: false"
     elif on_cluster:
         reason = "its position is not saved on a cluster"
+    elif own_saver:
+        reason = "the model_fn's EstimatorSpec.scaffold gives its own saver"
     elif len(iterators) != 1:
         reason = "it returned tensors, not a tf.data.Dataset" if not iterators else "more than one iterator"
     else:
