@@ -69,6 +69,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/data_bench.py $(DATA_BENCH_ARGS)  # input at scale; e.g. DATA_BENCH_ARGS="--rows 1000000"
 	$(BIN)/python benchmarks/eval_bench.py $(EVAL_BENCH_ARGS)  # evaluation cost (issue 25); e.g. EVAL_BENCH_ARGS="--repeats 3"
+	$(BIN)/python benchmarks/input_fn_bench.py $(INPUT_FN_BENCH_ARGS)  # a user's tf.data input_fn (issue 24); e.g. INPUT_FN_BENCH_ARGS=--quick
 
 bench-gpu: $(STAMP)
 	$(BIN)/python benchmarks/gpu_bench.py $(BENCH_GPU_ARGS)  # towers K = 1, 2, 4 vs Keras MirroredStrategy; no GPU: exit 2 (BENCH_GPU_ARGS="--device cpu" runs on logical CPUs)

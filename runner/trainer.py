@@ -253,11 +253,6 @@ def prepare(
     tasks = [str(t) for t in cluster.plan.training_tasks] if cluster is not None else []
     shards = len(tasks) if len(tasks) > 1 else None
     from_input_fn = config.data.input_fn is not None
-    if from_input_fn and cluster is not None:
-        raise SetupError(
-            "data.input_fn does not run on a cluster yet (no input_context for sharding); train in one process, or "
-            "use data files (`data.train`)"
-        )
     scan = None
     if not from_input_fn:  # one streaming pass, before TensorFlow loads
         scan = scan_data(config.data, loaded.base_dir, config.graph, shards=shards)
@@ -283,12 +278,18 @@ def prepare(
     initial_step = resume.step
     notes.extend(resume.notes)
 
+    from hookrun.runner.data.input_fn import input_context
+
+    # On a cluster each training task reads its shard: tf.distribute's InputContext, given to a user's
+    # input_fn (when it names input_context) and followed by the built-in reader (its files, or rows; it
+    # skips its share of the trained batches)
+    context = input_context(tf, cluster.plan if cluster is not None else None)
     shard = None
-    if cluster is not None and len(cluster.plan.training_tasks) > 1:
-        # this worker's files (or rows); it skips its share of the trained batches
-        shard = (len(cluster.plan.training_tasks), cluster.plan.replica)
+    if context is not None and context.num_input_pipelines > 1:
+        shard = (context.num_input_pipelines, context.input_pipeline_id)
     if scan is None:  # the user's input_fn: no preprocessing; its position is saved with checkpoints (input_state)
         preprocessor, data, validation = None, *_input_fns(loaded)
+        data.input_context = context
         total_rows = None
     else:
         preprocessor, data, validation = _prepare_data(loaded, scan, directory, initial_step, notes, shard)
@@ -329,6 +330,7 @@ def prepare(
                 tf, built.graph, config.data.input_fn, config.data.save_input_state,
                 resume.path if initial_step > 0 else None, _ended_at_data_end(directory, initial_step),
                 on_cluster=cluster is not None,
+                own_saver=getattr(built.spec.scaffold, "saver", None) is not None,
             )
             notes.extend(input_notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line

@@ -29,6 +29,8 @@ def input_fn(params):
     ids = np.arange(40, dtype=np.int64)
     dataset = tf.data.Dataset.from_tensor_slices(({"id": ids, "x": ids.astype(np.float32) / 40.0}, ids % 2))
     dataset = dataset.shuffle(16, seed=3)  # the shuffle buffer's state is saved too
+    if params.get("noise"):  # an augmentation's random op: its own state is not saved, the position is
+        dataset = dataset.map(lambda f, y: ({"id": f["id"], "x": f["x"] + tf.random.uniform([], 0.0, 1e-6)}, y))
     if params.get("py"):
         dataset = dataset.map(lambda f, y: (f, tf.py_function(lambda v: v, [y], tf.int64)))
         dataset = dataset.map(lambda f, y: (f, tf.reshape(y, [])))
@@ -49,7 +51,7 @@ def model_fn(features, labels, mode, params):
 
 
 def config(tmp_path: Path, module: str, last_step: int, **extra: Any) -> Any:
-    params = {key: extra.pop(key) for key in ("py", "epochs") if key in extra}
+    params = {key: extra.pop(key) for key in ("py", "epochs", "noise") if key in extra}
     data = {"input_fn": f"{module}:input_fn", "seed": 0, **extra.pop("data", {})}
     text = {
         "name": "input-state",
@@ -69,18 +71,21 @@ def trace(run: Path) -> np.ndarray:
     return tf.train.load_variable(tf.train.latest_checkpoint(str(run)), "trace")
 
 
-@pytest.mark.parametrize("steps_per_run", [1, 4])
-def test_a_resumed_input_fn_continues_where_it_stopped(write_module, tmp_path, run_train, captured, steps_per_run):
+@pytest.mark.parametrize(("steps_per_run", "engine"), [(1, "hookrun"), (4, "hookrun"), (1, "tf")])
+def test_a_resumed_input_fn_continues_where_it_stopped(
+    write_module, tmp_path, run_train, captured, steps_per_run, engine
+):
     """Train 7 steps (8 at N = 4: its windows end there), stop, resume to 14 (16): the batches seen equal an
-    uninterrupted run's. The shuffle's buffer is in the checkpoint; the eval dataset is not."""
+    uninterrupted run's, on both engines. The shuffle's buffer is in the checkpoint."""
     module = write_module("input_state_program", PROGRAM)
     stop, end = (7, 14) if steps_per_run == 1 else (8, 16)
-    run_train(config(tmp_path, module, stop, steps_per_run=steps_per_run), run_dir=tmp_path / "cut")
+    session = {"steps_per_run": steps_per_run, "engine": engine}
+    run_train(config(tmp_path, module, stop, **session), run_dir=tmp_path / "cut")
     assert "continues" not in captured.text
-    resumed = run_train(config(tmp_path, module, end, steps_per_run=steps_per_run), run_dir=tmp_path / "cut")
+    resumed = run_train(config(tmp_path, module, end, **session), run_dir=tmp_path / "cut")
     assert (resumed.initial_step, resumed.final_global_step) == (stop, end)
     assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
-    whole = run_train(config(tmp_path, module, end, steps_per_run=steps_per_run), run_dir=tmp_path / "whole")
+    whole = run_train(config(tmp_path, module, end, **session), run_dir=tmp_path / "whole")
     assert whole.final_global_step == end
     np.testing.assert_array_equal(trace(tmp_path / "cut"), trace(tmp_path / "whole"))
     seen = trace(tmp_path / "whole")[:end]
@@ -166,3 +171,65 @@ def test_auto_does_not_copy_a_large_dataset_graph_into_every_checkpoint(write_mo
     assert "MB in its graph (arrays as constants), which every checkpoint would copy" in captured.text
     run_train(config(tmp_path, module, 6, data={"save_input_state": True}), run_dir=run)
     assert input_state.has_input_state(tf, tf.train.latest_checkpoint(str(run)))
+
+
+def test_save_input_state_beside_data_files_is_refused_at_its_line(tmp_path):
+    from hookrun.config_schemas.yaml_source import ConfigError
+
+    (tmp_path / "d.csv").write_text("x,y\n1,2\n")
+    path = tmp_path / "config.yaml"
+    path.write_text(
+        "name: t\ngraph: {builder: linear_regressor}\n"
+        "data: {train: d.csv, label: y, save_input_state: true}\nhooks: []\n", encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match="save_input_state` goes with `input_fn`; the built-in reader resumes"):
+        load_config(path)
+
+
+def test_an_input_fn_changed_since_the_checkpoint_restarts_and_says_why(write_module, tmp_path, run_train, captured):
+    """A pipeline edited between runs (one more map) no longer fits the saved position: the weights restore,
+    the input restarts, said in one line with TensorFlow's reason (was a failed run, exit 1)."""
+    import sys
+
+    module = write_module("input_state_program", PROGRAM)
+    run = tmp_path / "run"
+    run_train(config(tmp_path, module, 3), run_dir=run)
+    edited = PROGRAM.replace("shuffle(16, seed=3)", "shuffle(16, seed=3).map(lambda f, y: (f, y * 1))")
+    (tmp_path / f"{module}.py").write_text(edited, encoding="utf-8")
+    sys.modules.pop(module, None)
+    resumed = run_train(config(tmp_path, module, 6), run_dir=run)
+    assert (resumed.initial_step, resumed.final_global_step) == (3, 6)
+    lines = [line for line in captured.text.splitlines() if "restarts from its first element" in line]
+    assert len(lines) == 1 and "its dataset changed since the checkpoint" in lines[0]
+    assert "Failed to restore dataset iterator" in lines[0]
+    steps = trace(run)
+    np.testing.assert_array_equal(steps[3:6], steps[0:3])
+
+
+def test_a_random_augmentation_keeps_the_position_saved(write_module, tmp_path, run_train, captured):
+    """A random op in a map is stateful, so TensorFlow's FAIL policy refuses to save it; its position is still
+    saved (IGNORE: the random stream starts again), and the resumed run says which op's state is left out."""
+    module = write_module("input_state_program", PROGRAM)
+    run_train(config(tmp_path, module, 4, noise=True), run_dir=tmp_path / "cut")
+    run_train(config(tmp_path, module, 8, noise=True), run_dir=tmp_path / "cut")
+    assert "continues from its position saved in the checkpoint (the state of its RandomUniform op is not saved" \
+        in captured.text
+    run_train(config(tmp_path, module, 8, noise=True), run_dir=tmp_path / "whole")
+    np.testing.assert_array_equal(trace(tmp_path / "cut"), trace(tmp_path / "whole"))
+
+
+
+def test_a_model_fns_own_saver_leaves_the_position_unsaved_and_says_so(write_module, tmp_path, run_train, captured):
+    own = PROGRAM.replace(
+        "    return EstimatorSpec(mode, loss=loss, train_op=train_op)",
+        "    scaffold = tf.compat.v1.train.Scaffold(saver=tf.compat.v1.train.Saver(max_to_keep=2))\n"
+        "    return EstimatorSpec(mode, loss=loss, train_op=train_op, scaffold=scaffold)",
+    )
+    module = write_module("input_state_program", own)
+    run = tmp_path / "run"
+    run_train(config(tmp_path, module, 3), run_dir=run)
+    run_train(config(tmp_path, module, 6), run_dir=run)
+    lines = [line for line in captured.text.splitlines() if "restarts from its first element" in line]
+    assert len(lines) == 1 and "EstimatorSpec.scaffold gives its own saver" in lines[0]
+    steps = trace(run)
+    np.testing.assert_array_equal(steps[3:6], steps[0:3])

@@ -13,8 +13,12 @@ Mirrors ``tf.estimator.Estimator``'s input handling (``Estimator._call_input_fn`
 - the model_fn receives exactly the ``get_next()`` of that dataset (or the tensors given): nothing is
   cast, reshaped or re-packed.
 
-Resume: as Estimator did, a resumed run calls the input_fn again and reads its dataset from the start
-(the iterator's position is not saved).
+Resume: a resumed run calls the input_fn again; the iterator's position saved with the checkpoint is
+restored where ``tf.data`` can save it (:mod:`hookrun.runner.data.input_state`), else it reads its
+dataset from the start, as Estimator did.
+
+Clusters: each training task's input_fn gets ``input_context`` (a ``tf.distribute.InputContext``, see
+:func:`input_context`) when it names it, so it can shard; the built-in reader shards by the same context.
 
 Importing this module does not import TensorFlow.
 """
@@ -53,6 +57,8 @@ class InputFn:
         self.path = path
         self.key = key
         self.fn: Callable[..., Any] = import_object(path, base_dir, f"data.{key}")
+        #: The ``tf.distribute.InputContext`` given in ``train`` mode on a cluster (:func:`input_context`), or None.
+        self.input_context: Any = None
 
     @property
     def where(self) -> str:
@@ -66,8 +72,10 @@ class InputFn:
     def call(self, params: dict[str, Any], mode: str, config: RunInfo) -> Any:
         """Call the function with the arguments it names among ``params``, ``mode``, ``config`` (and ``input_context``).
 
-        Mirrors ``Estimator._call_input_fn``: only the names in its signature are passed, by keyword;
-        ``input_context`` is None (no ``tf.distribute`` strategy).
+        Mirrors ``Estimator._call_input_fn``: only the names in its signature are passed, by keyword.
+        ``input_context`` is :attr:`input_context` in ``train`` mode (None in one process, as Estimator
+        gave it without a ``tf.distribute`` strategy), and None in ``eval`` mode: each evaluation reads
+        the whole validation set.
 
         Raises:
             PlacedError: the function raised (its exception type and message are given).
@@ -76,7 +84,8 @@ class InputFn:
             parameters = inspect.signature(self.fn).parameters
         except (TypeError, ValueError):
             parameters = {}
-        given = {"params": params, "mode": mode, "config": config, "input_context": None}
+        context = self.input_context if mode == "train" else None
+        given = {"params": params, "mode": mode, "config": config, "input_context": context}
         kwargs = {name: value for name, value in given.items() if name in parameters}
         try:
             return self.fn(**kwargs)
@@ -189,6 +198,39 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
     raise input_fn.error(f"returned {type(result).__module__}.{type(result).__qualname__}; return {_FORMS}")
 
 
+def input_context(tf: Any, plan: Any) -> Any:
+    """The ``tf.distribute.InputContext`` of this training task of a cluster, or None in one process.
+
+    As ``tf.distribute``'s parameter-server strategies gave it to each worker's input_fn
+    (``InputContext(num_input_pipelines, input_pipeline_id, num_replicas_in_sync)``):
+
+    - ``num_input_pipelines``: the training tasks (the chief, if the cluster names one, and every worker);
+    - ``input_pipeline_id``: this task's place among them (the chief 0), the shard it reads
+      (``dataset.shard(ctx.num_input_pipelines, ctx.input_pipeline_id)``);
+    - ``num_replicas_in_sync``: 1 for asynchronous training (each worker applies its own batches); with
+      ``cluster.sync_replicas`` the replicas whose gradients one update aggregates
+      (``replicas_to_aggregate``, default every training task), so ``get_per_replica_batch_size(global)``
+      gives each worker its share of a global batch.
+
+    The built-in reader shards by the same context (:func:`hookrun.runner.trainer.prepare`).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        plan: the :class:`hookrun.runner.cluster.plan.ClusterPlan` of this task, or None (one process).
+
+    Returns:
+        The context, or None when ``plan`` is None.
+    """
+    if plan is None:
+        return None
+    tasks = plan.training_tasks
+    sync = plan.settings.sync_replicas
+    in_sync = (sync.replicas_to_aggregate or len(tasks)) if sync is not None else 1
+    return tf.distribute.InputContext(
+        num_input_pipelines=len(tasks), input_pipeline_id=plan.replica, num_replicas_in_sync=in_sync
+    )
+
+
 def dataset_cardinality(tf: Any, dataset: Any) -> int | None:
     """The dataset's cardinality computed on a copy of its ops (see :func:`hookrun.runner.graph.fused.cardinality`)."""
     from hookrun.runner.graph.fused import cardinality
@@ -288,5 +330,6 @@ def element_specs(tf: Any, config: Any, base_dir: Path, run_dir: Path | None = N
 
 
 __all__ = [
-    "InputFn", "Pipeline", "RunInfo", "batch_rows", "describe_element", "element_specs", "make_pipeline",
+    "InputFn", "Pipeline", "RunInfo", "batch_rows", "describe_element", "element_specs", "input_context",
+    "make_pipeline",
 ]

@@ -24,6 +24,7 @@ This module imports TensorFlow only inside its functions' ``tf`` argument, excep
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,13 +48,16 @@ class InputState:
         restore_without_input: the checkpoint to resume from holds no input state (or holds an exhausted
             one): restore the variables alone and start the input from its first element.
         exhausted: the checkpoint (its file name, ``model.ckpt-N``) whose saved position is not restored
-            (the run ended at the end of its data there), or None.
+            (the run ended at the end of its data there, or the dataset changed since), or None.
+        ignore_stateful: save with ``ExternalStatePolicy.IGNORE``: a stateful op (not Python's) is in the
+            pipeline, whose own state is not saved.
         initializers: the iterators' initializers (run by ``init_fn`` and before each restore).
     """
 
     iterators: list[Any]
     restore_without_input: bool = False
     exhausted: str | None = None
+    ignore_stateful: bool = False
     initializers: list[Any] = field(default_factory=list)
 
 
@@ -69,7 +73,11 @@ def live_iterators(tf: Any) -> list[Any]:
     return [it for it in v1.get_collection(ITERATORS) if any(it.initializer is op for op in initializers)]
 
 
-def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int]:
+#: Ops whose state is Python's (a ``py_function``, ``from_generator``): a saved position cannot resume them.
+PYTHON_OPS = frozenset({"PyFunc", "EagerPyFunc", "PyFuncStateless"})
+
+
+def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int, str | None]:
     """Why TensorFlow cannot save ``iterator``'s position (or None when it can), and the dataset graph's size.
 
     Runs ``DatasetToGraphV2`` with ``external_state_policy`` FAIL (what ``SerializeIterator`` checks) in a
@@ -81,39 +89,112 @@ def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int]:
         tf: the ``tensorflow`` module.
         iterator: an initializable iterator (graph mode); its initializer's first input is the dataset.
 
+    A stateful op that is not Python's (a random op in an augmentation ``map``) does not stop the save: the
+    position is saved with ``ExternalStatePolicy.IGNORE`` (that op's own state, its random stream, is not:
+    it starts again on resume), and its name is returned.
+
     Returns:
-        TensorFlow's first line of the reason (e.g. ``... PyFunc is stateful``) or None; and the bytes of the
-        dataset's serialized graph (0 when it cannot be saved). ``SerializeIterator`` writes that graph into
-        every saved state: arrays a ``from_tensor_slices`` holds as constants are copied into each checkpoint.
+        TensorFlow's line of the reason (e.g. ``... PyFunc is stateful``) or None; the bytes of the dataset's
+        serialized graph (0 when it cannot be saved; ``SerializeIterator`` writes that graph into every saved
+        state: arrays a ``from_tensor_slices`` holds as constants are copied into each checkpoint); and the
+        stateful op whose state is left out, or None.
+    """
+    v1 = tf.compat.v1
+    stateful = None
+    try:
+        scratch, copy = _scratch_copy(tf, iterator)
+        with scratch.as_default():
+            fail = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=2)  # 2: FAIL
+            ignore = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=1)  # 1: IGNORE
+            with v1.Session(graph=scratch, config=_scratch_config(tf)) as session:
+                try:
+                    size = len(session.run(fail))
+                except tf.errors.FailedPreconditionError as err:
+                    told = _told(err)
+                    match = re.search(r"(\w+) is stateful", told)
+                    if match is None or match.group(1) in PYTHON_OPS:
+                        return told, 0, None
+                    stateful = match.group(1)
+                    size = len(session.run(ignore))
+    except tf.errors.OpError as err:
+        return _told(err), 0, None
+    except (ValueError, TypeError, KeyError) as err:  # a dataset reading a resource of the caller's graph
+        return f"its dataset could not be copied to check it ({type(err).__name__})", 0, None
+    return None, size, stateful
+
+
+def _told(err: Any) -> str:
+    """The line of TensorFlow's error that says what failed (not ``Graph execution error:`` or a node trace)."""
+    lines = [line.strip() for line in (err.message or str(err)).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith(("Graph execution error", "Detected at node", "File "))]
+    told = [line for line in useful if "Failed to restore" in line or "stateful" in line] or useful or lines
+    return (told[0] if told else type(err).__name__)[:300]
+
+
+def _scratch_copy(tf: Any, iterator: Any) -> tuple[Any, Any]:
+    """A scratch graph holding a copy of ``iterator``'s dataset ops only, and the copy's variant tensor.
+
+    Raises:
+        ValueError, TypeError, KeyError: the dataset reads something of the caller's graph it cannot copy.
     """
     v1 = tf.compat.v1
     variant = iterator.initializer.inputs[0]
+    whole = variant.graph.as_graph_def()
+    nodes = {node.name: node for node in whole.node}
+    needed: set[str] = set()
+    pending = [variant.op.name]
+    while pending:
+        name = pending.pop()
+        if name not in needed:
+            needed.add(name)
+            pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
+    part = v1.GraphDef(versions=whole.versions, library=whole.library)
+    part.node.extend(node for node in whole.node if node.name in needed)
+    scratch = tf.Graph()
+    with scratch.as_default():
+        (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
+    return scratch, copy
+
+
+def _scratch_config(tf: Any) -> Any:
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True  # small one-off runs: no Grappler
+    return config
+
+
+def restore_problem(tf: Any, iterator: Any, prefix: str) -> str | None:
+    """Why the position saved in checkpoint ``prefix`` does not restore into ``iterator``'s dataset, or None.
+
+    Restores it into a copy of the dataset in a scratch graph and session (the caller's graph gets no op):
+    a pipeline changed since the checkpoint (another ``map``, batch size, shuffle) fails there with
+    TensorFlow's ``Failed to restore dataset iterator from checkpoint``. None too when the copy cannot be
+    made (the restore itself then tells).
+
+    Args:
+        tf: the ``tensorflow`` module.
+        iterator: the training iterator (graph mode).
+        prefix: a checkpoint prefix holding :data:`STATE_KEY`.
+    """
+    from tensorflow.python.ops import gen_dataset_ops
+
+    v1 = tf.compat.v1
     try:
-        whole = variant.graph.as_graph_def()
-        nodes = {node.name: node for node in whole.node}
-        needed: set[str] = set()
-        pending = [variant.op.name]
-        while pending:
-            name = pending.pop()
-            if name not in needed:
-                needed.add(name)
-                pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
-        part = v1.GraphDef(versions=whole.versions, library=whole.library)
-        part.node.extend(node for node in whole.node if node.name in needed)
-        scratch = tf.Graph()
+        scratch, copy = _scratch_copy(tf, iterator)
         with scratch.as_default():
-            (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
-            check = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=2)  # 2: FAIL
-            config = v1.ConfigProto()
-            config.graph_options.rewrite_options.disable_meta_optimizer = True
-            with v1.Session(graph=scratch, config=config) as session:
-                size = len(session.run(check))
+            dataset = tf.data.experimental.from_variant(copy, iterator.element_spec)
+            started = v1.data.make_initializable_iterator(dataset)
+            (saved,) = tf.raw_ops.RestoreV2(
+                prefix=prefix, tensor_names=[STATE_KEY], shape_and_slices=[""], dtypes=[tf.variant]
+            )
+            restore = gen_dataset_ops.deserialize_iterator(started._iterator_resource, saved)
+            with v1.Session(graph=scratch, config=_scratch_config(tf)) as session:
+                session.run(started.initializer)
+                session.run(restore)
     except tf.errors.OpError as err:
-        text = (err.message or str(err)).strip()
-        return (text.splitlines() or [type(err).__name__])[0][:200], 0
-    except (ValueError, TypeError, KeyError) as err:  # a dataset reading a resource of the caller's graph
-        return f"its dataset could not be copied to check it ({type(err).__name__})", 0
-    return None, size
+        return _told(err)
+    except (ValueError, TypeError, KeyError):
+        return None
+    return None
 
 
 def has_input_state(tf: Any, prefix: str | None) -> bool:
@@ -178,8 +259,11 @@ def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
             super().restore(sess, save_path)
 
     variables = v1.global_variables() + v1.get_collection(v1.GraphKeys.SAVEABLE_OBJECTS)
+    from tensorflow.python.data.ops import options as options_lib
+
+    policy = options_lib.ExternalStatePolicy.IGNORE if state.ignore_stateful else options_lib.ExternalStatePolicy.FAIL
     with tf.device(iterator._iterator_resource.device):
-        saveable = _StartThenRestore(iterator._iterator_resource, STATE_NAME)
+        saveable = _StartThenRestore(iterator._iterator_resource, STATE_NAME, external_state_policy=policy)
     without_input = None
     if state.restore_without_input:
         without_input = v1.train.Saver(var_list=list(variables), **saver_kwargs)
@@ -195,6 +279,7 @@ def plan_input_state(
     resume_path: str | None,
     ended_at_data_end: bool,
     on_cluster: bool,
+    own_saver: bool = False,
 ) -> tuple[InputState | None, list[str]]:
     """Decide whether this run saves its ``data.input_fn``'s position, and what a resumed run says about it.
 
@@ -207,6 +292,7 @@ def plan_input_state(
         ended_at_data_end: the run resumed from ended at the end of its data at that checkpoint (its
             saved position is exhausted): the input restarts, a new pass as Estimator's ``train()`` made.
         on_cluster: a cluster (each worker's iterator lives on its worker; nothing is saved).
+        own_saver: the model_fn's ``EstimatorSpec.scaffold`` gives its own ``saver`` (it saves what it saves).
 
     Returns:
         The state for the ``Scaffold`` (None: nothing saved, the input starts at each session creation),
@@ -226,10 +312,12 @@ def plan_input_state(
         reason = "data.save_input_state: false"
     elif on_cluster:
         reason = "its position is not saved on a cluster"
+    elif own_saver:
+        reason = "the model_fn's EstimatorSpec.scaffold gives its own saver"
     elif len(iterators) != 1:
         reason = "it returned tensors, not a tf.data.Dataset" if not iterators else "more than one iterator"
     else:
-        why, size = unsaveable_reason(tf, iterators[0])
+        why, size, stateful = unsaveable_reason(tf, iterators[0])
         if why is not None:
             reason = f"TensorFlow cannot save its position: {why}"
         elif size > GRAPH_LIMIT and setting == "auto":
@@ -248,21 +336,26 @@ def plan_input_state(
             notes.append(restart + f"{reason})")
         return None, notes
     saved = has_input_state(tf, resume_path)
+    changed = restore_problem(tf, iterators[0], resume_path) if saved and not ended_at_data_end else None
     state = InputState(iterators=iterators, restore_without_input=resume_path is not None and (
-        not saved or ended_at_data_end))
-    if ended_at_data_end and resume_path is not None:
+        not saved or ended_at_data_end or changed is not None), ignore_stateful=stateful is not None)
+    if (ended_at_data_end or changed is not None) and resume_path is not None:
         state.exhausted = os.path.basename(resume_path)
     if resume_path is not None:
         if not saved:
             notes.append(restart + "its checkpoint holds no saved position; later checkpoints will)")
         elif ended_at_data_end:
             notes.append(restart + "the last run read it to its end: a new pass)")
+        elif changed is not None:
+            notes.append(restart + f"its dataset changed since the checkpoint, whose saved position does not fit: "
+                         f"{changed})")
         else:
-            notes.append(f"data.input_fn {input_fn} continues from its position saved in the checkpoint")
+            left_out = f" (the state of its {stateful} op is not saved: it starts again)" if stateful else ""
+            notes.append(f"data.input_fn {input_fn} continues from its position saved in the checkpoint{left_out}")
     return state, notes
 
 
 __all__ = [
     "ITERATORS", "STATE_KEY", "STATE_NAME", "InputState", "has_input_state", "input_state_saver", "live_iterators",
-    "plan_input_state", "unsaveable_reason",
+    "plan_input_state", "restore_problem", "unsaveable_reason",
 ]
