@@ -512,8 +512,8 @@ def test_evaluation_hooks_begin_in_the_evaluation_graph(tmp_path, linear_csv, ru
 
 
 #: An Estimator model_fn naming no layer, with a tf.Variable weight, input_layer over an embedding column, batch
-#: normalization under UPDATE_OPS, get_total_loss and its own Adam optimizer (beta1_power is made by tf.Variable under
-#: tf.init_scope), fed by its own input_fn.
+#: normalization under UPDATE_OPS, get_total_loss with a kernel regularizer and its own Adam optimizer (beta1_power
+#: is made by tf.Variable under tf.init_scope), fed by its own input_fn.
 UNNAMED_MODEL_FN = """
 import numpy as np
 import tensorflow as tf
@@ -535,7 +535,7 @@ def model_fn(features, labels, mode, params):
     city = v1.feature_column.categorical_column_with_hash_bucket("city", 8)
     columns = [v1.feature_column.numeric_column("x", shape=[2]), v1.feature_column.embedding_column(city, 3)]
     net = v1.feature_column.input_layer(features, columns)
-    net = v1.layers.dense(net, 8, activation=tf.nn.relu)
+    net = v1.layers.dense(net, 8, activation=tf.nn.relu, kernel_regularizer=tf.keras.regularizers.l2(0.5))
     net = v1.layers.batch_normalization(net, training=mode == ModeKeys.TRAIN)
     bias = tf.Variable(tf.zeros([1]), name="bias")
     out = v1.layers.dense(net, 1) + bias
