@@ -182,7 +182,10 @@ def test_config_dir_and_run_dir_are_expanded_in_graph_params(tmp_path, linear_cs
         "literal": "${run_dir}",
         "nested": [{"path": str(tmp_path)}],
     }
-    assert yaml.safe_load((run / "config.yaml").read_text())["graph"]["params"]["vocab"] == "${config_dir}/train.vocab"
+    saved = yaml.safe_load((run / "config.yaml").read_text())["graph"]["params"]
+    # the saved config (loaded by evaluate, predict, export) names the original config's directory; ${run_dir} stays
+    assert saved["vocab"] == f"{tmp_path}/train.vocab" and saved["out"] == "${run_dir}/tokens.txt"
+    assert saved["literal"] == "$${run_dir}"
 
 
 def test_an_unknown_placeholder_in_graph_params_is_a_config_error_before_tensorflow(tmp_path, linear_csv):
@@ -456,7 +459,7 @@ def test_every_model_fn_gets_estimators_run_config_and_params_as_written(
     seen.clear()
     evaluate(run)  # hookrun evaluate: the same config, no session of training
     ((mode, given, config),) = seen
-    assert mode == "eval" and sorted(given) == ["path", "units"]
+    assert mode == "eval" and given == {"units": 3, "path": f"{tmp_path}/vocab.txt"}  # the config's dir, not the run's
     assert config.model_dir == str(run) and config.save_checkpoints_steps == 3 and config.hookrun.label_scale == 2.0
 
 

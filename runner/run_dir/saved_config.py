@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from pathlib import Path
+from typing import Any
 
 from hookrun.config_schemas.loader import LoadedConfig, resolved_yaml
 from hookrun.runner.data.sources import absolute_spec
@@ -20,6 +22,9 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
 
     - ``data.train`` and ``data.validation``: absolute (``<config dir>/<entry>``; globs stay globs);
     - ``graph.warm_start.from``: absolute;
+    - ``${config_dir}`` in ``graph.params``: the original config's directory (absolute), so a vocabulary
+      path there resolves alike in ``hookrun evaluate``, ``predict`` and ``export`` (which load the saved
+      file); ``${run_dir}`` and ``${steps_per_run}`` stay placeholders;
     - ``session.run_dir``: ``.``, i.e. relative to the saved file: the run directory itself, so
       ``hookrun train runs/x/config.yaml`` resumes ``runs/x`` even after the directory was moved.
 
@@ -40,6 +45,8 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
     if config.data.validation is not None:
         data_update["validation"] = absolute_spec(config.data.validation, loaded.base_dir)
     graph = config.graph
+    if graph.params:  # ${config_dir} is the original config's directory, wherever the saved config is loaded from
+        graph = graph.model_copy(update={"params": _pin_config_dir(graph.params, str(loaded.base_dir))})
     if graph.warm_start is not None:
         from hookrun.runner.graph.warm_start import source_path
 
@@ -53,6 +60,21 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
         }
     )
     return resolved_yaml(dataclasses.replace(loaded, config=portable))
+
+
+#: ``$$`` (kept as it is) or ``${config_dir}`` (replaced) in a string of ``graph.params``.
+_CONFIG_DIR = re.compile(r"\$\$|\$\{config_dir\}")
+
+
+def _pin_config_dir(value: Any, directory: str) -> Any:
+    """``value`` (params at any depth) with ``${config_dir}`` written as ``directory`` (its ``$`` doubled)."""
+    if isinstance(value, str):
+        return _CONFIG_DIR.sub(lambda m: m.group(0) if m.group(0) == "$$" else directory.replace("$", "$$"), value)
+    if isinstance(value, dict):
+        return {key: _pin_config_dir(item, directory) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_pin_config_dir(item, directory) for item in value]
+    return value
 
 
 def saved_config_path(run_dir: Path) -> Path:
