@@ -183,7 +183,10 @@ def test_config_dir_and_run_dir_are_expanded_in_graph_params(tmp_path, linear_cs
         "literal": "${run_dir}",
         "nested": [{"path": str(tmp_path)}],
     }
-    assert yaml.safe_load((run / "config.yaml").read_text())["graph"]["params"]["vocab"] == "${config_dir}/train.vocab"
+    saved = yaml.safe_load((run / "config.yaml").read_text())["graph"]["params"]
+    # the saved config (loaded by evaluate, predict, export) names the original config's directory; ${run_dir} stays
+    assert saved["vocab"] == f"{tmp_path}/train.vocab" and saved["out"] == "${run_dir}/tokens.txt"
+    assert saved["literal"] == "$${run_dir}"
 
 
 def test_an_unknown_placeholder_in_graph_params_is_a_config_error_before_tensorflow(tmp_path, linear_csv):
@@ -460,7 +463,7 @@ def test_every_model_fn_gets_estimators_run_config_and_params_as_written(
     seen.clear()
     evaluate(run)  # hookrun evaluate: the same config, no session of training
     ((mode, given, config),) = seen
-    assert mode == "eval" and sorted(given) == ["path", "units"]
+    assert mode == "eval" and given == {"units": 3, "path": f"{tmp_path}/vocab.txt"}  # the config's dir, not the run's
     assert config.model_dir == str(run) and config.save_checkpoints_steps == 3 and config.hookrun.label_scale == 2.0
 
 
@@ -516,8 +519,8 @@ def test_evaluation_hooks_begin_in_the_evaluation_graph(tmp_path, linear_csv, ru
 
 
 #: An Estimator model_fn naming no layer, with a tf.Variable weight, input_layer over an embedding column, batch
-#: normalization under UPDATE_OPS, get_total_loss and its own Adam optimizer (beta1_power is made by tf.Variable under
-#: tf.init_scope), fed by its own input_fn.
+#: normalization under UPDATE_OPS, get_total_loss with a kernel regularizer and its own Adam optimizer (beta1_power
+#: is made by tf.Variable under tf.init_scope), fed by its own input_fn.
 UNNAMED_MODEL_FN = """
 import numpy as np
 import tensorflow as tf
@@ -539,7 +542,7 @@ def model_fn(features, labels, mode, params):
     city = v1.feature_column.categorical_column_with_hash_bucket("city", 8)
     columns = [v1.feature_column.numeric_column("x", shape=[2]), v1.feature_column.embedding_column(city, 3)]
     net = v1.feature_column.input_layer(features, columns)
-    net = v1.layers.dense(net, 8, activation=tf.nn.relu)
+    net = v1.layers.dense(net, 8, activation=tf.nn.relu, kernel_regularizer=tf.keras.regularizers.l2(0.5))
     net = v1.layers.batch_normalization(net, training=mode == ModeKeys.TRAIN)
     bias = tf.Variable(tf.zeros([1]), name="bias")
     out = v1.layers.dense(net, 1) + bias

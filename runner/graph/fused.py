@@ -215,6 +215,8 @@ class FirstCall:
       ``input_layer_1``; under ``reuse=True`` their ``get_variable`` calls find the first call's variables;
     - a variable made without ``get_variable`` (``tf.Variable``, a tf-keras layer's ``add_weight``) is
       handed the first call's variable made the same way, in the same order (its dtype checked);
+    - the ``REGULARIZATION_LOSSES`` (made once, with the weights) are computed again on each step's
+      weights;
     - the ``UPDATE_OPS``, ``SUMMARIES`` and ``LOSSES`` collections hold what they held before the first
       call, so ``tf.control_dependencies(get_collection(UPDATE_OPS))`` around a model_fn's own
       ``minimize`` (batch normalization) or ``tf.compat.v1.losses.get_total_loss()`` gets the loop call's
@@ -272,6 +274,12 @@ class FirstCall:
         ops_after = {key: list(self.graph.get_collection(key)) for key in self.ops_before}
         for key, items in self.ops_before.items():
             self.graph.get_collection_ref(key)[:] = items
+        # regularization losses are made once, when the first call creates the weights: computed again here,
+        # on this step's weights (read outside the loop they would be one window-old constant, with no gradient)
+        regularization = self._tf.compat.v1.GraphKeys.REGULARIZATION_LOSSES
+        first_losses = list(self.graph.get_collection(regularization))
+        if first_losses:
+            self.graph.get_collection_ref(regularization)[:] = self._recompute(first_losses)
         pending = list(self.direct)
 
         def hand_over(next_creator: Any, **kwargs: Any) -> Any:
@@ -294,11 +302,60 @@ class FirstCall:
             store.variable_scopes_count = counts_after
             for key, items in ops_after.items():
                 self.graph.get_collection_ref(key)[:] = items
+            if first_losses:
+                self.graph.get_collection_ref(regularization)[:] = first_losses
+
+    def _recompute(self, losses: list[Any]) -> list[Any]:
+        """Copies of ``losses`` (tensors of the first call's graph) made in the loop's body, on its variable reads.
+
+        Each loss is a function of resource variables (a regularizer on a weight): its ops are imported
+        into the current (body) graph with each ``VarHandleOp`` mapped to that variable's handle.
+
+        Raises:
+            ValueError: (through the builder call) a loss reads something other than resource variables and
+                constants (a placeholder, a ref variable): it cannot be computed per step.
+        """
+        from hookrun.runner.graph.graft import needed_nodes
+
+        tf = self._tf
+        whole = self.graph.as_graph_def()
+        by_name = {node.name: node for node in whole.node}
+        handles: dict[str, Any] = {}
+        pending = [loss.op.name for loss in losses]
+        seen: set[str] = set()
+        while pending:  # the losses' ops down to the variables' handles
+            name = pending.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            node = by_name[name]
+            if node.op == "VarHandleOp":
+                handles[name] = self.graph.get_operation_by_name(name).outputs[0]
+                continue
+            if node.op in ("Placeholder", "PlaceholderV2", "VariableV2", "Variable", "IteratorGetNext"):
+                raise ValueError(
+                    f"{_CREATES}: the regularization loss {losses[0].name} reads {name} ({node.op}), so it cannot be "
+                    "computed again on each step's weights"
+                )
+            pending += [source.lstrip("^").split(":")[0] for source in node.input]
+        part = needed_nodes(whole, [loss.name for loss in losses])  # (each handle's op is mapped, never run)
+        return list(tf.graph_util.import_graph_def(
+            part,
+            input_map={f"{name}:0": _inside(tf, handle) for name, handle in handles.items()},
+            return_elements=[loss.name for loss in losses],
+            name="regularization",
+        ))
 
     def _call_collections(self) -> tuple[str, ...]:
         """The collections of ops a builder call adds on its own inputs: ``UPDATE_OPS``, ``SUMMARIES``, ``LOSSES``."""
         keys = self._tf.compat.v1.GraphKeys
         return (keys.UPDATE_OPS, keys.SUMMARIES, keys.LOSSES)
+
+
+def _inside(tf: Any, tensor: Any) -> Any:
+    """``tensor`` of an outer graph as the current graph sees it (a loop body's capture), else itself."""
+    graph = tf.compat.v1.get_default_graph()
+    return graph.capture(tensor) if tensor.graph is not graph and hasattr(graph, "capture") else tensor
 
 
 @contextlib.contextmanager

@@ -88,6 +88,7 @@ def self_contained_yaml(loaded: LoadedConfig) -> str:
     return resolved_yaml(dataclasses.replace(loaded, config=portable))
 
 
+
 def saved_config_path(run_dir: Path) -> Path:
     """``<run_dir>/config.yaml``."""
     return run_dir / "config.yaml"
