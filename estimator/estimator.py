@@ -163,10 +163,16 @@ class Estimator:
     def get_variable_names(self) -> list[str]:
         """The latest checkpoint's variable names; mirrors ``tf.estimator.Estimator.get_variable_names``.
 
+        The input pipeline's position that hookrun saves beside the variables
+        (:data:`hookrun.runner.data.input_state.STATE_KEY`, no variable) is left out, as Estimator saved none.
+
         Raises:
             ValueError: ``model_dir`` has no checkpoint.
         """
-        return [name for name, _ in _tf().train.list_variables(self._checkpoint_or_raise())]
+        from hookrun.runner.data.input_state import STATE_KEY
+
+        names = _tf().train.list_variables(self._checkpoint_or_raise())
+        return [name for name, _ in names if name != STATE_KEY]
 
     def get_variable_value(self, name: str) -> Any:
         """Variable ``name``'s value (numpy) at the latest checkpoint.

@@ -239,3 +239,63 @@ def meta_graph_path(saver: Any, save_path: str, step: int, suffix: str = "meta")
     padded = bool(getattr(saver, "_pad_step_number", False))
     checkpoint_file = f"{save_path}-{step:08d}" if padded else f"{save_path}-{step}"
     return checkpoint_management.meta_graph_filename(checkpoint_file, meta_graph_suffix=suffix)
+
+
+#: TensorFlow's private Python modules hookrun imports (path under ``tensorflow.python``) -> the attributes it
+#: uses, who uses them and why. :func:`private_module` gives only these; ``tests/test_tf_internals.py`` imports
+#: each and checks every attribute, so an upgrade that moves one fails there, naming it.
+PRIVATE_MODULES: dict[str, tuple[tuple[str, ...], str]] = {
+    "ops.lookup_ops": (
+        ("index_table_from_tensor", "index_to_string_table_from_tensor"),
+        "runner/graph/builders/canned/head.py: TF 1.15's heads map label_vocabulary with them; TF 2 no longer "
+        "exports them under tf.compat.v1",
+    ),
+    "feature_column.feature_column": (
+        ("_NumericColumn", "_LazyBuilder"),
+        "runner/graph/builders/canned/head.py: TF 1.15's weight_column check and its dense tensor, as the head did",
+    ),
+    "feature_column.feature_column_v2": (
+        ("NumericColumn",),
+        "runner/graph/builders/canned/head.py: a weight_column made by tf.compat.v1.feature_column.numeric_column",
+    ),
+    "ops.weights_broadcast_ops": (
+        ("broadcast_weights",),
+        "runner/graph/builders/canned/head.py: the head's weighted metrics broadcast weights as TF 1.15's did",
+    ),
+    "ops.variable_scope": (
+        ("get_variable_scope_store", "_get_default_variable_store"),
+        "runner/graph/fused.py: the loop's model_fn call finds the first call's scope names and variables "
+        "(no public API for the scope counts)",
+    ),
+    "ops.gen_dataset_ops": (
+        ("deserialize_iterator",),
+        "runner/data/input_state.py: checks in a scratch graph that a checkpoint's input state fits the pipeline",
+    ),
+    "data.ops.iterator_ops": (
+        ("_IteratorSaveable",),
+        "runner/data/input_state.py: the iterator's saveable, subclassed to restore into a started iterator",
+    ),
+    "data.ops.options": (
+        ("ExternalStatePolicy",),
+        "runner/data/input_state.py: the saveable's policy for stateful ops (random ops in a map)",
+    ),
+}
+
+
+def private_module(name: str) -> Any:
+    """One of TensorFlow's private modules listed in :data:`PRIVATE_MODULES`, by its path under ``tensorflow.python``.
+
+    Args:
+        name: e.g. ``"ops.lookup_ops"``.
+
+    Returns:
+        The module (imported on the call).
+
+    Raises:
+        KeyError: ``name`` is not listed (add it there, with its attributes and reason, and a test follows).
+    """
+    import importlib
+
+    if name not in PRIVATE_MODULES:
+        raise KeyError(f"{name} is not in hooks/tf_internals.PRIVATE_MODULES")
+    return importlib.import_module(f"tensorflow.python.{name}")

@@ -29,8 +29,8 @@ def test_the_yaml_only_premade_config_trains_and_evaluates(tmp_path, run_train):
 
 
 def test_the_python_premade_model_fn_trains_on_the_input_fn(tmp_path, run_train):
-    (module,) = _blocks("### From Python", "python")
-    (config,) = _blocks("### From Python", "yaml")
+    (module,) = _blocks("### From Python: ", "python")
+    (config,) = _blocks("### From Python: ", "yaml")
     (tmp_path / "premade_model.py").write_text(module, encoding="utf-8")
     (tmp_path / "premade.yaml").write_text(config, encoding="utf-8")
     (tmp_path / "adult.csv").write_text(_census_csv(), encoding="utf-8")

@@ -201,6 +201,9 @@ def model_fn(features, labels, mode, params):
             "classify": ClassificationOutput(scores=tf.concat([1.0 - p, p], axis=1)),
         })
     return EstimatorSpec(mode=mode, loss=tf.reduce_mean(tf.square(out - labels)))
+
+
+model_fn.hookrun_features = "dense"  # takes the dense matrix (a model_fn's default is named)
 """
 
 

@@ -221,3 +221,16 @@ def test_session_interface_is_the_base_class_saver_save_requires() -> None:
     import tensorflow as tf
 
     assert issubclass(tf.compat.v1.Session, tf_internals.session_interface())
+
+
+@pytest.mark.parametrize("name", sorted(tf_internals.PRIVATE_MODULES))
+def test_each_private_module_imports_with_the_attributes_hookrun_uses(name: str) -> None:
+    attributes, why = tf_internals.PRIVATE_MODULES[name]
+    module = tf_internals.private_module(name)
+    missing = [attribute for attribute in attributes if not hasattr(module, attribute)]
+    assert missing == [], f"tensorflow.python.{name} lacks {missing}: {why}"
+
+
+def test_a_private_module_not_listed_is_refused() -> None:
+    with pytest.raises(KeyError, match="PRIVATE_MODULES"):
+        tf_internals.private_module("ops.array_ops")

@@ -309,7 +309,7 @@ def element_specs(tf: Any, config: Any, base_dir: Path, run_dir: Path | None = N
     Raises:
         PlacedError: at ``data.<key>``: it raised or returned what training refuses (as :func:`make_pipeline`).
     """
-    from hookrun.runner.graph.build import builder_params
+    from hookrun.runner.graph.run_config import builder_params
 
     found: dict[str, list[dict[str, str]]] = {}
     params = builder_params(config, base_dir, run_dir)

@@ -175,7 +175,9 @@ def restore_problem(tf: Any, iterator: Any, prefix: str) -> str | None:
         iterator: the training iterator (graph mode).
         prefix: a checkpoint prefix holding :data:`STATE_KEY`.
     """
-    from tensorflow.python.ops import gen_dataset_ops
+    from hookrun.hooks.tf_internals import private_module
+
+    gen_dataset_ops = private_module("ops.gen_dataset_ops")
 
     v1 = tf.compat.v1
     try:
@@ -228,7 +230,9 @@ def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
     Raises:
         ValueError: ``state`` has not exactly one iterator.
     """
-    from tensorflow.python.data.ops import iterator_ops
+    from hookrun.hooks.tf_internals import private_module
+
+    iterator_ops = private_module("data.ops.iterator_ops")
 
     if len(state.iterators) != 1:
         raise ValueError(f"one training iterator expected, found {len(state.iterators)}")
@@ -259,7 +263,7 @@ def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
             super().restore(sess, save_path)
 
     variables = v1.global_variables() + v1.get_collection(v1.GraphKeys.SAVEABLE_OBJECTS)
-    from tensorflow.python.data.ops import options as options_lib
+    options_lib = private_module("data.ops.options")
 
     policy = options_lib.ExternalStatePolicy.IGNORE if state.ignore_stateful else options_lib.ExternalStatePolicy.FAIL
     with tf.device(iterator._iterator_resource.device):

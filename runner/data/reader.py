@@ -837,8 +837,6 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
     spec.update({name: tf.io.FixedLenFeature([], tf.int64, default_value=INT64_ABSENT) for name in ints})
     spec.update({name: tf.io.RaggedFeature(dtypes["bytes"]) for name in texts})
     if fileset.tensors:  # parsed (and so checked against their spec) with the columns; their values are not kept
-        from hookrun.runner.data.streaming import tensor_feature_spec
-
         spec.update(tensor_feature_spec(tf, fileset.tensors))
 
     def parse(records: Any) -> Any:
@@ -1173,3 +1171,23 @@ def make_eval_dataset(tf: Any, data: TrainingData, batch_size: int) -> Any:
         A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
     """
     return array_source(tf, data).batch(batch_size)
+
+
+def tensor_feature_spec(tf: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+    """``tf.io.parse_example``'s spec of ``data.columns``' tensor features, in the order listed.
+
+    ``shape`` -> ``FixedLenFeature(shape)``, ``varlen: sparse`` -> ``VarLenFeature`` (a ``SparseTensor``),
+    ``varlen: ragged`` -> ``RaggedFeature`` (a ``RaggedTensor``), ``type: bytes`` alone -> ``FixedLenFeature([],
+    string)``: one raw value per record. ``float`` is ``float32``, ``int`` ``int64``, ``string``/``bytes`` ``string``.
+    """
+    dtypes = {"float": tf.float32, "int": tf.int64, "string": tf.string, "bytes": tf.string}
+    spec: dict[str, Any] = {}
+    for name, feature in tensors.items():
+        dtype = dtypes[feature.type]
+        if feature.varlen == "sparse":
+            spec[name] = tf.io.VarLenFeature(dtype)
+        elif feature.varlen == "ragged":
+            spec[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
+        else:
+            spec[name] = tf.io.FixedLenFeature(list(feature.shape or []), dtype)
+    return spec

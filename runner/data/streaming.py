@@ -60,6 +60,7 @@ from hookrun.runner.data.reader import (
     plan_columns,
     resolve_sets,
     split_threshold,
+    tensor_feature_spec,
 )
 from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet, absolute_spec
 from hookrun.runner.errors import DataError, PlacedError
@@ -1019,24 +1020,6 @@ class EvalInput:
 RECORD_KEY = "\0record"
 
 
-def tensor_feature_spec(tf: Any, tensors: dict[str, Any]) -> dict[str, Any]:
-    """``tf.io.parse_example``'s spec of ``data.columns``' tensor features, in the order listed.
-
-    ``shape`` -> ``FixedLenFeature(shape)``, ``varlen: sparse`` -> ``VarLenFeature`` (a ``SparseTensor``),
-    ``varlen: ragged`` -> ``RaggedFeature`` (a ``RaggedTensor``), ``type: bytes`` alone -> ``FixedLenFeature([],
-    string)``: one raw value per record. ``float`` is ``float32``, ``int`` ``int64``, ``string``/``bytes`` ``string``.
-    """
-    dtypes = {"float": tf.float32, "int": tf.int64, "string": tf.string, "bytes": tf.string}
-    spec: dict[str, Any] = {}
-    for name, feature in tensors.items():
-        dtype = dtypes[feature.type]
-        if feature.varlen == "sparse":
-            spec[name] = tf.io.VarLenFeature(dtype)
-        elif feature.varlen == "ragged":
-            spec[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
-        else:
-            spec[name] = tf.io.FixedLenFeature(list(feature.shape or []), dtype)
-    return spec
 
 
 def parse_tensor_features(tf: Any, dataset: Any, tensors: dict[str, Any]) -> Any:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 from hookrun.config_schemas.imports import flags_hint
-from hookrun.config_schemas.interpolation import interpolate
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.hooks.context import HOOKRUN_SCOPE
 from hookrun.hooks.tf_internals import global_step_read, graph_element
@@ -34,7 +33,7 @@ from hookrun.runner.graph.keras_check import Keras3LayerError, refuse_keras3_lay
 from hookrun.runner.graph.model_fn import SpecError, call_model_fn, check_spec, is_model_fn
 from hookrun.runner.graph.optimizers import learning_rate as make_learning_rate
 from hookrun.runner.graph.optimizers import loss_scaled, make_optimizer, make_train_op
-from hookrun.runner.graph.run_config import make_run_info, split_params
+from hookrun.runner.graph.run_config import builder_params, make_run_info, split_params
 from hookrun.runner.graph.seed import seed_everything
 from hookrun.runner.graph.towers import divisible_batches
 
@@ -138,37 +137,6 @@ class BuiltGraph:
     summaries: list[Any] = field(default_factory=list)
 
 
-def builder_params(config: RunConfig, base_dir: Path, run_dir: Path | None) -> dict[str, Any]:
-    """``graph.params`` with ``${config_dir}``, ``${run_dir}``, ``${steps_per_run}`` replaced, as in custom hook args.
-
-    The same placeholders as a custom hook's ``args`` (:mod:`hookrun.config_schemas.interpolation`), so a
-    vocabulary path in params (``"${config_dir}/train.vocab"``) resolves against the config file rather than
-    the working directory; ``$$`` writes one ``$``. The config keeps the placeholders (the saved
-    ``config.yaml`` too): they are replaced each time a graph is built.
-
-    Args:
-        config: the run config.
-        base_dir: the config file's directory (absolute): ``${config_dir}``.
-        run_dir: the run directory (absolute): ``${run_dir}``; None where no run directory is known.
-
-    Returns:
-        A new dict; strings at any depth replaced, other values as given.
-
-    Raises:
-        PlacedError: an unknown placeholder, a ``${`` without ``}``, or ``${run_dir}`` with no run directory.
-    """
-    values = {
-        "config_dir": str(base_dir),
-        "steps_per_run": str(int(getattr(config.session, "steps_per_run", 1))),
-    }
-    if run_dir is not None:
-        values["run_dir"] = str(run_dir)
-    try:
-        return interpolate(config.graph.params, values)
-    except ValueError as err:
-        raise PlacedError("graph.params", str(err)) from None
-    except KeyError:
-        raise PlacedError("graph.params", "${run_dir} is used, but no run directory is known here") from None
 
 
 def features_form(builder: Any, configured: str | None, model_fn: bool = False) -> str:

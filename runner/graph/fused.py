@@ -234,15 +234,16 @@ class FirstCall:
 
     @staticmethod
     def _scope_store() -> Any:
-        from tensorflow.python.ops import variable_scope  # the store of variable scope names (no public API)
+        from hookrun.hooks.tf_internals import private_module  # the store of variable scope names (no public API)
 
-        return variable_scope.get_variable_scope_store()
+        return private_module("ops.variable_scope").get_variable_scope_store()
 
     @contextlib.contextmanager
     def record(self) -> Iterator[None]:
         """Around the first call: note the scope counts it starts from and the variables it makes directly."""
-        from tensorflow.python.ops import variable_scope
+        from hookrun.hooks.tf_internals import private_module
 
+        variable_scope = private_module("ops.variable_scope")
         self.counts_before = dict(self._scope_store().variable_scopes_count)
         self.graph = self._tf.compat.v1.get_default_graph()
         self.ops_before = {key: list(self.graph.get_collection(key)) for key in self._call_collections()}

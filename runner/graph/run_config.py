@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
+
+from hookrun.config_schemas.interpolation import interpolate
+from hookrun.runner.errors import PlacedError
 
 #: The ``params`` keys hookrun adds for a builder of the ``fn(features, labels, params)`` form; a model_fn
 #: finds their values in ``config.hookrun`` instead (see :class:`HookrunValues`).
@@ -174,3 +178,36 @@ def split_params(params: Mapping[str, Any]) -> dict[str, Any]:
 
 
 __all__ = ["HOOKRUN_PARAMS", "HookrunValues", "RunInfo", "make_run_info", "split_params"]
+
+
+def builder_params(config: Any, base_dir: Path, run_dir: Path | None) -> dict[str, Any]:
+    """``graph.params`` with ``${config_dir}``, ``${run_dir}``, ``${steps_per_run}`` replaced, as in custom hook args.
+
+    The same placeholders as a custom hook's ``args`` (:mod:`hookrun.config_schemas.interpolation`), so a
+    vocabulary path in params (``"${config_dir}/train.vocab"``) resolves against the config file rather than
+    the working directory; ``$$`` writes one ``$``. The config keeps the placeholders (the saved
+    ``config.yaml`` too): they are replaced each time a graph is built.
+
+    Args:
+        config: the run config.
+        base_dir: the config file's directory (absolute): ``${config_dir}``.
+        run_dir: the run directory (absolute): ``${run_dir}``; None where no run directory is known.
+
+    Returns:
+        A new dict; strings at any depth replaced, other values as given.
+
+    Raises:
+        PlacedError: an unknown placeholder, a ``${`` without ``}``, or ``${run_dir}`` with no run directory.
+    """
+    values = {
+        "config_dir": str(base_dir),
+        "steps_per_run": str(int(getattr(config.session, "steps_per_run", 1))),
+    }
+    if run_dir is not None:
+        values["run_dir"] = str(run_dir)
+    try:
+        return interpolate(config.graph.params, values)
+    except ValueError as err:
+        raise PlacedError("graph.params", str(err)) from None
+    except KeyError:
+        raise PlacedError("graph.params", "${run_dir} is used, but no run directory is known here") from None

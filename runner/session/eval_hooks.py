@@ -30,6 +30,7 @@ from typing import Any
 
 import tensorflow as tf
 
+from hookrun.hooks.tf_internals import graph_element
 from hookrun.runner.session.hooked_run import run_merged
 
 
@@ -139,8 +140,7 @@ def grafted_element(evaluation: Any, element: Any) -> Any:
         except (KeyError, ValueError):
             return element
     if isinstance(element, tf.Variable):  # a variable (or assign_add's result): its value, as a fetch reads it
-        as_element = getattr(element, "_as_graph_element", None)
-        read = as_element() if as_element is not None else None
+        read = graph_element(element)
         element = read if read is not None else element
     if not isinstance(element, (tf.Tensor, tf.Operation)) or element.graph is not evaluation.source_graph:
         return element

@@ -79,9 +79,9 @@ def _lookup_ops() -> Any:
 
     TF 1.15's heads use them; TF 2 keeps them but no longer exports them under ``tf.compat.v1``).
     """
-    from tensorflow.python.ops import lookup_ops
+    from hookrun.hooks.tf_internals import private_module
 
-    return lookup_ops
+    return private_module("ops.lookup_ops")
 
 
 class ExportOutput:
@@ -206,8 +206,10 @@ def _weights(tf: Any, features: Any, weight_column: Any, logits: Any, per_logit:
         fc = v1.feature_column
         if isinstance(weight_column, str):
             weight_column = fc.numeric_column(key=weight_column, shape=(1,))
-        from tensorflow.python.feature_column import feature_column as fc_v1
-        from tensorflow.python.feature_column import feature_column_v2 as fc_v2
+        from hookrun.hooks.tf_internals import private_module
+
+        fc_v1 = private_module("feature_column.feature_column")
+        fc_v2 = private_module("feature_column.feature_column_v2")
 
         if not isinstance(weight_column, (fc_v2.NumericColumn, fc_v1._NumericColumn)):
             raise TypeError(
@@ -309,9 +311,9 @@ def _labels_mean(tf: Any, labels: Any, weights: Any, name: str) -> Any:
 
 
 def _broadcast(tf: Any, weights: Any, values: Any) -> Any:
-    from tensorflow.python.ops import weights_broadcast_ops
+    from hookrun.hooks.tf_internals import private_module
 
-    return weights_broadcast_ops.broadcast_weights(weights, values)
+    return private_module("ops.weights_broadcast_ops").broadcast_weights(weights, values)
 
 
 def _predictions_mean(tf: Any, predictions: Any, weights: Any, name: str) -> Any:

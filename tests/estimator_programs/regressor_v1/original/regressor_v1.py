@@ -3,7 +3,7 @@
 No layer is named; the loss, a ``tf.summary.scalar``, the metrics *and the optimizer* are built under
 ``mode != PREDICT`` (so also in eval mode, the training-data-analyst ``txtcls1`` pattern); one
 ``EstimatorSpec`` carries every field. The features are one float matrix, as an input_fn returning a tensor
-gave them (hookrun's built-in reader gives the same to a model_fn that does not ask for named features).
+gave them.
 """
 
 import tensorflow as tf
