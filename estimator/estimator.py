@@ -612,8 +612,9 @@ def _note_python_objects(run_dir: Path, unnamed: list[str]) -> None:
         return
     summary[PYTHON_OBJECTS_KEY] = {
         "note": "trained by hookrun.estimator from Python objects that YAML cannot name; config.yaml names them "
-                "as hookrun.runner.live:..., which only that process could import: `hookrun train/evaluate/"
-                "predict/export` cannot rebuild this graph",
+                "as hookrun.runner.live:..., which only that process could import: `hookrun train` cannot re-run "
+                "it, and `hookrun evaluate/predict/export` need an importable model_fn (graph.builder) and take "
+                "the data as --input-fn / --serving-input-fn module:function",
         "objects": unnamed,
     }
     atomic_write_text(summary_path, json.dumps(summary, indent=2) + "\n")
