@@ -200,9 +200,13 @@ class Estimator:
         given = {"labels": labels, "mode": mode, "params": self.params, "config": self.config}
         return call_with_named(self._model_fn, given, (features,))
 
-    def _call_input_fn(self, input_fn: Callable[..., Any], mode: str) -> Any:
-        """``input_fn`` with the arguments it names (``params``, ``mode``, ``config``): ``Estimator._call_input_fn``."""
-        given = {"params": self.params, "mode": mode, "config": self.config, "input_context": None}
+    def _call_input_fn(self, input_fn: Callable[..., Any], mode: str, input_context: Any = None) -> Any:
+        """``input_fn`` with the arguments it names (``params``, ``mode``, ``config``, ``input_context``).
+
+        Mirrors ``Estimator._call_input_fn``; ``input_context`` is the runner's ``tf.distribute.InputContext`` of
+        a cluster's training task (None in one process).
+        """
+        given = {"params": self.params, "mode": mode, "config": self.config, "input_context": input_context}
         return call_with_named(input_fn, given)
 
     # train ------------------------------------------------------------------------------------------------
@@ -345,8 +349,8 @@ class Estimator:
                                  "it at a module's top level, outside __main__ and without a lambda, so that YAML "
                                  "can name it")
 
-            def train_input_fn(mode: str) -> Any:
-                result = self._call_input_fn(input_fn, mode)
+            def train_input_fn(mode: str, input_context: Any = None) -> Any:  # the runner's, on a cluster
+                result = self._call_input_fn(input_fn, mode, input_context)
                 return global_batches(result, replicas) if replicas > 1 else result
 
             data_fn = live_path(train_input_fn, "input_fn", _key(input_fn))
