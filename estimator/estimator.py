@@ -336,6 +336,10 @@ class Estimator:
                            f"params of model_fn {model_name} (values YAML cannot write, or a key hookrun reserves)")
         devices = self._config.train_devices
         replicas = len(devices) if devices else 1
+        if devices and self._config.cluster_spec:
+            raise ValueError("RunConfig(train_distribute=MirroredStrategy) with a TF_CONFIG cluster: hookrun's towers "
+                             "run in one process, not on a cluster; drop train_distribute (each worker trains on one "
+                             "device) or TF_CONFIG")
         if input_name is not None and builder == model_name and replicas == 1:
             data_fn = input_name
         else:

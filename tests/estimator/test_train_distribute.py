@@ -83,3 +83,15 @@ def test_other_strategies_raise_one_line():
         run_config(train_distribute=tf.distribute.OneDeviceStrategy("/cpu:0"))
     with pytest.raises(ValueError, match="eval_distribute"):
         run_config(eval_distribute=object())
+
+
+def test_a_strategy_on_a_tf_config_cluster_is_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setenv("TF_CONFIG", json.dumps({"cluster": {"worker": ["127.0.0.1:1"]},
+                                                "task": {"type": "worker", "index": 0}}))
+    with tf.Graph().as_default():
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+    estimator = tf_estimator.Estimator(tiny_model.model_fn, model_dir=str(tmp_path / "m"),
+                                       config=run_config(train_distribute=strategy))
+    with pytest.raises(ValueError, match=r"^RunConfig\(train_distribute=MirroredStrategy\) with a TF_CONFIG cluster: "):
+        estimator.train(tiny_model.train_input_fn, steps=1)
+    assert not (tmp_path / "m" / "config.yaml").exists()
