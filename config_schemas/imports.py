@@ -305,6 +305,24 @@ def check_import_safe(module_name: str, base_dir: Path, what: str) -> None:
         )
 
 
+#: The module of ``hookrun.runner.live``'s paths: in-memory objects of a ``hookrun.estimator`` process.
+LIVE_MODULE = "hookrun.runner.live"
+
+
+def live_object_message(path: str) -> str:
+    """Why a ``hookrun.runner.live:...`` path of a saved config does not import, and what to write instead.
+
+    ``hookrun.estimator`` names a lambda, a closure, a ``__main__`` function or ``params`` YAML cannot
+    write by such a path (``docs/estimator-api.md``); only the training process could import it.
+    """
+    return (
+        f"{path!r} was an in-memory Python object of the process that trained with hookrun.estimator (a lambda, a "
+        "closure, a function of __main__, or params YAML cannot write), which no other process can import: define "
+        "the function at a module's top level and write it as module:function in the run directory's config.yaml "
+        "(its params under graph.params), or train with it so named"
+    )
+
+
 def import_object(path: str, base_dir: Path, what: str, callable_required: bool = True) -> Any:
     """Import ``package.module:attr`` (``attr`` may be dotted), beside the config file first.
 
@@ -341,6 +359,8 @@ def import_object(path: str, base_dir: Path, what: str, callable_required: bool 
         try:
             obj = getattr(obj, part)
         except AttributeError:
+            if module_name == LIVE_MODULE:
+                raise ImportFailure(what, live_object_message(path)) from None
             public = [n for n in dir(obj) if not n.startswith("_")]
             hint = did_you_mean(part, public)
             raise ImportFailure(what, f"module {module_name!r} has no attribute {attr_path!r}{hint}") from None

@@ -206,9 +206,13 @@ class Estimator:
         given = {"labels": labels, "mode": mode, "params": self.params, "config": self.config}
         return call_with_named(self._model_fn, given, (features,))
 
-    def _call_input_fn(self, input_fn: Callable[..., Any], mode: str) -> Any:
-        """``input_fn`` with the arguments it names (``params``, ``mode``, ``config``): ``Estimator._call_input_fn``."""
-        given = {"params": self.params, "mode": mode, "config": self.config, "input_context": None}
+    def _call_input_fn(self, input_fn: Callable[..., Any], mode: str, input_context: Any = None) -> Any:
+        """``input_fn`` with the arguments it names (``params``, ``mode``, ``config``, ``input_context``).
+
+        Mirrors ``Estimator._call_input_fn``; ``input_context`` is the runner's ``tf.distribute.InputContext`` of
+        a cluster's training task (None in one process).
+        """
+        given = {"params": self.params, "mode": mode, "config": self.config, "input_context": input_context}
         return call_with_named(input_fn, given)
 
     # train ------------------------------------------------------------------------------------------------
@@ -336,20 +340,35 @@ class Estimator:
             builder, params = live_path(model_fn, "model_fn", _key(self._model_fn)), {}
             unnamed.append(f"model_fn {_describe(self._model_fn)}" if model_name is None else
                            f"params of model_fn {model_name} (values YAML cannot write, or a key hookrun reserves)")
-        if input_name is not None and builder == model_name:
+        devices = self._config.train_devices
+        replicas = len(devices) if devices else 1
+        if devices and self._config.cluster_spec:
+            raise ValueError("RunConfig(train_distribute=MirroredStrategy) with a TF_CONFIG cluster: hookrun's towers "
+                             "run in one process, not on a cluster; drop train_distribute (each worker trains on one "
+                             "device) or TF_CONFIG")
+        if input_name is not None and builder == model_name and replicas == 1:
             data_fn = input_name
         else:
             if not live:
+                if replicas > 1:
+                    raise ValueError(f"RunConfig(train_distribute=MirroredStrategy) on {replicas} devices: the "
+                                     "input_fn's batches are per replica, which YAML cannot say: batch "
+                                     f"{replicas}x the rows in the input_fn and set `device: {list(devices or [])}` "
+                                     "in the config")
                 raise ValueError(f"input_fn {_describe(input_fn)} has no importable name (module:function): define "
                                  "it at a module's top level, outside __main__ and without a lambda, so that YAML "
                                  "can name it")
 
-            def train_input_fn(mode: str) -> Any:
-                return self._call_input_fn(input_fn, mode)
+            def train_input_fn(mode: str, input_context: Any = None) -> Any:  # the runner's, on a cluster
+                result = self._call_input_fn(input_fn, mode, input_context)
+                return global_batches(result, replicas) if replicas > 1 else result
 
             data_fn = live_path(train_input_fn, "input_fn", _key(input_fn))
             if input_name is None:
                 unnamed.append(f"input_fn {_describe(input_fn)}")
+            elif replicas > 1:
+                unnamed.append(f"input_fn {input_name}, its per-replica batches joined {replicas} at a time "
+                               "(train_distribute)")
         run = self._config
         hook_entries: list[dict[str, Any]] = [{"type": "nan_tensor"}]
         if steps is not None:
@@ -376,7 +395,8 @@ class Estimator:
             path = live_path(_HookFactory(hook), "hook", f"{index}_{type(hook).__name__}")
             unnamed.append(f"hooks[{index}] {type(hook).__name__} (an instance)")
             hook_entries.append({"type": "custom", "class": path, "name": type(hook).__name__})
-        data: dict[str, Any] = {"input_fn": data_fn}
+        # Estimator called the input_fn afresh at each train(): no input position in the checkpoint
+        data: dict[str, Any] = {"input_fn": data_fn, "save_input_state": False}
         if run.tf_random_seed is not None:
             data["seed"] = int(run.tf_random_seed)
         session: dict[str, Any] = {}
@@ -393,6 +413,8 @@ class Estimator:
             graph["warm_start"] = warm.to_config() if hasattr(warm, "to_config") else {"from": os.fspath(warm)}
         name = re.sub(r"[^A-Za-z0-9_.-]", "-", Path(self._model_dir).name) or "estimator"
         config = {"name": name, "graph": graph, "data": data, "session": session, "hooks": hook_entries}
+        if devices:
+            config["device"] = list(devices)  # the strategy's devices: hookrun's towers (docs/devices.md)
         return config, registered, unnamed
 
     def train_config(
@@ -618,8 +640,9 @@ def _note_python_objects(run_dir: Path, unnamed: list[str]) -> None:
         return
     summary[PYTHON_OBJECTS_KEY] = {
         "note": "trained by hookrun.estimator from Python objects that YAML cannot name; config.yaml names them "
-                "as hookrun.runner.live:..., which only that process could import: `hookrun train/evaluate/"
-                "predict/export` cannot rebuild this graph",
+                "as hookrun.runner.live:..., which only that process could import: `hookrun train` cannot re-run "
+                "it, and `hookrun evaluate/predict/export` need an importable model_fn (graph.builder) and take "
+                "the data as --input-fn / --serving-input-fn module:function",
         "objects": unnamed,
     }
     atomic_write_text(summary_path, json.dumps(summary, indent=2) + "\n")
@@ -640,6 +663,37 @@ def _copy_assets_extra(export_dir: str, assets_extra: Mapping[str, str] | None) 
         shutil.copyfile(source, target)
 
 
+def global_batches(dataset: Any, replicas: int) -> Any:
+    """``replicas`` successive batches of ``dataset`` concatenated into one: a step's global batch.
+
+    Under ``RunConfig(train_distribute=MirroredStrategy(devices))`` Estimator called the input_fn once and
+    gave its successive batches to the replicas in turn (``make_input_fn_iterator``: the input_fn's batch
+    size is per replica). hookrun's towers split one global batch along its first dimension into K equal
+    parts (``runner/graph/towers.py``), so the concatenation of K batches gives each tower the batch its
+    replica had. A last group of fewer than K batches is dropped (a replica without data ended the step).
+
+    Args:
+        dataset: the input_fn's ``tf.data.Dataset`` of batches (features, or ``(features, labels)``).
+        replicas: K, the strategy's device count (> 1).
+
+    Returns:
+        A ``tf.data.Dataset`` of the same structure, each element K batches' rows.
+
+    Raises:
+        ValueError: the input_fn returned no ``tf.data.Dataset`` (Estimator required one under a strategy).
+    """
+    tf = _tf()
+    if not isinstance(dataset, tf.data.Dataset):
+        raise ValueError("under RunConfig(train_distribute=MirroredStrategy) the input_fn must return a "
+                         f"tf.data.Dataset, not {type(dataset).__name__}, as Estimator required")
+
+    def concat(*window: Any) -> Any:
+        structure = window if len(window) > 1 else window[0]
+        return tf.data.Dataset.zip(structure).unbatch().batch(2**31 - 1)  # one element: all K batches' rows
+
+    return dataset.window(replicas, drop_remainder=True).flat_map(concat)
+
+
 def timestamped_dir(export_dir_base: str) -> str:
     """``export_dir_base/<seconds since the epoch>``, not yet existing (``export.get_timestamped_export_dir``)."""
     for _ in range(10):
@@ -650,4 +704,4 @@ def timestamped_dir(export_dir_base: str) -> str:
     raise RuntimeError(f"Failed to obtain a unique export directory name after 10 attempts in {export_dir_base}")
 
 
-__all__ = ["Estimator", "call_with_named", "timestamped_dir"]
+__all__ = ["Estimator", "call_with_named", "global_batches", "timestamped_dir"]

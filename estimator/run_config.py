@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 from typing import Any
 
 _USE_DEFAULT = object()
@@ -49,6 +50,48 @@ def read_tf_config(environ: dict[str, str] | None = None) -> dict[str, Any]:
     return value
 
 
+_MIRRORED = ("MirroredStrategy", "MirroredStrategyV1")
+
+
+def strategy_devices(strategy: Any) -> tuple[str, ...]:
+    """A ``tf.distribute.MirroredStrategy``'s devices as hookrun's ``device:`` list (``docs/devices.md``).
+
+    ``RunConfig(train_distribute=MirroredStrategy(["/cpu:0", "/cpu:1"]))`` trains as hookrun's towers on
+    ``("cpu:0", "cpu:1")``: one model_fn call per device, the gradients averaged (Estimator's optimizer scaled
+    each replica's mean loss by 1/K and summed the gradients: the same average).
+
+    Args:
+        strategy: a ``tf.distribute.MirroredStrategy`` or ``tf.compat.v1.distribute.MirroredStrategy`` (one
+            machine: its ``extended.worker_devices`` are ``/job:localhost/.../device:CPU:N`` or ``GPU:N``).
+
+    Returns:
+        ``("cpu:0", ...)`` or ``("gpu:0", ...)``, in the strategy's order.
+
+    Raises:
+        ValueError: another strategy (``OneDeviceStrategy``, ``MultiWorkerMirroredStrategy``,
+            ``ParameterServerStrategy``, ...), devices of another machine, or CPUs mixed with GPUs.
+    """
+    name = type(strategy).__name__
+    module = type(strategy).__module__ or ""
+    if name not in _MIRRORED or not module.startswith("tensorflow."):
+        raise ValueError(
+            f"RunConfig(train_distribute={name}) is not supported by hookrun.estimator: only tf.distribute."
+            "MirroredStrategy (its devices become hookrun's towers, docs/devices.md); for several machines use "
+            "TF_CONFIG and hookrun's cluster runner (docs/multi-machine.md)"
+        )
+    devices = []
+    for device in strategy.extended.worker_devices:
+        found = re.search(r"(?:^|/)(?:device:)?(CPU|GPU):(\d+)$", str(device), re.IGNORECASE)
+        if found is None or "/job:" in str(device) and "/job:localhost" not in str(device):
+            raise ValueError(f"RunConfig(train_distribute=MirroredStrategy): device {device!r} is not a CPU or GPU "
+                             "of this machine; hookrun's towers run on one machine (docs/devices.md)")
+        devices.append(f"{found.group(1).lower()}:{found.group(2)}")
+    if len({d.split(":")[0] for d in devices}) > 1:
+        raise ValueError(f"RunConfig(train_distribute=MirroredStrategy({devices})): hookrun's towers are all CPUs "
+                         "or all GPUs, not both (docs/devices.md)")
+    return tuple(devices)
+
+
 class RunConfig:
     """How an :class:`~hookrun.estimator.Estimator` runs; mirrors ``tf.estimator.RunConfig`` (TF 1.15).
 
@@ -72,14 +115,17 @@ class RunConfig:
         session_config: a ``tf.compat.v1.ConfigProto`` or None.
         keep_checkpoint_max: checkpoints kept (int); None or 0 keeps them all (as ``Saver``).
         log_step_count_steps: steps between ``global_step/sec`` logs (int; None: none).
-        train_distribute, eval_distribute, experimental_distribute, device_fn: must be None in hookrun (a
-            ``tf.distribute`` strategy is not supported: use hookrun's ``cluster:`` config); given, they raise.
+        train_distribute: a ``tf.distribute.MirroredStrategy`` (or v1's), whose devices become hookrun's
+            towers (``device:`` list, :func:`strategy_devices`); the input_fn's batches are per replica, as
+            under Estimator (K successive batches make one step's global batch).
+        eval_distribute, experimental_distribute, device_fn: must be None in hookrun; given, they raise.
         keep_checkpoint_every_n_hours, protocol, experimental_max_worker_delay_secs,
             session_creation_timeout_secs: accepted, without effect.
 
     Raises:
-        ValueError: both ``save_checkpoints_steps`` and ``_secs``; a distribution strategy or ``device_fn``;
-            a malformed ``TF_CONFIG``.
+        ValueError: both ``save_checkpoints_steps`` and ``_secs``; a ``train_distribute`` other than a
+            one-machine ``MirroredStrategy``; an ``eval_distribute``, ``experimental_distribute`` or
+            ``device_fn``; a malformed ``TF_CONFIG``.
     """
 
     def __init__(
@@ -109,7 +155,9 @@ class RunConfig:
             save_checkpoints_secs = None
         if save_checkpoints_steps and save_checkpoints_secs:
             raise ValueError("Can not provide both save_checkpoints_steps and save_checkpoints_secs.")
-        for name, value in (("train_distribute", train_distribute), ("eval_distribute", eval_distribute),
+        self._train_distribute = train_distribute
+        self._train_devices = strategy_devices(train_distribute) if train_distribute is not None else None
+        for name, value in (("eval_distribute", eval_distribute),
                             ("experimental_distribute", experimental_distribute), ("device_fn", device_fn)):
             if value is not None:
                 raise ValueError(
@@ -218,12 +266,24 @@ class RunConfig:
         return self._log_step_count_steps
 
     @property
-    def train_distribute(self) -> None:
-        """Always None (no ``tf.distribute`` strategy in hookrun)."""
+    def train_distribute(self) -> Any:
+        """The ``MirroredStrategy`` given, or None (``tf.estimator.RunConfig.train_distribute``)."""
+        return self._train_distribute
+
+    @property
+    def train_devices(self) -> tuple[str, ...] | None:
+        """The ``device:`` list of ``train_distribute`` (``("cpu:0", "cpu:1")``), or None (hookrun's own)."""
+        return self._train_devices
+
+    @property
+    def eval_distribute(self) -> None:
+        """Always None (evaluation runs on one device)."""
         return None
 
-    eval_distribute = train_distribute
-    device_fn = train_distribute
+    @property
+    def device_fn(self) -> None:
+        """Always None."""
+        return None
 
     @property
     def protocol(self) -> str | None:
@@ -302,6 +362,7 @@ class RunConfig:
             "log_step_count_steps": self._log_step_count_steps, "protocol": self._protocol,
             "experimental_max_worker_delay_secs": self._experimental_max_worker_delay_secs,
             "session_creation_timeout_secs": self._session_creation_timeout_secs,
+            "train_distribute": self._train_distribute,
         }
         if "save_checkpoints_steps" in kwargs and "save_checkpoints_secs" not in kwargs:
             current["save_checkpoints_secs"] = None
@@ -310,10 +371,18 @@ class RunConfig:
         current.update(kwargs)
         return RunConfig(**current)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> RunConfig:
+        """A deep copy sharing ``train_distribute`` (a strategy holds devices and threads: TensorFlow shared it too)."""
+        clone = copy.copy(self)
+        for key, value in self.__dict__.items():
+            if key != "_train_distribute":
+                setattr(clone, key, copy.deepcopy(value, memo))
+        return clone
+
     def __repr__(self) -> str:
         return (f"RunConfig(model_dir={self._model_dir!r}, tf_random_seed={self._tf_random_seed!r}, "
                 f"save_checkpoints_steps={self._save_checkpoints_steps!r}, "
                 f"save_checkpoints_secs={self._save_checkpoints_secs!r}, task_type={self._task_type!r})")
 
 
-__all__ = ["RunConfig", "TaskType", "read_tf_config"]
+__all__ = ["RunConfig", "TaskType", "read_tf_config", "strategy_devices"]

@@ -84,7 +84,8 @@ def test_run_config_values_become_the_built_in_hooks(tmp_path):
         {"type": "summary_saver", "save_steps": 2},
         {"type": "step_counter", "every_n_steps": 5},
     ]
-    assert written["data"] == {"input_fn": "tests.estimator.tiny_model:train_input_fn", "seed": 3}
+    assert written["data"] == {"input_fn": "tests.estimator.tiny_model:train_input_fn", "save_input_state": False,
+                               "seed": 3}
     assert written["session"]["run_dir"] == str(tmp_path / "m")
 
 

@@ -58,3 +58,9 @@ def model_fn(features, labels, mode, params):
         loss, global_step=v1.train.get_global_step()
     )
     return tf_estimator.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def serving_input_fn():
+    """A raw receiver of ``x`` float32 [batch, 2] (``build_raw_serving_input_receiver_fn``)."""
+    x = tf.compat.v1.placeholder(tf.float32, [None, 2], name="x")
+    return tf_estimator.export.ServingInputReceiver({"x": x}, {"x": x})
