@@ -185,7 +185,9 @@ def build_inference_graph(
         if config.data.seed is not None:
             v1.set_random_seed(config.data.seed)
         global_step = v1.train.get_or_create_global_step()
-        builder = get_builder(config.graph.builder, run.loaded.base_dir)
+        builder = get_builder(
+            config.graph.builder, run.loaded.base_dir, builder_params(config, run.loaded.base_dir, run.run_dir)
+        )
         model_fn = is_model_fn(builder, config.graph.style)
         named = features_form(builder, config.graph.features, model_fn) == "named"
         dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
