@@ -77,3 +77,45 @@ def test_without_feature_columns_the_dense_builder_stays(run_train, tmp_path):
     result = run_train(config_file(tmp_path, "dnn_regressor", "y", {"hidden_units": [4]}))
     assert {"val_rmse", "val_mae"} <= set(result.evaluations[-1])
     assert not any(name.startswith("dnn/") for name in checkpoint_variables(result.run_dir))
+
+
+def test_a_canned_classifier_on_data_files_exports_and_predicts_the_labels_values(run_train, tmp_path):
+    """Estimator's label_vocabulary: `classes` are the label's text (big, small), not the reader's ids as text."""
+    import csv
+
+    from hookrun.runner import export, predict
+    from tests.test_canned_yaml import run_signature, signatures
+
+    params = {"feature_columns": LINEAR_COLUMNS, "optimizer": {"name": "Ftrl", "learning_rate": 0.5}}
+    result = run_train(config_file(tmp_path, "linear_classifier", "kind", params))
+    output = tmp_path / "export" / "1"
+    export(result.run_dir, output)
+    assert signatures(output)["classification"].method_name == "tensorflow/serving/classify"
+    examples = []
+    for x, color in ((2.0, "blue"), (-2.0, "red")):
+        example = tf.train.Example()
+        example.features.feature["x"].float_list.value.append(x)
+        example.features.feature["color"].bytes_list.value.append(color.encode())
+        examples.append(example.SerializeToString())
+    classified = run_signature(output, "classification", examples)
+    assert classified["classes"].tolist() == [[b"big", b"small"]] * 2
+    assert classified["scores"].shape == (2, 2)
+    assert classified["scores"][0, 0] > 0.5 > classified["scores"][1, 0]  # y = 2x + offset: x = 2 is big
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        meta = tf.compat.v1.saved_model.loader.load(session, ["serve"], str(output))
+        signature = meta.signature_def["predict"]
+        values = {"x": [2.0, -2.0], "color": ["blue", "red"], "y": [0.0, 0.0]}
+        feeds = {info.name: values[key] for key, info in signature.inputs.items()}
+        predicted = session.run({key: info.name for key, info in signature.outputs.items()}, feeds)
+    assert predicted["classes"].reshape(-1).tolist() == [b"big", b"small"]
+    assert predicted["all_classes"].tolist() == [[b"big", b"small"]] * 2
+
+    rows = tmp_path / "rows.csv"
+    written = tmp_path / "predictions.csv"
+    predict(result.run_dir, [str(rows)], written)
+    with written.open(encoding="utf-8") as handle:
+        table = list(csv.DictReader(handle))
+    assert len(table) == 48 and {row["kind"] for row in table} <= {"big", "small"}
+    assert {(row["all_classes_0"], row["all_classes_1"]) for row in table} == {("big", "small")}
+    truth = [row["kind"] for row in csv.DictReader(rows.open(encoding="utf-8"))]
+    assert sum(row["kind"] == kind for row, kind in zip(table, truth, strict=True)) >= 36

@@ -405,6 +405,7 @@ def build_graph(
         named_features = not from_input_fn and features_form(builder, config.graph.features, model_fn) == "named"
         if run_info is None:
             run_info = make_run_info(config, run_dir, tf=tf)
+        run_info = run_info.with_label_classes(getattr(data, "state", None) if not from_input_fn else None)
         if not from_input_fn:  # (a model_fn finds it in config.hookrun; its params are as written)
             params["label_scale"] = float(label_scale)
         user_fn = {"config": run_info, "input_fn": data if from_input_fn else None}
@@ -986,7 +987,9 @@ def build_evaluation_graph(
     return _fresh_evaluation(
         tf, config.data.seed, builder, builder_name, params, validation, config.data.batch_size, plan,
         model_fn=model_fn, named=named_features,
-        config=make_run_info(config, run_dir, tf=tf),
+        config=make_run_info(config, run_dir, tf=tf).with_label_classes(
+            getattr(getattr(validation, "input", None), "state", None)
+        ),
     )
 
 

@@ -222,7 +222,7 @@ def build_inference_graph(
             features = tf.identity(features, name="features")
         spec = build_inference(
             tf, builder, config.graph.builder, features, params, model_fn=model_fn,
-            config=make_run_info(config, run.run_dir, tf=tf),
+            config=make_run_info(config, run.run_dir, tf=tf).with_label_classes(state),
         )
         outputs: dict[str, Any] = {}
         class_names = None

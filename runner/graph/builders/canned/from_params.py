@@ -83,6 +83,24 @@ def runner_values(params: Any, config: Any) -> tuple[Mapping[str, Any] | None, f
     return (described if isinstance(described, Mapping) else None), float(scale or 1.0)
 
 
+def label_classes(config: Any, n_classes: int) -> tuple[str, ...] | None:
+    """The reader's class vocabulary of a text label (``config.hookrun.label_vocabulary``), in class-id order.
+
+    Args:
+        config: a model_fn's ``config`` (:class:`hookrun.runner.graph.run_config.RunInfo`), or None.
+        n_classes: the model's classes.
+
+    Returns:
+        The label's values when the data files' label is text and has exactly ``n_classes`` classes (the
+        canned classifier then reports them as ``classes``, as with Estimator's ``label_vocabulary``); None for a
+        numeric label (ids), an ``input_fn``, or another number of classes (ids as text, as TF 1.15's head).
+    """
+    values = getattr(getattr(config, "hookrun", None), "label_vocabulary", None)
+    if not values or len(values) != int(n_classes):
+        return None
+    return tuple(values)
+
+
 def canned_model_fn(
     builder: str,
     features: Any,
@@ -179,15 +197,21 @@ def _canned_model_fn(
         if key in kwargs:
             kwargs[key] = _optimizer(kwargs[key])
     classifier = builder.endswith("classifier")
-    if labels is not None and classifier and labels.dtype != tf.string:
-        if kwargs.get("label_vocabulary"):
-            raise ColumnError(
-                "label_vocabulary: the labels are class ids, not text (with data files, a text label becomes ids "
-                "of the training split's sorted classes); remove label_vocabulary, which applies to text labels "
-                "from a data.input_fn"
-            )
-        if labels.dtype.is_floating:
-            labels = tf.cast(labels, tf.int64)  # the reader's class ids
+    if labels is not None and classifier and labels.dtype != tf.string and kwargs.get("label_vocabulary"):
+        raise ColumnError(
+            "label_vocabulary: the labels are class ids, not text (with data files, a text label becomes ids "
+            "of the training split's sorted classes); remove label_vocabulary, which applies to text labels "
+            "from a data.input_fn"
+        )
+    classes = label_classes(config, kwargs.get("n_classes", 2)) if classifier and described is not None else None
+    if classes is not None and not kwargs.get("label_vocabulary"):
+        # As Estimator's label_vocabulary: `classes` (predict, export) are the label's values, not ids as text
+        kwargs["label_vocabulary"] = list(classes)
+        if labels is not None and labels.dtype != tf.string:
+            ids = tf.cast(labels, tf.int64)  # the reader's class ids, in the vocabulary's order
+            labels = tf.gather(tf.constant(classes, tf.string), ids, name="label_values")
+    if labels is not None and classifier and labels.dtype.is_floating:
+        labels = tf.cast(labels, tf.int64)  # the reader's class ids (a numeric label)
     model_fn = getattr(models, builder)(**kwargs)
     spec = model_fn(raw_features(features, described, columns.identity_keys), labels, mode)
     if mode == ModeKeys.PREDICT and not classifier and scale != 1.0:
