@@ -75,14 +75,14 @@ class _SingleListParams(BuilderParams):
     )
     optimizer: CannedOptimizerName | CannedOptimizer | None = Field(
         default=None,
-        description="With feature_columns: the model's optimizer (default: TF 1.15's, Adagrad for DNN, Ftrl for "
-        "linear); without, graph.optimizer trains the model.",
+        description="Its optimizer (with feature_columns only; default TF 1.15's: Adagrad for DNN, Ftrl for "
+        "linear); without feature_columns, graph.optimizer trains the model.",
     )
     weight_column: str | None = Field(
-        default=None, description="With feature_columns: a numeric feature weighting each example's loss."
+        default=None, description="Loss weight feature (with feature_columns): a numeric feature weighting each row."
     )
-    loss_reduction: LossReduction | None = Field(
-        default=None, description="With feature_columns: how the batch's losses are reduced (default: sum, TF 1.15's)."
+    loss_reduction: LossReduction = Field(
+        default="sum", description="Loss reduction (with feature_columns): the batch's losses; TF 1.15: sum."
     )
 
     @field_validator("feature_columns", mode="after")
@@ -97,7 +97,8 @@ class _SingleListParams(BuilderParams):
     @model_validator(mode="after")
     def _canned_keys(self) -> _SingleListParams:
         if self.feature_columns is None:
-            given = [key for key in self.canned_only if getattr(self, key) is not None]
+            fields = type(self).model_fields
+            given = [key for key in self.canned_only if getattr(self, key) != fields[key].default]
             if given:
                 raise ValueError(
                     f"{given[0]}: an argument of TF 1.15's canned model, taken with feature_columns only; add "
@@ -121,9 +122,9 @@ class LinearRegressorParams(_SingleListParams):
 
     l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
     sparse_combiner: Literal["sum", "mean", "sqrtn"] | None = Field(
-        default=None, description="With feature_columns: how a multivalent categorical column combines (sum)."
+        default=None, description="How a multivalent categorical column combines (with feature_columns)."
     )
-    label_dimension: Count | None = Field(default=None, description="With feature_columns: the label's width (1).")
+    label_dimension: Count | None = Field(default=None, description="The label's width (with feature_columns).")
 
 
 class _DnnParams(_SingleListParams):
@@ -135,7 +136,7 @@ class _DnnParams(_SingleListParams):
     hidden_units: list[Count] = Field(
         default_factory=lambda: [64, 32], min_length=1, description="Units per hidden layer, input to output."
     )
-    activation: Activation = Field(default="relu", description="Hidden-layer activation.")
+    activation: Activation = Field(default="relu", description="Activation of hidden layers.")
     dropout: float = Field(
         default=0.0,
         ge=0.0,
@@ -144,7 +145,7 @@ class _DnnParams(_SingleListParams):
     )
     l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
     batch_norm: bool | None = Field(
-        default=None, description="With feature_columns: batch normalization after each hidden layer (false)."
+        default=None, description="Batch norm after each hidden layer (with feature_columns; default false)."
     )
 
 
@@ -157,7 +158,7 @@ class DnnRegressorParams(_DnnParams):
     builder: ClassVar[str] = "dnn_regressor"
     canned_only: ClassVar[tuple[str, ...]] = (*_SingleListParams.canned_only, "batch_norm", "label_dimension")
 
-    label_dimension: Count | None = Field(default=None, description="With feature_columns: the label's width (1).")
+    label_dimension: Count | None = Field(default=None, description="The label's width (with feature_columns).")
 
 
 class LinearClassifierParams(_SingleListParams):
@@ -174,11 +175,11 @@ class LinearClassifierParams(_SingleListParams):
     l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
     sparse_combiner: Literal["sum", "mean", "sqrtn"] | None = Field(
-        default=None, description="With feature_columns: how a multivalent categorical column combines (sum)."
+        default=None, description="How a multivalent categorical column combines (with feature_columns)."
     )
     label_vocabulary: list[str] | None = Field(
         default=None,
-        description="With feature_columns: the label's strings in class-id order (labels from an input_fn are text).",
+        description="The label's strings in class-id order (with feature_columns; input_fn labels are text).",
     )
 
 
@@ -196,7 +197,7 @@ class DnnClassifierParams(_DnnParams):
     n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
     label_vocabulary: list[str] | None = Field(
         default=None,
-        description="With feature_columns: the label's strings in class-id order (labels from an input_fn are text).",
+        description="The label's strings in class-id order (with feature_columns; input_fn labels are text).",
     )
 
 
