@@ -314,7 +314,8 @@ def params_table(title: str, summary: str, mirrors: str | None, params: Sequence
         head.append(f"\nmirrors {mirrors}", style="dim")
     table = Table(show_edge=False, pad_edge=False, box=box.SIMPLE_HEAD)
     table.add_column("parameter", style="cyan", no_wrap=True)
-    table.add_column("type", overflow="fold", ratio=1)
+    longest = max((len(token) for p in params for token in p["type"].split()), default=0)  # no literal cut in two
+    table.add_column("type", overflow="fold", ratio=1, min_width=min(longest, 30))
     table.add_column("default", overflow="fold", ratio=1)
     table.add_column("description", overflow="fold", ratio=3)
     for p in params:

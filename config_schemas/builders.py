@@ -46,55 +46,8 @@ class BuilderParams(StrictModel):
             BuilderParams.registered[cls.builder] = cls
 
 
-class LinearRegressorParams(BuilderParams):
-    """Params of ``linear_regressor``: ``y = x W + b``, mean squared error."""
-
-    builder: ClassVar[str] = "linear_regressor"
-
-    l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
-
-
-class DnnRegressorParams(BuilderParams):
-    """Params of ``dnn_regressor``: fully connected hidden layers, linear output, mean squared error."""
-
-    builder: ClassVar[str] = "dnn_regressor"
-
-    hidden_units: list[Count] = Field(
-        default_factory=lambda: [64, 32], min_length=1, description="Units per hidden layer, input to output."
-    )
-    activation: Activation = Field(default="relu", description="Hidden-layer activation.")
-    dropout: float = Field(
-        default=0.0,
-        ge=0.0,
-        lt=1.0,
-        description="Fraction of each hidden layer's outputs dropped while training (not in evaluation).",
-    )
-    l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
-
-
-class LinearClassifierParams(LinearRegressorParams):
-    """Params of ``linear_classifier``: ``logits = x W + b``, softmax cross-entropy.
-
-    Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
-    """
-
-    builder: ClassVar[str] = "linear_classifier"
-    classifier: ClassVar[bool] = True
-    n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
-
-
-class DnnClassifierParams(DnnRegressorParams):
-    """Params of ``dnn_classifier``: hidden layers, softmax output, cross-entropy.
-
-    Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
-    """
-
-    builder: ClassVar[str] = "dnn_classifier"
-    classifier: ClassVar[bool] = True
-    n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
-
-
 CannedOptimizerName = Literal["Adagrad", "Adam", "Ftrl", "RMSProp", "SGD"]
+LossReduction = Literal["sum", "mean", "sum_over_batch_size", "sum_by_nonzero_weights"]
 
 
 class CannedOptimizer(StrictModel):
@@ -102,6 +55,150 @@ class CannedOptimizer(StrictModel):
 
     name: CannedOptimizerName = Field(description="The tf.compat.v1.train optimizer, by TF 1.15's canned name.")
     learning_rate: PositiveFloat = Field(description="Learning rate (per step).")
+
+
+class _SingleListParams(BuilderParams):
+    """The dense builders' optional ``feature_columns``: with it, TF 1.15's canned model over YAML columns.
+
+    Without ``feature_columns`` the builder takes the dense matrix (numeric columns z-scored, text one-hot) and
+    ``graph.optimizer`` trains it. With it, the builder is ``tf.compat.v1.estimator.<Model>``'s model_fn over the
+    columns (docs/config.md, "Feature columns"): named raw features, TF 1.15's head, its own ``optimizer``. The
+    keys below marked "with feature_columns" are TF 1.15's constructor arguments and need it; ``l2`` is not one.
+    """
+
+    #: Keys that only the canned model (``feature_columns`` given) takes.
+    canned_only: ClassVar[tuple[str, ...]] = ("optimizer", "weight_column", "loss_reduction")
+
+    feature_columns: list[dict[str, Any]] | None = Field(
+        default=None,
+        description="YAML feature columns: build TF 1.15's canned model over them (without: the dense matrix).",
+    )
+    optimizer: CannedOptimizerName | CannedOptimizer | None = Field(
+        default=None,
+        description="Its optimizer (with feature_columns only; default TF 1.15's: Adagrad for DNN, Ftrl for "
+        "linear); without feature_columns, graph.optimizer trains the model.",
+    )
+    weight_column: str | None = Field(
+        default=None, description="Loss weight feature (with feature_columns): a numeric feature weighting each row."
+    )
+    loss_reduction: LossReduction = Field(
+        default="sum", description="Loss reduction (with feature_columns): the batch's losses; TF 1.15: sum."
+    )
+
+    @field_validator("feature_columns", mode="after")
+    @classmethod
+    def _single_list(cls, value: list[dict[str, Any]] | None) -> list[dict[str, Any]] | None:
+        if value is not None:
+            parsed = parse_columns(value, "feature_columns")
+            if cls.builder.startswith("dnn"):
+                dense_only(parsed, "feature_columns")
+        return value
+
+    @model_validator(mode="after")
+    def _canned_keys(self) -> _SingleListParams:
+        if self.feature_columns is None:
+            fields = type(self).model_fields
+            given = [key for key in self.canned_only if getattr(self, key) != fields[key].default]
+            if given:
+                raise ValueError(
+                    f"{given[0]}: an argument of TF 1.15's canned model, taken with feature_columns only; add "
+                    "`feature_columns:` or remove it"
+                )
+        elif getattr(self, "l2", 0.0):
+            raise ValueError(
+                "l2: not an argument of TF 1.15's canned models (taken without feature_columns only); remove it"
+            )
+        return self
+
+
+class LinearRegressorParams(_SingleListParams):
+    """Params of ``linear_regressor``: ``y = x W + b``, mean squared error.
+
+    With ``feature_columns``: ``tf.compat.v1.estimator.LinearRegressor`` (TF 1.15) over them.
+    """
+
+    builder: ClassVar[str] = "linear_regressor"
+    canned_only: ClassVar[tuple[str, ...]] = (*_SingleListParams.canned_only, "sparse_combiner", "label_dimension")
+
+    l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
+    sparse_combiner: Literal["sum", "mean", "sqrtn"] | None = Field(
+        default=None, description="How a multivalent categorical column combines (with feature_columns)."
+    )
+    label_dimension: Count | None = Field(default=None, description="The label's width (with feature_columns).")
+
+
+class _DnnParams(_SingleListParams):
+    """The DNN builders' params.
+
+    With ``feature_columns``, ``activation`` and ``dropout`` are TF 1.15's ``activation_fn`` and ``dropout`` (0: none).
+    """
+
+    hidden_units: list[Count] = Field(
+        default_factory=lambda: [64, 32], min_length=1, description="Units per hidden layer, input to output."
+    )
+    activation: Activation = Field(default="relu", description="Activation of hidden layers.")
+    dropout: float = Field(
+        default=0.0,
+        ge=0.0,
+        lt=1.0,
+        description="Fraction of each hidden layer's outputs dropped while training (not in evaluation).",
+    )
+    l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
+    batch_norm: bool | None = Field(
+        default=None, description="Batch norm after each hidden layer (with feature_columns; default false)."
+    )
+
+
+class DnnRegressorParams(_DnnParams):
+    """Params of ``dnn_regressor``: fully connected hidden layers, linear output, mean squared error.
+
+    With ``feature_columns``: ``tf.compat.v1.estimator.DNNRegressor`` (TF 1.15) over them.
+    """
+
+    builder: ClassVar[str] = "dnn_regressor"
+    canned_only: ClassVar[tuple[str, ...]] = (*_SingleListParams.canned_only, "batch_norm", "label_dimension")
+
+    label_dimension: Count | None = Field(default=None, description="The label's width (with feature_columns).")
+
+
+class LinearClassifierParams(_SingleListParams):
+    """Params of ``linear_classifier``: ``logits = x W + b``, softmax cross-entropy.
+
+    Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
+    With ``feature_columns``: ``tf.compat.v1.estimator.LinearClassifier`` (TF 1.15) over them.
+    """
+
+    builder: ClassVar[str] = "linear_classifier"
+    classifier: ClassVar[bool] = True
+    canned_only: ClassVar[tuple[str, ...]] = (*_SingleListParams.canned_only, "sparse_combiner", "label_vocabulary")
+
+    l2: float = Field(default=0.0, ge=0.0, description="L2 penalty on the weights (added to the loss).")
+    n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
+    sparse_combiner: Literal["sum", "mean", "sqrtn"] | None = Field(
+        default=None, description="How a multivalent categorical column combines (with feature_columns)."
+    )
+    label_vocabulary: list[str] | None = Field(
+        default=None,
+        description="The label's strings in class-id order (with feature_columns; input_fn labels are text).",
+    )
+
+
+class DnnClassifierParams(_DnnParams):
+    """Params of ``dnn_classifier``: hidden layers, softmax output, cross-entropy.
+
+    Labels are class ids ``0 .. n_classes-1``, or text mapped to ids by the training split's vocabulary.
+    With ``feature_columns``: ``tf.compat.v1.estimator.DNNClassifier`` (TF 1.15) over them.
+    """
+
+    builder: ClassVar[str] = "dnn_classifier"
+    classifier: ClassVar[bool] = True
+    canned_only: ClassVar[tuple[str, ...]] = (*_SingleListParams.canned_only, "batch_norm", "label_vocabulary")
+
+    n_classes: Count = Field(default=2, ge=2, description="Number of classes (count, >= 2).")
+    label_vocabulary: list[str] | None = Field(
+        default=None,
+        description="The label's strings in class-id order (with feature_columns; input_fn labels are text).",
+    )
 
 
 class _DnnLinearCombinedParams(BuilderParams):
@@ -131,7 +228,7 @@ class _DnnLinearCombinedParams(BuilderParams):
     )
     dnn_dropout: float | None = Field(default=None, ge=0.0, lt=1.0, description="Drop probability while training.")
     weight_column: str | None = Field(default=None, description="A numeric feature weighting each example's loss.")
-    loss_reduction: Literal["sum", "mean", "sum_over_batch_size", "sum_by_nonzero_weights"] = Field(
+    loss_reduction: LossReduction = Field(
         default="sum", description="How the batch's losses are reduced (TF 1.15's v1 default: sum)."
     )
     batch_norm: bool = Field(default=False, description="Batch normalization after each hidden layer.")
@@ -194,6 +291,21 @@ CLASSIFIERS = frozenset(name for name, cls in BUILDER_PARAMS.items() if cls.clas
 CANNED = frozenset(name for name, cls in BUILDER_PARAMS.items() if cls.canned)
 
 
+def is_canned(builder: str, params: dict[str, Any] | Any) -> bool:
+    """Whether the built-in ``builder`` with these ``graph.params`` is TF 1.15's canned model.
+
+    True for ``dnn_linear_combined_*``, and for the four dense builders given ``feature_columns``.
+    """
+    given = params.get("feature_columns") is not None if isinstance(params, dict) else False
+    return builder in CANNED or (builder in BUILDER_PARAMS and given and "feature_columns" in model_fields(builder))
+
+
+def model_fields(builder: str) -> dict[str, Any]:
+    """The params model's fields of a built-in ``builder`` (empty for a custom one)."""
+    model = BUILDER_PARAMS.get(builder)
+    return dict(model.model_fields) if model is not None else {}
+
+
 def builtin_eval_metrics(builder: str, params: dict[str, object]) -> list[str] | None:
     """The metric names a built-in builder's evaluation reports (``val_<name>`` besides ``val_loss``).
 
@@ -203,11 +315,12 @@ def builtin_eval_metrics(builder: str, params: dict[str, object]) -> list[str] |
 
     Returns:
         ``["rmse", "mae"]`` for a regressor, ``["accuracy"]`` for a classifier (``["accuracy", "auc"]`` when
-        ``n_classes`` is 2); None for a custom builder (known only once its graph is built).
+        ``n_classes`` is 2); TF 1.15's ``MetricKeys`` for a canned model (a dense builder given
+        ``feature_columns`` is one); None for a custom builder (known only once its graph is built).
     """
     if builder not in BUILDER_PARAMS:
         return None
-    if builder in CANNED:  # TF 1.15's heads' MetricKeys
+    if is_canned(builder, params):  # TF 1.15's heads' MetricKeys
         if builder not in CLASSIFIERS:
             return ["average_loss", "label/mean", "prediction/mean"]
         if params.get("n_classes") != 2:

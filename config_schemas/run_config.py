@@ -22,7 +22,7 @@ from pydantic import (
 
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import MAX_GPU_INDEX
-from hookrun.config_schemas.builders import RESERVED_PARAMS
+from hookrun.config_schemas.builders import RESERVED_PARAMS, model_fields
 from hookrun.config_schemas.cluster import ClusterConfig
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.devices import TOWER_FORM, batch_message, check_towers
@@ -77,7 +77,8 @@ class RunConfigBase(StrictModel):
         """``graph.params.label_scale``/``feature_columns`` are the runner's with data files; free with ``input_fn``."""
         if self.data.input_fn is not None:  # params reach the model_fn as written: nothing is added
             return self
-        reserved = [key for key in RESERVED_PARAMS[1:] if key in self.graph.params]
+        own = model_fields(self.graph.builder)  # a built-in's own `feature_columns` (YAML columns) is not the runner's
+        reserved = [key for key in RESERVED_PARAMS[1:] if key in self.graph.params and key not in own]
         if reserved:
             raise ValueError(
                 f"graph.params.{reserved[0]}: set by the runner when it calls the builder on data files "

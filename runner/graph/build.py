@@ -366,13 +366,14 @@ def build_graph(
         seed_everything(tf, config.data.seed)  # Python's random, NumPy and the graph-level seed
         global_step = tf.compat.v1.train.get_or_create_global_step()
         builder_name = config.graph.builder
-        builder = get_builder(builder_name, base_dir)
+        params = builder_params(config, base_dir, run_dir)
+        builder = get_builder(builder_name, base_dir, params)
         model_fn = is_model_fn(builder, config.graph.style)
         from_input_fn = isinstance(data, InputFn)
         named_features = not from_input_fn and features_form(builder, config.graph.features, model_fn) == "named"
-        params = builder_params(config, base_dir, run_dir)
         if run_info is None:
             run_info = make_run_info(config, run_dir, tf=tf)
+        run_info = run_info.with_label_classes(getattr(data, "state", None) if not from_input_fn else None)
         if not from_input_fn:  # (a model_fn finds it in config.hookrun; its params are as written)
             params["label_scale"] = float(label_scale)
         user_fn = {"config": run_info, "input_fn": data if from_input_fn else None}
@@ -945,8 +946,8 @@ def build_evaluation_graph(
         SetupError: the builder does not import, fails or returns no scalar ``loss``; no rows.
     """
     builder_name = config.graph.builder
-    builder = get_builder(builder_name, base_dir)
     params = {**builder_params(config, base_dir, run_dir), "label_scale": float(label_scale), "mode": "eval"}
+    builder = get_builder(builder_name, base_dir, params)
     model_fn = is_model_fn(builder, config.graph.style)
     named_features = features_form(builder, config.graph.features, model_fn) == "named"
     if named_features:
@@ -954,7 +955,9 @@ def build_evaluation_graph(
     return _fresh_evaluation(
         tf, config.data.seed, builder, builder_name, params, validation, config.data.batch_size, plan,
         model_fn=model_fn, named=named_features,
-        config=make_run_info(config, run_dir, tf=tf),
+        config=make_run_info(config, run_dir, tf=tf).with_label_classes(
+            getattr(getattr(validation, "input", None), "state", None)
+        ),
     )
 
 

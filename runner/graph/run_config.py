@@ -39,11 +39,14 @@ class HookrunValues:
         feature_columns: with named features (``graph.features: named``), column name -> its description
             (``{"kind": "numeric"}`` or ``{"kind": "categorical", "num_buckets": N, "vocabulary": [...]}``),
             read-only; None otherwise.
+        label_vocabulary: with data files and a text label, the label's values in class-id order (the reader's
+            class vocabulary: the training split's sorted classes; labels arrive as those ids); None otherwise.
     """
 
     mode: str | None = None
     label_scale: float = 1.0
     feature_columns: Mapping[str, Any] | None = None
+    label_vocabulary: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -107,12 +110,28 @@ class RunInfo:
             params: a builder's params (``graph.params`` plus :data:`HOOKRUN_PARAMS` keys).
         """
         columns = params.get("feature_columns")
-        values = HookrunValues(
+        values = replace(
+            self.hookrun,
             mode=mode,
             label_scale=float(params.get("label_scale", self.hookrun.label_scale)),
             feature_columns=MappingProxyType(dict(columns)) if columns is not None else self.hookrun.feature_columns,
         )
         return replace(self, hookrun=values)
+
+    def with_label_classes(self, state: Any) -> RunInfo:
+        """A copy whose ``hookrun.label_vocabulary`` is the reader's class vocabulary of a text label.
+
+        Args:
+            state: the data files' ``Preprocessor`` (its ``label``: ``kind`` and ``vocabulary``), or None.
+
+        Returns:
+            ``self`` unchanged without a state or a text (categorical) label with a vocabulary.
+        """
+        label = getattr(state, "label", None)
+        vocabulary = getattr(label, "vocabulary", None) if getattr(label, "kind", None) == "categorical" else None
+        if not vocabulary:
+            return self
+        return replace(self, hookrun=replace(self.hookrun, label_vocabulary=tuple(str(v) for v in vocabulary)))
 
 
 def _first(hooks: Any, kind: str) -> Any:

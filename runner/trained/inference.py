@@ -185,7 +185,9 @@ def build_inference_graph(
         if config.data.seed is not None:
             v1.set_random_seed(config.data.seed)
         global_step = v1.train.get_or_create_global_step()
-        builder = get_builder(config.graph.builder, run.loaded.base_dir)
+        builder = get_builder(
+            config.graph.builder, run.loaded.base_dir, builder_params(config, run.loaded.base_dir, run.run_dir)
+        )
         model_fn = is_model_fn(builder, config.graph.style)
         named = features_form(builder, config.graph.features, model_fn) == "named"
         dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
@@ -220,7 +222,7 @@ def build_inference_graph(
             features = tf.identity(features, name="features")
         spec = build_inference(
             tf, builder, config.graph.builder, features, params, model_fn=model_fn,
-            config=make_run_info(config, run.run_dir, tf=tf),
+            config=make_run_info(config, run.run_dir, tf=tf).with_label_classes(state),
         )
         outputs: dict[str, Any] = {}
         class_names = None

@@ -90,8 +90,9 @@ def _builder(run: Any) -> tuple[Any, bool, dict[str, Any]]:
     from hookrun.runner.graph.model_fn import is_model_fn
 
     config = run.loaded.config
-    builder = get_builder(config.graph.builder, Path.cwd())
-    return builder, is_model_fn(builder, config.graph.style), builder_params(config, run.loaded.base_dir, run.run_dir)
+    params = builder_params(config, run.loaded.base_dir, run.run_dir)
+    builder = get_builder(config.graph.builder, Path.cwd(), params)
+    return builder, is_model_fn(builder, config.graph.style), params
 
 
 def _call(tf: Any, run: Any, features: Any, labels: Any, mode: str, function: Any, option: str) -> Any:

@@ -59,12 +59,17 @@ def builtin_names() -> tuple[str, ...]:
     return tuple(names)
 
 
-def get_builder(name: str, base_dir: Path) -> Callable[..., Any]:
+def get_builder(name: str, base_dir: Path, params: dict[str, Any] | None = None) -> Callable[..., Any]:
     """Return the builder function for ``graph.builder``.
+
+    A built-in's ``builder.py`` may define ``variant(params)``: the function to use instead for these params,
+    or None (``dnn_classifier`` with ``feature_columns`` is TF 1.15's canned model_fn, without it the dense
+    builder).
 
     Args:
         name: a built-in name (a folder of ``builders/``), or ``package.module:function``.
         base_dir: the config file's directory (custom modules resolve there first).
+        params: ``graph.params`` (placeholders expanded) for a built-in's ``variant``; None: the folder's function.
 
     Returns:
         A callable ``fn(features, labels, params)`` (or a model_fn).
@@ -74,5 +79,7 @@ def get_builder(name: str, base_dir: Path) -> Callable[..., Any]:
     """
     if name in builtin_names():
         module = importlib.import_module(f"{__package__}.{name}.{IMPLEMENTATION}")
-        return getattr(module, name)
+        variant = getattr(module, "variant", None)
+        chosen = variant(params) if variant is not None and params is not None else None
+        return chosen if chosen is not None else getattr(module, name)
     return import_object(name, base_dir, what="graph.builder")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hookrun.runner.graph.builders.canned.from_params import single_list_variant
 from hookrun.runner.graph.builders.heads import classification_head, dense, hidden_layers
 from hookrun.runner.graph.builders.spec import GraphSpec
 
@@ -28,3 +29,12 @@ def dnn_classifier(features: Any, labels: Any, params: dict[str, Any]) -> GraphS
     n_classes = int(params.get("n_classes", 2))
     logits = dense(hidden_layers(tf, features, params), n_classes, "logits")
     return GraphSpec(**classification_head(tf, logits, labels, n_classes, params))
+
+
+def variant(params: dict[str, Any] | None) -> Any:
+    """With ``feature_columns`` in ``graph.params``: TF 1.15's canned ``dnn_classifier`` over those YAML columns.
+
+    A model_fn (:func:`~hookrun.runner.graph.builders.canned.from_params.single_list_variant`); None keeps
+    :func:`dnn_classifier` (the dense matrix).
+    """
+    return single_list_variant("dnn_classifier", params)

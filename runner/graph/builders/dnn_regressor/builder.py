@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hookrun.runner.graph.builders.canned.from_params import single_list_variant
 from hookrun.runner.graph.builders.heads import dense, hidden_layers, regression_head
 from hookrun.runner.graph.builders.spec import GraphSpec
 
@@ -28,3 +29,12 @@ def dnn_regressor(features: Any, labels: Any, params: dict[str, Any]) -> GraphSp
 
     output = dense(hidden_layers(tf, features, params), 1, "output")
     return GraphSpec(**regression_head(tf, output, labels, params))
+
+
+def variant(params: dict[str, Any] | None) -> Any:
+    """With ``feature_columns`` in ``graph.params``: TF 1.15's canned ``dnn_regressor`` over those YAML columns.
+
+    A model_fn (:func:`~hookrun.runner.graph.builders.canned.from_params.single_list_variant`); None keeps
+    :func:`dnn_regressor` (the dense matrix).
+    """
+    return single_list_variant("dnn_regressor", params)

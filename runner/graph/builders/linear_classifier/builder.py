@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hookrun.runner.graph.builders.canned.from_params import single_list_variant
 from hookrun.runner.graph.builders.heads import classification_head, dense
 from hookrun.runner.graph.builders.spec import GraphSpec
 
@@ -27,3 +28,12 @@ def linear_classifier(features: Any, labels: Any, params: dict[str, Any]) -> Gra
     n_classes = int(params.get("n_classes", 2))
     logits = dense(features, n_classes, "linear")
     return GraphSpec(**classification_head(tf, logits, labels, n_classes, params))
+
+
+def variant(params: dict[str, Any] | None) -> Any:
+    """With ``feature_columns`` in ``graph.params``: TF 1.15's canned ``linear_classifier`` over those YAML columns.
+
+    A model_fn (:func:`~hookrun.runner.graph.builders.canned.from_params.single_list_variant`); None keeps
+    :func:`linear_classifier` (the dense matrix).
+    """
+    return single_list_variant("linear_classifier", params)

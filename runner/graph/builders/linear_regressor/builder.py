@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hookrun.runner.graph.builders.canned.from_params import single_list_variant
 from hookrun.runner.graph.builders.heads import dense, regression_head
 from hookrun.runner.graph.builders.spec import GraphSpec
 
@@ -26,3 +27,12 @@ def linear_regressor(features: Any, labels: Any, params: dict[str, Any]) -> Grap
 
     output = dense(features, 1, "linear")
     return GraphSpec(**regression_head(tf, output, labels, params))
+
+
+def variant(params: dict[str, Any] | None) -> Any:
+    """With ``feature_columns`` in ``graph.params``: TF 1.15's canned ``linear_regressor`` over those YAML columns.
+
+    A model_fn (:func:`~hookrun.runner.graph.builders.canned.from_params.single_list_variant`); None keeps
+    :func:`linear_regressor` (the dense matrix).
+    """
+    return single_list_variant("linear_regressor", params)
