@@ -469,6 +469,13 @@ def test_every_model_fn_gets_estimators_run_config_and_params_as_written(
     ((mode, given, config),) = seen
     assert mode == "eval" and given == {"units": 3, "path": f"{tmp_path}/vocab.txt"}  # the config's dir, not the run's
     assert config.model_dir == str(run) and config.save_checkpoints_steps == 3 and config.hookrun.label_scale == 2.0
+    seen.clear()
+    from hookrun.runner.trained.predict import predict
+
+    predict(run, [str(linear_csv)], tmp_path / "predictions.csv")  # infer mode: the same config
+    ((mode, given, config),) = seen
+    assert mode == "infer" and given == {"units": 3, "path": f"{tmp_path}/vocab.txt"}
+    assert config.model_dir == str(run) and config.tf_random_seed == 11 and config.hookrun.mode == "infer"
 
 
 #: An evaluation hook that builds its op in begin() from the eval-mode tensors it was given (Estimator's pattern:
