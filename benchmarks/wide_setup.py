@@ -4,6 +4,10 @@ Usage::
 
     .venv/bin/python benchmarks/wide_setup.py --label after            # 10,000 rows (MNIST-sized rows)
     .venv/bin/python benchmarks/wide_setup.py --rows 2000 --label quick
+    .venv/bin/python benchmarks/wide_setup.py --label after --compare /tmp/old --compare-label "before abc123"
+
+(``--compare DIR``: ``DIR/hookrun`` is another checkout, e.g. ``git archive OLD | tar -x -C DIR/hookrun``; its
+runs alternate with the current code's in every round, so both see the same machine load.)
 
 The data are generated reproducibly (``numpy.random.default_rng(0)``): ``label`` (a class 0-9) and 784
 pixel columns ``p000`` .. ``p783`` (integers 0-255), as one CSV file and as one TFRecord file of
@@ -102,16 +106,21 @@ hooks:
 """
 
 
-def time_setup(data: Path, work: Path) -> dict[str, float]:
-    """Run ``hookrun train`` on ``data`` once in a fresh process; return wall, set-up and loop seconds."""
+def time_setup(data: Path, work: Path, pythonpath: str | None = None) -> dict[str, float]:
+    """Run ``hookrun train`` on ``data`` once in a fresh process; return wall, set-up and loop seconds.
+
+    ``pythonpath``: a directory holding another checkout as ``hookrun/`` (e.g. ``git archive`` of the old
+    commit), put first on ``PYTHONPATH`` so the process runs that code.
+    """
     config = work / f"{data.stem}_{data.suffix[1:]}.yaml"
     config.write_text(config_text(data), encoding="utf-8")
     run_dir = work / "run"
     shutil.rmtree(run_dir, ignore_errors=True)
     hookrun = Path(sys.executable).with_name("hookrun")
     started = time.perf_counter()
+    env = dict(ENV, PYTHONPATH=pythonpath) if pythonpath else ENV
     done = subprocess.run(
-        [str(hookrun), "train", str(config), "--run-dir", str(run_dir)], env=ENV, capture_output=True, text=True
+        [str(hookrun), "train", str(config), "--run-dir", str(run_dir)], env=env, capture_output=True, text=True
     )
     wall = time.perf_counter() - started
     if done.returncode != 0:
@@ -135,7 +144,9 @@ def write_row(label: str, rows: int, csv_setup: float, tfrecord_setup: float, re
         "`python benchmarks/wide_setup.py --label L`: `hookrun train` in a fresh process on a 785-column CSV "
         "(label + 784 pixels) and on the same rows as TFRecord (785 one-value features); linear_classifier, "
         "batch 128, 20 steps, validation_split 0.1 with one evaluation. Set-up = wall - loop_seconds - "
-        "end_seconds (summary.json): imports, statistics pass, graph build, session creation.\n\n"
+        "end_seconds (summary.json): imports, statistics pass, graph build, session creation. Rows written by one "
+        "`--compare` run alternate the two codes in every round (same machine load); the machine is shared, so "
+        "compare rows of one run only.\n\n"
         "| code | rows | CSV set-up s | TFRecord set-up s | when |\n|---|---:|---:|---:|---|\n"
     )
     if MARK_BEGIN in text:
@@ -155,22 +166,33 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--label", default="current", help="the row's name (e.g. before, after)")
+    parser.add_argument(
+        "--compare", metavar="DIR", help="also time the code under DIR/hookrun (another checkout), interleaved "
+        "with the current code in every round, as the row `--compare-label`",
+    )
+    parser.add_argument("--compare-label", default="before")
     args = parser.parse_args()
-    if not re.fullmatch(r"[\w .:-]+", args.label):
-        raise SystemExit("--label: letters, digits, spaces and .:- only")
+    for label in (args.label, args.compare_label):
+        if not re.fullmatch(r"[\w .:-]+", label):
+            raise SystemExit("--label, --compare-label: letters, digits, spaces and .:- only")
+    versions = [(args.label, None)] + ([(args.compare_label, args.compare)] if args.compare else [])
     with tempfile.TemporaryDirectory(prefix="wide-setup-") as tmp:
         work = Path(tmp)
         log(f"generating {args.rows:,} rows of 785 columns")
         csv_path, tfrecord_path = generate(work, args.rows)
-        found: dict[str, list[float]] = {"csv": [], "tfrecord": []}
+        found = {(label, name): [] for label, _ in versions for name in ("csv", "tfrecord")}
         for round_ in range(args.repeats):
+            order = versions if round_ % 2 == 0 else versions[::-1]  # alternate who goes first
             for name, path in (("csv", csv_path), ("tfrecord", tfrecord_path)):
-                result = time_setup(path, work)
-                found[name].append(result["setup"])
-                log(f"round {round_ + 1} {name}: set-up {result['setup']:.1f} s, loop {result['loop']:.1f} s")
-    csv_setup, tfrecord_setup = (statistics.median(found[name]) for name in ("csv", "tfrecord"))
-    write_row(args.label, args.rows, csv_setup, tfrecord_setup, args.repeats)
-    print(f"{args.label}: CSV set-up {csv_setup:.1f} s, TFRecord set-up {tfrecord_setup:.1f} s")
+                for label, pythonpath in order:
+                    result = time_setup(path, work, pythonpath)
+                    found[(label, name)].append(result["setup"])
+                    log(f"round {round_ + 1} {label} {name}: set-up {result['setup']:.1f} s, loop "
+                        f"{result['loop']:.1f} s")
+    for label, _ in versions[::-1]:
+        csv_setup, tfrecord_setup = (statistics.median(found[(label, name)]) for name in ("csv", "tfrecord"))
+        write_row(label, args.rows, csv_setup, tfrecord_setup, args.repeats)
+        print(f"{label}: CSV set-up {csv_setup:.1f} s, TFRecord set-up {tfrecord_setup:.1f} s")
 
 
 if __name__ == "__main__":
