@@ -20,6 +20,7 @@ import importlib.metadata
 import json
 import os
 import platform
+import re
 import statistics
 import subprocess
 import sys
@@ -506,14 +507,15 @@ def report(meta: dict[str, Any], results: dict[str, Any], startup: dict[str, Any
     return "\n".join(out) + "\n"
 
 
-def _gpu_section(path: Path) -> str | None:
-    """The ``make bench-gpu`` section of ``path`` (``gpu_bench.py`` writes it between its markers), else None."""
-    from gpu_bench import BEGIN, END
+#: A section another script writes into RESULTS.md: ``<!-- name -->`` ... ``<!-- /name -->`` (``gpu_bench.py``'s
+#: ``bench-gpu``, ``input_fn_bench.py``'s ``input-fn-bench``, ``wide_setup.py``'s ``wide-setup``).
+_SECTION = re.compile(r"<!-- ([a-z0-9-]+) -->\n.*?<!-- /\1 -->", re.S)
 
+
+def _kept_sections(path: Path) -> list[str]:
+    """The marked sections of ``path`` that other benchmark scripts wrote, in file order (kept on a rewrite)."""
     text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN not in text or END not in text:
-        return None
-    return BEGIN + text.split(BEGIN, 1)[1].split(END, 1)[0] + END
+    return [match.group(0) for match in _SECTION.finditer(text)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -581,13 +583,9 @@ def main(argv: list[str] | None = None) -> int:
     meta["load_start"], meta["load_end"] = load_start, os.getloadavg()[0]
     meta["seconds"] = time.perf_counter() - started
     text = report(meta, results, startup, errors)
-    kept_gpu_section = _gpu_section(args.output)
+    kept = _kept_sections(args.output) if args.output.resolve() == DEFAULT_OUTPUT.resolve() else []
     args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(text, encoding="utf-8")
-    if args.output.resolve() == DEFAULT_OUTPUT.resolve() and kept_gpu_section is not None:  # make bench-gpu's part
-        from gpu_bench import write_section
-
-        write_section(args.output, kept_gpu_section)
+    args.output.write_text(text.rstrip("\n") + "".join(f"\n\n{section}" for section in kept) + "\n", encoding="utf-8")
     if args.json is not None:
         args.json.write_text(json.dumps({"meta": meta, "results": results, "startup": startup}, indent=2))
     print(text, end="")
