@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from hookrun.config_schemas.loader import LoadedConfig
     from hookrun.runner.trained.evaluate import EvalResult
     from hookrun.runner.trained.export import ExportResult
-    from hookrun.runner.trained.predict import PredictResult
+    from hookrun.runner.trained.results import PredictResult
     from hookrun.runner.trained.runs import RunsTable
     from hookrun.runner.trained.sweep import SweepResult
     from hookrun.runner.trainer import TrainResult

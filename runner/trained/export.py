@@ -27,44 +27,13 @@ loading feeds each table the copy's path, so the export loads anywhere, without 
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hookrun.runner.errors import SetupError
 from hookrun.runner.trained.inference import EXAMPLES
-
-#: The default signature's key (``tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY``).
-SERVING_DEFAULT = "serving_default"
-
-
-@dataclass
-class ExportResult:
-    """One export.
-
-    Attributes:
-        run_dir: the run directory.
-        checkpoint: the checkpoint prefix exported.
-        global_step: its ``global_step``.
-        output: the SavedModel directory written.
-        signatures: signature name -> ``{"inputs": {name: dtype}, "outputs": {name: dtype}}`` (and ``"method"``,
-            the SignatureDef's method name, for a ``graph.serving_input_fn`` export).
-        seconds: wall time (seconds).
-        excluded: signature name -> why it was left out (a ``graph.serving_input_fn`` export: an output that
-            cannot take those inputs, as Estimator's export logged it).
-    """
-
-    run_dir: str
-    checkpoint: str
-    global_step: int
-    output: str
-    signatures: dict[str, dict[str, Any]] = field(default_factory=dict)
-    seconds: float = 0.0
-    excluded: dict[str, str] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        """The result as JSON data."""
-        return asdict(self)
+from hookrun.runner.trained.results import SERVING_DEFAULT, ExportResult
+from hookrun.runner.trained.results import check_assets as _check_assets
 
 
 def _signature(tf: Any, inputs: dict[str, Any], outputs: Any, examples: Any = None) -> Any:
@@ -94,22 +63,6 @@ def _signature(tf: Any, inputs: dict[str, Any], outputs: Any, examples: Any = No
 
     with _without_deprecation_notice_of("build_tensor_info"):  # the v1 Builder's own call; nothing to act on
         return tf.compat.v1.saved_model.predict_signature_def(inputs, outputs)
-
-
-def _check_assets(session: Any, assets: list[Any]) -> None:
-    """Every file in ``ASSET_FILEPATHS`` is a regular file, before anything is written.
-
-    Raises:
-        SetupError: one is missing (or a directory): names it and the collection (exit 2).
-    """
-    for tensor in assets:
-        path = Path(session.run(tensor).decode("utf-8", "replace"))
-        if not path.is_file():
-            raise SetupError(
-                f"graph.builder: the model reads the file {path} (a vocabulary or other asset: the graph's "
-                "ASSET_FILEPATHS collection), which is not a file now; the export copies it into assets/: "
-                "put it back, or export where the path resolves"
-            )
 
 
 def export(

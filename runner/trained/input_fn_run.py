@@ -264,7 +264,7 @@ def predict_with_input_fn(
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
-    from hookrun.runner.trained.predict import PredictResult
+    from hookrun.runner.trained.results import PredictResult
     from hookrun.runner.trained.saved_run import resolve_checkpoint
 
     target = check_output_path(output, overwrite, "file")
@@ -404,7 +404,7 @@ def export_with_serving_input_fn(
     """Export a SavedModel whose signatures come from a serving_input_fn's receiver, as ``export_saved_model``.
 
     Returns:
-        An :class:`~hookrun.runner.trained.export.ExportResult`; ``excluded`` names each signature left out
+        An :class:`~hookrun.runner.trained.results.ExportResult`; ``excluded`` names each signature left out
         and why.
 
     Raises:
@@ -415,8 +415,9 @@ def export_with_serving_input_fn(
     """
     from hookrun.runner.run_dir.directory import check_usable_path
     from hookrun.runner.tf_env import import_tensorflow
-    from hookrun.runner.trained.export import SERVING_DEFAULT, ExportResult, _check_assets
     from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
+    from hookrun.runner.trained.results import SERVING_DEFAULT, ExportResult
+    from hookrun.runner.trained.results import check_assets as _check_assets
     from hookrun.runner.trained.saved_run import resolve_checkpoint
     from hookrun.runner.trained.serving import PredictOutput
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 import csv
 import math
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,38 +30,10 @@ import numpy as np
 
 from hookrun.runner.errors import DataError, SetupError
 from hookrun.runner.trained.inference import CLASS_ID_OUTSIDE
+from hookrun.runner.trained.results import PredictResult
 
 #: Rows fed to the graph per session call (rows); ``prediction_hooks`` see batches of this size.
 PREDICT_BATCH = 4096
-
-
-@dataclass
-class PredictResult:
-    """One ``predict`` call.
-
-    Attributes:
-        run_dir: the run directory.
-        checkpoint: the checkpoint prefix restored.
-        global_step: its ``global_step``.
-        data: the files read (absolute), in order.
-        rows: rows predicted (count; one output row each).
-        columns: the output CSV's header.
-        output: the CSV written.
-        seconds: wall time of reading, predicting and writing (seconds).
-    """
-
-    run_dir: str
-    checkpoint: str
-    global_step: int
-    data: list[str]
-    rows: int
-    columns: list[str] = field(default_factory=list)
-    output: str = ""
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        """The result as JSON data."""
-        return asdict(self)
 
 
 def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -> tuple[Any, Any]:

@@ -225,3 +225,24 @@ def raw_features(features: Mapping[str, Any], described: Mapping[str, Any] | Non
         if key in out and hasattr(out[key], "dtype") and out[key].dtype.is_floating:
             out[key] = tf.cast(tf.round(out[key]), tf.int64)
     return out
+
+
+def runner_values(params: Any, config: Any) -> tuple[Mapping[str, Any] | None, float]:
+    """The runner's column description and ``label_scale``: ``config.hookrun``'s, else ``params``' (the builder form).
+
+    Args:
+        params: the builder's params (a builder of the ``fn(features, labels, params)`` form finds them there).
+        config: a model_fn's ``config`` (:class:`hookrun.runner.graph.run_config.RunInfo`), or None.
+
+    Returns:
+        ``(description, label_scale)``: column name -> description (None without named features from data files),
+        and the label scale (1.0 without ``data.label_scale``).
+    """
+    values = getattr(config, "hookrun", None)
+    if values is not None:
+        described = getattr(values, "feature_columns", None)
+        scale = getattr(values, "label_scale", None)
+    else:
+        params = params if isinstance(params, Mapping) else {}
+        described, scale = params.get("feature_columns"), params.get("label_scale")
+    return (described if isinstance(described, Mapping) else None), float(scale or 1.0)

@@ -18,7 +18,7 @@ from typing import Any
 
 from hookrun.config_schemas.feature_columns import ColumnError
 from hookrun.runner.graph.builders.canned import models
-from hookrun.runner.graph.builders.canned.columns import ColumnBuilder, raw_features
+from hookrun.runner.graph.builders.canned.columns import ColumnBuilder, raw_features, runner_values
 from hookrun.runner.graph.model_fn import EstimatorSpec, ModeKeys
 
 #: Params that are not constructor arguments: the runner's, and hookrun's own.
@@ -62,25 +62,6 @@ def quiet_feature_columns() -> Iterator[None]:
         logger.removeFilter(notices)
 
 
-def runner_values(params: Any, config: Any) -> tuple[Mapping[str, Any] | None, float]:
-    """The runner's column description and ``label_scale``: ``config.hookrun``'s, else ``params``' (the builder form).
-
-    Args:
-        params: the builder's params (a builder of the ``fn(features, labels, params)`` form finds them there).
-        config: a model_fn's ``config`` (:class:`hookrun.runner.graph.run_config.RunInfo`), or None.
-
-    Returns:
-        ``(description, label_scale)``: column name -> description (None without named features from data files),
-        and the label scale (1.0 without ``data.label_scale``).
-    """
-    values = getattr(config, "hookrun", None)
-    if values is not None:
-        described = getattr(values, "feature_columns", None)
-        scale = getattr(values, "label_scale", None)
-    else:
-        params = params if isinstance(params, Mapping) else {}
-        described, scale = params.get("feature_columns"), params.get("label_scale")
-    return (described if isinstance(described, Mapping) else None), float(scale or 1.0)
 
 
 def label_classes(config: Any, n_classes: int) -> tuple[str, ...] | None:

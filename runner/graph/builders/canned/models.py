@@ -373,7 +373,7 @@ def _model_fn(run: Callable[[Any, Any, str], EstimatorSpec], head: Head) -> Mode
         text columns' text (:func:`hookrun.runner.graph.builders.canned.columns.raw_features`); a classifier's
         float class ids become ``int64``. An ``input_fn``'s features and labels pass as they are.
         """
-        from hookrun.runner.graph.builders.canned.from_params import runner_values
+        from hookrun.runner.graph.builders.canned.columns import runner_values
 
         described, _ = runner_values(params, config)
         if described is not None and isinstance(features, Mapping):
