@@ -66,11 +66,18 @@ def _unraisable(unraisable: object) -> None:
 
     Python would print it as ``Exception ignored in ...`` with a traceback and carry on, losing the
     signal; instead the one line is printed and the process exits at once (this happens only before
-    training, whose own handlers replace these).
+    training, whose own handlers replace these). Inside the import system's lock Python wraps it: a
+    ``SystemError`` ("returned a result with an exception set") whose cause is the :class:`Interrupted`;
+    any unraisable error after a signal was received is taken as that signal.
     """
     error = getattr(unraisable, "exc_value", None)
-    if isinstance(error, Interrupted):
-        code = announce(error.signum)
+    seen: set[int] = set()
+    while error is not None and not isinstance(error, Interrupted) and id(error) not in seen:
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    signum = error.signum if isinstance(error, Interrupted) else (received[0] if received else None)
+    if signum is not None:
+        code = announce(signum)
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

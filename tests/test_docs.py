@@ -10,7 +10,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 #: The docs/ pages the README must point to (issue 13 item 9).
-TOPICS = ("config", "hooks", "data", "engine", "multi-machine", "architecture", "custom-hooks", "run-directory")
+TOPICS = ("config", "hooks", "data", "engine", "multi-machine", "architecture", "custom-hooks", "run-directory",
+          "estimator-api", "builders", "devices", "migrating-from-estimator")
 
 
 def _anchor(heading: str) -> str:

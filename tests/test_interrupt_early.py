@@ -118,3 +118,33 @@ def test_nothing_but_signal_is_imported_before_the_handlers_are_installed() -> N
     assert done.returncode == 0, done.stderr
     loaded = set(done.stdout.split())
     assert loaded <= {"hookrun", "hookrun.cli", "hookrun.cli.app", "hookrun.cli.interrupts", "signal"}, loaded
+
+
+def test_an_interrupt_wrapped_by_the_import_lock_still_exits_with_one_line() -> None:
+    """Inside importlib's module lock Python turns the handler's exception into a SystemError ("returned a result
+    with an exception set") caused by it, and reports that as unraisable: it must end the process as the signal."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(
+        """
+        import sys
+        from types import SimpleNamespace
+
+        from hookrun.cli import interrupts
+
+        interrupts.install()
+        try:
+            try:
+                raise interrupts.Interrupted(2)
+            except interrupts.Interrupted as cause:
+                raise SystemError("<built-in function acquire_lock> returned a result with an exception set") from cause
+        except SystemError as wrapped:
+            sys.unraisablehook(SimpleNamespace(exc_type=SystemError, exc_value=wrapped, exc_traceback=None,
+                                               err_msg=None, object=None))
+        print("carried on", flush=True)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr.strip()) == (130, "", "interrupted")
