@@ -126,6 +126,10 @@ def evaluate_once(
                 session.run(update_op)  # the data's end raises OutOfRangeError, which the session takes as a stop
                 evaluated += 1
     result = {key: (int(value) if key == "global_step" else value) for key, value in final.final_ops_values.items()}
+    # Estimator's INFO line after each evaluation (``_dict_to_str``: sorted keys, bytes left out)
+    logger.info("Saving dict for global step %d: %s", result["global_step"], ", ".join(
+        f"{key} = {value}" for key, value in sorted(result.items()) if not isinstance(value, bytes)
+    ))
     _write_eval_summary(tf, estimator.model_dir, name, result)
     return result
 

@@ -88,7 +88,16 @@ def test_evaluate_defaults_to_the_eval_input_fn_and_takes_another(run, program, 
         assert result.metrics["val_accuracy"] == pytest.approx(accuracy, abs=1e-6)
         assert result.metrics["val_loss"] == pytest.approx(cross_entropy, rel=1e-5)
         assert json.loads((run / result.output).read_text())["metrics"] == result.metrics
-    assert [p.name for p in sorted(run.glob("eval-8*.json"))] == ["eval-8-" + module + ".json", "eval-8.json"]
+    assert [p.name for p in sorted(run.glob("eval-8*.json"))] == [f"eval-8-{module}.input_fn.json", "eval-8.json"]
+
+
+def test_evaluations_of_two_functions_of_one_package_go_to_two_files():
+    from hookrun.runner.trained.evaluate import eval_file_name
+
+    names = {eval_file_name(6, [f"tests.estimator.tiny_model:{fn}"], input_fn=True) for fn in ("train", "eval")}
+    assert names == {"eval-6-tests.estimator.tiny_model.train.json", "eval-6-tests.estimator.tiny_model.eval.json"}
+    assert eval_file_name(6, ["/data/test.csv.gz"]) == "eval-6-test.json"  # a data file: its name before the first .
+    assert eval_file_name(6, None) == "eval-6.json"
 
 
 def test_predict_writes_every_key_per_example_arrays_included(run, program, trained, tmp_path):

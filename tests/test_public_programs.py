@@ -575,7 +575,7 @@ def check_text_terms_after_training(program: Program, result: Any, run_dir: Path
 
     done = runner.invoke(app, ["evaluate", str(run_dir), "--input-fn", "text_terms:input_fn"])
     assert done.exit_code == 0, done.output
-    evaluated = json.loads((run_dir / "eval-24-text_terms.json").read_text())
+    evaluated = json.loads((run_dir / "eval-24-text_terms.input_fn.json").read_text())
     assert (evaluated["global_step"], evaluated["rows"]) == (24, 64)
     metrics = evaluated["metrics"]
     last = result.evaluations[-1]

@@ -175,28 +175,32 @@ def evaluate(
         metrics=metrics,
         seconds=time.perf_counter() - started,
     )
-    output = run.run_dir / eval_file_name(step, [f.replace(":", ".") for f in files] if files else None)
+    output = run.run_dir / eval_file_name(step, files, input_fn=validation is None)
     result.output = str(output)
     atomic_write_text(output, json.dumps(result.to_json(), indent=2) + "\n")
     return result
 
 
-def eval_file_name(step: int, files: list[str] | None) -> str:
-    """``eval-<step>.json`` for the run's own validation rows; ``eval-<step>-<first file's stem>.json`` for files.
+def eval_file_name(step: int, files: list[str] | None, input_fn: bool = False) -> str:
+    """``eval-<step>.json`` for the run's own validation rows; ``eval-<step>-<stem>.json`` for other data.
 
-    An evaluation on ``--data`` files never replaces the one of the validation rows at the same step
-    (``hookrun runs`` reads that one). The stem keeps letters, digits, ``.``, ``_`` and ``-`` (others:
-    ``_``) and at most 60 characters.
+    An evaluation on ``--data`` files (stem: the first file's name before its first ``.``) or an
+    ``--input-fn`` (stem: its whole ``package.module.function``, so two functions of one package never share a
+    file) never replaces the one of the validation rows at the same step (``hookrun runs`` reads that one).
+    The stem keeps letters, digits, ``.``, ``_`` and ``-`` (others: ``_``); a longer one than 60 characters
+    keeps its last 60 (the function's end).
 
     Args:
         step: the checkpoint's global step.
-        files: the files evaluated (absolute), or None for the validation rows.
+        files: the files evaluated (absolute), or ``[module:function]`` of an input function; None for the
+            validation rows.
+        input_fn: ``files`` names an input function.
     """
     if not files:
         return f"eval-{step}.json"
-    stem = Path(files[0]).name.split(".")[0] or "data"
-    stem = re.sub(r"[^A-Za-z0-9._-]", "_", stem)[:60]
-    return f"eval-{step}-{stem}.json"
+    stem = files[0].replace(":", ".") if input_fn else Path(files[0]).name.split(".")[0] or "data"
+    stem = re.sub(r"[^A-Za-z0-9._-]", "_", stem)
+    return f"eval-{step}-{stem[-60:] if input_fn else stem[:60]}.json"
 
 
 def _hook_failure(err: BaseException, where: str) -> TrainingError:

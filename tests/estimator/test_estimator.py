@@ -180,10 +180,14 @@ def test_a_nan_loss_fails_the_run_as_every_hookrun_run(tmp_path):
     assert "model_fn" in " ".join(summary["python_objects"]["objects"])  # a closure: YAML cannot name it
 
 
-def test_evaluate_uses_the_latest_checkpoint_returns_loss_and_global_step_and_writes_eval_events(estimator):
+def test_evaluate_uses_the_latest_checkpoint_returns_loss_and_global_step_and_writes_eval_events(estimator, caplog):
     estimator.train(tiny_model.train_input_fn, steps=5)
-    metrics = estimator.evaluate(tiny_model.eval_input_fn)
+    with caplog.at_level(logging.INFO, logger="tensorflow"):
+        metrics = estimator.evaluate(tiny_model.eval_input_fn)
     assert set(metrics) == {"mae", "loss", "global_step"} and metrics["global_step"] == 5
+    # Estimator's line after each evaluation, as programs' logs (and log scrapers) read it
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Saving dict for global step")]
+    assert said == [f"Saving dict for global step 5: global_step = 5, loss = {metrics['loss']}, mae = {metrics['mae']}"]
     w, b = weights(estimator)
     x, y = tiny_model.data(seed=1)
     error = x @ w + b - y
