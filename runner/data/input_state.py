@@ -28,6 +28,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from hookrun.runner.graph.graft import scratch_config, scratch_copy
+
 #: The saveable's name; the checkpoint key is :data:`STATE_KEY`.
 STATE_NAME = "hookrun/input_state"
 #: The checkpoint entry holding the serialized iterator (a ``variant`` tensor).
@@ -106,7 +108,7 @@ def unsaveable_reason(tf: Any, iterator: Any) -> tuple[str | None, int, str | No
         with scratch.as_default():
             fail = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=2)  # 2: FAIL
             ignore = tf.raw_ops.DatasetToGraphV2(input_dataset=copy, external_state_policy=1)  # 1: IGNORE
-            with v1.Session(graph=scratch, config=_scratch_config(tf)) as session:
+            with v1.Session(graph=scratch, config=scratch_config(tf)) as session:
                 try:
                     size = len(session.run(fail))
                 except tf.errors.FailedPreconditionError as err:
@@ -137,29 +139,7 @@ def _scratch_copy(tf: Any, iterator: Any) -> tuple[Any, Any]:
     Raises:
         ValueError, TypeError, KeyError: the dataset reads something of the caller's graph it cannot copy.
     """
-    v1 = tf.compat.v1
-    variant = iterator.initializer.inputs[0]
-    whole = variant.graph.as_graph_def()
-    nodes = {node.name: node for node in whole.node}
-    needed: set[str] = set()
-    pending = [variant.op.name]
-    while pending:
-        name = pending.pop()
-        if name not in needed:
-            needed.add(name)
-            pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
-    part = v1.GraphDef(versions=whole.versions, library=whole.library)
-    part.node.extend(node for node in whole.node if node.name in needed)
-    scratch = tf.Graph()
-    with scratch.as_default():
-        (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
-    return scratch, copy
-
-
-def _scratch_config(tf: Any) -> Any:
-    config = tf.compat.v1.ConfigProto()
-    config.graph_options.rewrite_options.disable_meta_optimizer = True  # small one-off runs: no Grappler
-    return config
+    return scratch_copy(tf, iterator.initializer.inputs[0])
 
 
 def restore_problem(tf: Any, iterator: Any, prefix: str) -> str | None:
@@ -189,7 +169,7 @@ def restore_problem(tf: Any, iterator: Any, prefix: str) -> str | None:
                 prefix=prefix, tensor_names=[STATE_KEY], shape_and_slices=[""], dtypes=[tf.variant]
             )
             restore = gen_dataset_ops.deserialize_iterator(started._iterator_resource, saved)
-            with v1.Session(graph=scratch, config=_scratch_config(tf)) as session:
+            with v1.Session(graph=scratch, config=scratch_config(tf)) as session:
                 session.run(started.initializer)
                 session.run(restore)
     except tf.errors.OpError as err:

@@ -71,6 +71,7 @@ from typing import Any
 from hookrun.hooks.context import UNFED_INPUT
 from hookrun.hooks.window import RunWindow
 from hookrun.runner.errors import PlacedError, SetupError
+from hookrun.runner.graph.graft import scratch_config, scratch_copy
 
 #: Name of the local variable holding the window's length.
 BOUND_NAME = "hookrun_steps_per_run"
@@ -153,25 +154,11 @@ def cardinality(tf: Any, dataset: Any) -> int | None:
     """
     v1 = tf.compat.v1
     try:
-        variant = tf.data.experimental.to_variant(dataset)
-        whole = variant.graph.as_graph_def()
-        nodes = {node.name: node for node in whole.node}
-        needed: set[str] = set()
-        pending = [variant.op.name]
-        while pending:  # the dataset's ops only (a few dozen): the model's are neither copied nor run
-            name = pending.pop()
-            if name not in needed:
-                needed.add(name)
-                pending += [source.lstrip("^").split(":")[0] for source in nodes[name].input]
-        part = v1.GraphDef(versions=whole.versions, library=whole.library)
-        part.node.extend(node for node in whole.node if node.name in needed)
-        scratch = tf.Graph()
+        # the dataset's ops only (a few dozen): the model's are neither copied nor run
+        scratch, copy = scratch_copy(tf, tf.data.experimental.to_variant(dataset))
         with scratch.as_default():
-            (copy,) = tf.graph_util.import_graph_def(part, return_elements=[variant.name], name="copy")
             count = tf.data.experimental.from_variant(copy, dataset.element_spec).cardinality()
-            config = v1.ConfigProto()
-            config.graph_options.rewrite_options.disable_meta_optimizer = True  # one small run: no Grappler
-            with v1.Session(graph=scratch, config=config) as session:
+            with v1.Session(graph=scratch, config=scratch_config(tf)) as session:
                 return int(session.run(count))
     except (tf.errors.OpError, ValueError, TypeError, KeyError):
         return None

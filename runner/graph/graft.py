@@ -70,6 +70,36 @@ def needed_nodes(graph_def: Any, targets: Iterable[str]) -> Any:
     return out
 
 
+def scratch_copy(tf: Any, tensor: Any) -> tuple[Any, Any]:
+    """A new graph holding a copy of only the ops ``tensor`` depends on, and the copy of ``tensor`` in it.
+
+    For one small run (a dataset's cardinality, a check of its saved state) that must add no op to the
+    caller's graph, whose op count TensorFlow derives op-level seeds from.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        tensor: a tensor of a (graph-mode) graph, e.g. a dataset's variant.
+
+    Returns:
+        ``(scratch graph, copied tensor)``; the copied ops are named under ``copy/``.
+
+    Raises:
+        ValueError, TypeError, KeyError: the ops read something of the caller's graph that cannot be copied.
+    """
+    part = needed_nodes(tensor.graph.as_graph_def(), [tensor.name])
+    scratch = tf.Graph()
+    with scratch.as_default():
+        (copy,) = tf.graph_util.import_graph_def(part, return_elements=[tensor.name], name="copy")
+    return scratch, copy
+
+
+def scratch_config(tf: Any) -> Any:
+    """The ``ConfigProto`` of a one-off session on a :func:`scratch_copy`: Grappler off (nothing to optimize)."""
+    config = tf.compat.v1.ConfigProto()
+    config.graph_options.rewrite_options.disable_meta_optimizer = True
+    return config
+
+
 def begin_in_own_graph(tf: Any, evaluation: Any) -> tuple[dict[str, Any], set[str]]:
     """Call the evaluation hooks' ``begin()`` in the evaluation's own graph, as Estimator did; what they made.
 
