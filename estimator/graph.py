@@ -204,8 +204,9 @@ def signature_defs(
 ) -> dict[str, Any]:
     """The signature map of an export; mirrors ``export_lib.build_all_signature_defs`` (TF 1.15).
 
-    ``export_outputs`` values are export outputs (``PredictOutput``, ``ClassificationOutput``,
-    ``RegressionOutput`` of :mod:`hookrun.runner.trained.serving`), or tensors / dicts of tensors (a
+    Built by :func:`hookrun.runner.trained.serving.build_signature_defs`, as ``hookrun export`` builds them;
+    here with Estimator's messages. ``export_outputs`` values are export outputs (``PredictOutput``,
+    ``ClassificationOutput``, ``RegressionOutput`` of :mod:`hookrun.runner.trained.serving`), or tensors / dicts of tensors (a
     ``PredictOutput``). None: ``serving_default`` predicts ``predictions``. One output not named
     ``serving_default`` is also served under that name (``export_lib.get_export_outputs``). Each receiver
     alternative gets ``<alternative>:<output>`` signatures. A signature its inputs do not fit (a Classify or
@@ -214,33 +215,16 @@ def signature_defs(
     Raises:
         ValueError: several outputs and none named ``serving_default``; no signature fits its inputs.
     """
-    from hookrun.runner.trained.serving import ExportOutput, PredictOutput
+    from hookrun.runner.trained.serving import SERVING_DEFAULT, NoDefaultSignature, build_signature_defs
 
-    default = "serving_default"
-    outputs = dict(export_outputs or {})
-    if not outputs:
-        outputs = {default: predictions}
-    if default not in outputs:
-        if len(outputs) != 1:
-            raise ValueError("Multiple export_outputs were provided, but none of them is specified as the default. "
-                             "Do this by naming one of them with "
-                             f"signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY ({default!r}).")
-        outputs[default] = next(iter(outputs.values()))
-    outputs = {key: out if isinstance(out, ExportOutput) else PredictOutput(out) for key, out in outputs.items()}
-    receivers = receiver.receiver_tensors
-    if not isinstance(receivers, Mapping):
-        receivers = {"input": receivers}
-    inputs = {None: receivers}
-    for alt_name, alt in (getattr(receiver, "receiver_tensors_alternatives", None) or {}).items():
-        inputs[alt_name] = alt if isinstance(alt, Mapping) else {"input": alt}
-    defs: dict[str, Any] = {}
-    for prefix, tensors in inputs.items():
-        for key, output in outputs.items():
-            name = key if prefix is None else f"{prefix}:{key}"
-            try:
-                defs[name] = output.as_signature_def(dict(tensors))
-            except ValueError as err:
-                logger.warning("Export includes no signature %r: %s", name, err)
+    try:
+        defs, excluded = build_signature_defs(receiver, export_outputs, predictions)
+    except NoDefaultSignature:
+        raise ValueError("Multiple export_outputs were provided, but none of them is specified as the default. "
+                         "Do this by naming one of them with "
+                         f"signature_constants.DEFAULT_SERVING_SIGNATURE_DEF_KEY ({SERVING_DEFAULT!r}).") from None
+    for name, why in excluded.items():
+        logger.warning("Export includes no signature %r: %s", name, why)
     if not defs:
         raise ValueError("no export_outputs entry fits the serving_input_receiver_fn's inputs (see the log)")
     return defs

@@ -32,8 +32,9 @@ from typing import Any
 
 from hookrun.runner.errors import SetupError
 from hookrun.runner.trained.inference import EXAMPLES
-from hookrun.runner.trained.results import SERVING_DEFAULT, ExportResult
+from hookrun.runner.trained.results import ExportResult
 from hookrun.runner.trained.results import check_assets as _check_assets
+from hookrun.runner.trained.serving import SERVING_DEFAULT
 
 
 def _signature(tf: Any, inputs: dict[str, Any], outputs: Any, examples: Any = None) -> Any:

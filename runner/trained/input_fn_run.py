@@ -416,10 +416,10 @@ def export_with_serving_input_fn(
     from hookrun.runner.run_dir.directory import check_usable_path
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
-    from hookrun.runner.trained.results import SERVING_DEFAULT, ExportResult
+    from hookrun.runner.trained.results import ExportResult
     from hookrun.runner.trained.results import check_assets as _check_assets
     from hookrun.runner.trained.saved_run import resolve_checkpoint
-    from hookrun.runner.trained.serving import PredictOutput
+    from hookrun.runner.trained.serving import SERVING_DEFAULT, NoDefaultSignature, build_signature_defs
 
     started = time.perf_counter()
     target = check_output_path(output, overwrite, "directory")
@@ -434,34 +434,15 @@ def export_with_serving_input_fn(
         v1.train.get_or_create_global_step()
         receiver = receiver_of(tf, function, option)
         spec = _call(tf, run, receiver.features, None, "infer", function, option)
-        export_outputs = dict(spec.export_outputs or {})
-        if not export_outputs:
-            predictions = spec.prediction_dict or spec.predictions
-            export_outputs = {SERVING_DEFAULT: PredictOutput(predictions)}
-        export_outputs = {
-            key: value if callable(getattr(value, "as_signature_def", None)) else PredictOutput(value)
-            for key, value in export_outputs.items()
-        }
-        if len(export_outputs) == 1 and SERVING_DEFAULT not in export_outputs:
-            export_outputs[SERVING_DEFAULT] = next(iter(export_outputs.values()))
-        if SERVING_DEFAULT not in export_outputs:
-            raise SetupError(
-                f"graph.builder: EstimatorSpec.export_outputs names {', '.join(export_outputs)} and none "
-                f"{SERVING_DEFAULT!r}; name the default one {SERVING_DEFAULT!r} (Estimator's rule)"
+        try:
+            signatures, excluded = build_signature_defs(
+                receiver, spec.export_outputs, spec.prediction_dict or spec.predictions
             )
-        groups = {None: receiver.receiver_tensors, **(receiver.receiver_tensors_alternatives or {})}
-        signatures: dict[str, Any] = {}
-        excluded: dict[str, str] = {}
-        from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
-
-        for group, tensors in groups.items():
-            for key, export_output in export_outputs.items():
-                name = key if group is None else f"{group}:{key}"
-                try:
-                    with _without_deprecation_notice_of("build_tensor_info"):
-                        signatures[name] = export_output.as_signature_def(tensors)
-                except ValueError as err:
-                    excluded[name] = str(err).strip().splitlines()[0]
+        except NoDefaultSignature as err:
+            raise SetupError(
+                f"graph.builder: EstimatorSpec.export_outputs names {', '.join(err.names)} and none "
+                f"{SERVING_DEFAULT!r}; name the default one {SERVING_DEFAULT!r} (Estimator's rule)"
+            ) from None
         if SERVING_DEFAULT not in signatures:
             raise SetupError(
                 f"{option} {serving_input_fn}: the default signature cannot be built on its receiver tensors: "

@@ -13,9 +13,6 @@ from typing import Any
 
 from hookrun.runner.errors import SetupError
 
-#: The default signature's key (``tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY``).
-SERVING_DEFAULT = "serving_default"
-
 
 @dataclass
 class ExportResult:

@@ -440,6 +440,73 @@ class PredictOutput(ExportOutput):
             return _tf().compat.v1.saved_model.predict_signature_def(dict(receiver_tensors), self._outputs)
 
 
+#: The default signature's key (``tf.saved_model.DEFAULT_SERVING_SIGNATURE_DEF_KEY``).
+SERVING_DEFAULT = "serving_default"
+
+
+class NoDefaultSignature(ValueError):
+    """Several ``export_outputs`` and none named ``serving_default`` (``export_lib.get_export_outputs``'s error).
+
+    Attributes:
+        names: the ``export_outputs`` keys given.
+    """
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"export_outputs {', '.join(names)}: none is named {SERVING_DEFAULT!r}")
+        self.names = names
+
+
+
+def build_signature_defs(
+    receiver: Any, export_outputs: Mapping[str, Any] | None, predictions: Any
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """Every SignatureDef of an export, and the ones left out; mirrors ``export_lib.build_all_signature_defs``.
+
+    ``export_outputs`` values are :class:`ExportOutput` objects (anything with ``as_signature_def``), or tensors
+    or dicts of tensors (a :class:`PredictOutput`). Without any, ``serving_default`` predicts ``predictions``;
+    one output not named ``serving_default`` is also served under that name (``export_lib.get_export_outputs``).
+    The receiver's tensors get ``<key>`` signatures, each of its alternatives ``<alternative>:<key>`` ones. A
+    signature its inputs do not fit (Classify or Regress on inputs other than one string tensor) is left out,
+    with TensorFlow's reason, as Estimator left it out (and logged it).
+
+    Args:
+        receiver: a :class:`ServingInputReceiver`-like object (``receiver_tensors``, optional
+            ``receiver_tensors_alternatives``); a lone tensor counts as ``{"input": tensor}``.
+        export_outputs: ``EstimatorSpec.export_outputs`` (infer mode), or None.
+        predictions: what ``serving_default`` predicts without ``export_outputs``.
+
+    Returns:
+        ``(signature name -> SignatureDef, signature name -> why it was left out)``.
+
+    Raises:
+        NoDefaultSignature: several outputs and none named ``serving_default``.
+    """
+    from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
+
+    outputs = dict(export_outputs or {}) or {SERVING_DEFAULT: predictions}
+    if SERVING_DEFAULT not in outputs:
+        if len(outputs) != 1:
+            raise NoDefaultSignature(list(outputs))
+        outputs[SERVING_DEFAULT] = next(iter(outputs.values()))
+    outputs = {
+        key: out if callable(getattr(out, "as_signature_def", None)) else PredictOutput(out)
+        for key, out in outputs.items()
+    }
+    groups = {None: receiver.receiver_tensors, **(getattr(receiver, "receiver_tensors_alternatives", None) or {})}
+    defs: dict[str, Any] = {}
+    excluded: dict[str, str] = {}
+    for group, tensors in groups.items():
+        tensors = dict(tensors) if isinstance(tensors, Mapping) else {"input": tensors}
+        for key, output in outputs.items():
+            name = key if group is None else f"{group}:{key}"
+            try:
+                with _without_deprecation_notice_of("build_tensor_info"):
+                    defs[name] = output.as_signature_def(tensors)
+            except ValueError as err:
+                excluded[name] = str(err).strip().splitlines()[0]
+    return defs, excluded
+
+
 __all__ = [
     "CLASSIFY_METHOD_NAME",
     "ClassificationOutput",
