@@ -206,8 +206,8 @@ def signature_defs(
 
     Built by :func:`hookrun.runner.trained.serving.build_signature_defs`, as ``hookrun export`` builds them;
     here with Estimator's messages. ``export_outputs`` values are export outputs (``PredictOutput``,
-    ``ClassificationOutput``, ``RegressionOutput`` of :mod:`hookrun.runner.trained.serving`), or tensors / dicts of tensors (a
-    ``PredictOutput``). None: ``serving_default`` predicts ``predictions``. One output not named
+    ``ClassificationOutput``, ``RegressionOutput`` of :mod:`hookrun.runner.trained.serving`), or tensors /
+    dicts of tensors (a ``PredictOutput``). None: ``serving_default`` predicts ``predictions``. One output not named
     ``serving_default`` is also served under that name (``export_lib.get_export_outputs``). Each receiver
     alternative gets ``<alternative>:<output>`` signatures. A signature its inputs do not fit (a Classify or
     Regress output on inputs other than one string tensor) is left out and logged, as TensorFlow did.
