@@ -24,7 +24,7 @@ $(STAMP): pyproject.toml setup.py
 	@# `tensorflow` module, so it goes before `tensorflow` comes (removing it after would delete shared files).
 	@$(BIN)/python -m pip uninstall --quiet --disable-pip-version-check -y tensorflow-cpu 2>/dev/null || true
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e ".[test]"
-	$(BIN)/python -m compileall -q cli config_schemas estimator hooks runner  # as `pip install .` does: start-up reads .pyc
+	$(BIN)/python -m compileall -q cli common config_schemas estimator hooks runner  # as `pip install .` does: start-up reads .pyc
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -65,7 +65,7 @@ test-slow: $(STAMP)
 test-all: test test-slow
 
 bench: $(STAMP)
-	$(BIN)/python -m compileall -q cli config_schemas estimator hooks runner
+	$(BIN)/python -m compileall -q cli common config_schemas estimator hooks runner
 	$(BIN)/python benchmarks/bench.py $(BENCH_ARGS)
 	$(BIN)/python benchmarks/data_bench.py $(DATA_BENCH_ARGS)  # input at scale; e.g. DATA_BENCH_ARGS="--rows 1000000"
 	$(BIN)/python benchmarks/eval_bench.py $(EVAL_BENCH_ARGS)  # evaluation cost (issue 25); e.g. EVAL_BENCH_ARGS="--repeats 3"

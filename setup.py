@@ -1,4 +1,4 @@
-"""Package discovery for the five source folders, which install as ``hookrun.<folder>``.
+"""Package discovery for the six source folders, which install as ``hookrun.<folder>``.
 
 Everything else (name, version, dependencies, the ``hookrun`` script) is in ``pyproject.toml``. The
 packages are found here rather than listed there so that a new hook folder (``hooks/<type>/``) or a new
@@ -10,6 +10,7 @@ from setuptools import find_packages, setup
 #: Source folder -> its import name.
 ROOTS = {
     "cli": "hookrun.cli",
+    "common": "hookrun.common",
     "config_schemas": "hookrun.config_schemas",
     "estimator": "hookrun.estimator",
     "hooks": "hookrun.hooks",

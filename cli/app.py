@@ -67,7 +67,7 @@ def _show_data_warnings_as_one_line() -> None:
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, file: object = None,
              line: str | None = None) -> None:
-        if category.__name__ == "DataWarning" and category.__module__ == "hookrun.config_schemas.errors":
+        if category.__name__ == "DataWarning" and category.__module__ == "hookrun.common.errors":
             if str(message) not in shown:  # once, though the sample check and training both read the rows
                 shown.add(str(message))
                 print(f"warning: {message}", file=file or sys.stderr, flush=True)

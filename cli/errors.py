@@ -13,7 +13,7 @@ from rich.console import Console
 from hookrun.cli import interrupts
 from hookrun.cli.console import EXIT_OUTPUT_CLOSED, discard, reader_gone
 from hookrun.cli.exit_codes import EXIT_INVALID, EXIT_TRAINING_FAILED
-from hookrun.config_schemas.errors import HookrunError
+from hookrun.common.errors import HookrunError
 from hookrun.config_schemas.loader import ConfigError
 
 

@@ -11,8 +11,8 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from hookrun.common.numbers import format_number
 from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
-from hookrun.hooks.numbers import format_number
 from hookrun.runner.session.plan import FINISHING_RULES, PHASE_WHEN, PHASES, PlannedHook
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ MAX_HISTORY_ROWS = 24
 
 
 def _cell(value: Any) -> str:
-    """A history cell: a float as everywhere in hookrun (:func:`~hookrun.hooks.numbers.format_number`), else as is."""
+    """A history cell: a float as everywhere in hookrun (:func:`~hookrun.common.numbers.format_number`), else as is."""
     if value is None:
         return ""
     if isinstance(value, float):

@@ -114,7 +114,7 @@ def _version(ctx: typer.Context, value: bool) -> None:
     elif not install.packages:
         typer.echo("devices: not listed (no TensorFlow installed)")
     else:
-        from hookrun.config_schemas.errors import SetupError
+        from hookrun.common.errors import SetupError
         from hookrun.runner.graph.device import describe_devices
         from hookrun.runner.tf_env import import_tensorflow
 

@@ -19,9 +19,9 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
+from hookrun.common.suggest import did_you_mean
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Count
-from hookrun.config_schemas.suggest import did_you_mean
 
 FROM_DATA = "from_data"
 

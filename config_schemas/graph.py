@@ -7,12 +7,12 @@ from typing import Any, Literal
 
 from pydantic import Field, PositiveFloat, ValidationError, field_validator, model_serializer, model_validator
 
+from hookrun.common.suggest import did_you_mean
 from hookrun.config_schemas.base import StrictModel
 from hookrun.config_schemas.bounds import Steps
 from hookrun.config_schemas.builders import BUILDER_PARAMS, RESERVED_PARAMS
 from hookrun.config_schemas.imports import IMPORT_PATH, check_import_path
 from hookrun.config_schemas.interpolation import placeholder_problems
-from hookrun.config_schemas.suggest import did_you_mean
 
 #: Built-in graph builders (the folders ``runner/graph/builders/<name>/``).
 BUILTIN_BUILDERS = tuple(BUILDER_PARAMS)

@@ -31,8 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from hookrun.config_schemas.errors import PlacedError
-from hookrun.config_schemas.suggest import did_you_mean
+from hookrun.common.errors import PlacedError
+from hookrun.common.suggest import did_you_mean
 
 #: ``package.module:attribute``, the form of every import path a config names.
 IMPORT_PATH = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")

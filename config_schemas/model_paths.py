@@ -18,9 +18,9 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ValidationError
 
+from hookrun.common.suggest import closest, did_you_mean
 from hookrun.config_schemas import bounds
 from hookrun.config_schemas.hook_base import HookConfig
-from hookrun.config_schemas.suggest import closest, did_you_mean
 from hookrun.config_schemas.yaml_source import (
     OVERRIDE_FILE,
     ConfigError,

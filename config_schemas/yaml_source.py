@@ -25,7 +25,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from hookrun.config_schemas.errors import HookrunError
+from hookrun.common.errors import HookrunError
 from hookrun.config_schemas.run_config import RunConfigBase
 
 __all__ = [

@@ -18,10 +18,8 @@ import json
 import logging
 import os
 import re
-import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -239,7 +237,7 @@ class Estimator:
         Raises:
             ValueError: both ``steps`` and ``max_steps``; a value <= 0; ``saving_listeners`` without a
                 checkpoint (``save_checkpoints_steps`` and ``_secs`` both None).
-            hookrun.runner.errors.TrainingError, SetupError, ConfigError: as ``hookrun train`` (exit codes 1, 2).
+            hookrun.common.errors.TrainingError, SetupError, ConfigError: as ``hookrun train`` (exit codes 1, 2).
         """
         if steps is not None and max_steps is not None:
             raise ValueError("Can not provide both steps and max_steps.")
@@ -631,7 +629,7 @@ def _describe(obj: Any) -> str:
 
 def _note_python_objects(run_dir: Path, unnamed: list[str]) -> None:
     """Add to ``summary.json`` that the run came from Python objects YAML cannot name (kept on failure too)."""
-    from hookrun.hooks.files import atomic_write_text
+    from hookrun.common.files import atomic_write_text
 
     summary_path = run_dir / "summary.json"
     try:
@@ -653,14 +651,6 @@ def _tf() -> Any:
     from hookrun.runner.tf_env import import_tensorflow
 
     return import_tensorflow(False)
-
-
-def _copy_assets_extra(export_dir: str, assets_extra: Mapping[str, str] | None) -> None:
-    """Copy ``assets_extra`` (destination -> source) into ``export_dir/assets.extra``."""
-    for dest, source in (assets_extra or {}).items():
-        target = Path(export_dir) / "assets.extra" / dest
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
 
 
 def global_batches(dataset: Any, replicas: int) -> Any:
@@ -694,14 +684,4 @@ def global_batches(dataset: Any, replicas: int) -> Any:
     return dataset.window(replicas, drop_remainder=True).flat_map(concat)
 
 
-def timestamped_dir(export_dir_base: str) -> str:
-    """``export_dir_base/<seconds since the epoch>``, not yet existing (``export.get_timestamped_export_dir``)."""
-    for _ in range(10):
-        candidate = os.path.join(export_dir_base, str(int(time.time())))
-        if not os.path.exists(candidate):
-            return candidate
-        time.sleep(1)
-    raise RuntimeError(f"Failed to obtain a unique export directory name after 10 attempts in {export_dir_base}")
-
-
-__all__ = ["Estimator", "call_with_named", "global_batches", "timestamped_dir"]
+__all__ = ["Estimator", "call_with_named", "global_batches"]

@@ -10,7 +10,10 @@ from __future__ import annotations
 import itertools
 import logging
 import os
+import shutil
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from hookrun.runner.graph.model_fn import ModeKeys
@@ -239,7 +242,6 @@ def export_saved_model(
     checkpoint: str,
 ) -> bytes:
     """Write the SavedModel (see ``Estimator.export_saved_model``); returns its directory as bytes."""
-    from hookrun.estimator.estimator import _copy_assets_extra, timestamped_dir
     from hookrun.runner.tf_env import import_tensorflow
 
     tf = import_tensorflow(False)
@@ -269,6 +271,24 @@ def export_saved_model(
     _copy_assets_extra(temp_dir, assets_extra)
     os.rename(temp_dir, export_dir)
     return export_dir.encode()
+
+
+def _copy_assets_extra(export_dir: str, assets_extra: Mapping[str, str] | None) -> None:
+    """Copy ``assets_extra`` (destination -> source) into ``export_dir/assets.extra``."""
+    for dest, source in (assets_extra or {}).items():
+        target = Path(export_dir) / "assets.extra" / dest
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+
+
+def timestamped_dir(export_dir_base: str) -> str:
+    """``export_dir_base/<seconds since the epoch>``, not yet existing (``export.get_timestamped_export_dir``)."""
+    for _ in range(10):
+        candidate = os.path.join(export_dir_base, str(int(time.time())))
+        if not os.path.exists(candidate):
+            return candidate
+        time.sleep(1)
+    raise RuntimeError(f"Failed to obtain a unique export directory name after 10 attempts in {export_dir_base}")
 
 
 __all__ = ["evaluate_once", "export_saved_model", "features_and_labels", "predict_batches", "signature_defs"]

@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from hookrun.common.files import task_file_name
 from hookrun.config_schemas.hook_base import LIFECYCLE_METHODS
 from hookrun.hooks import tf_internals
-from hookrun.hooks.files import task_file_name
 from hookrun.hooks.step_clock import HOOKRUN_SCOPE as HOOKRUN_SCOPE  # re-exported for the runner and hooks
 from hookrun.hooks.step_clock import StepClock
 from hookrun.hooks.window import RunWindow

@@ -28,8 +28,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from hookrun.common.files import atomic_write_text, loads_json
 from hookrun.hooks import tf_internals
-from hookrun.hooks.files import atomic_write_text, loads_json
 
 #: ``hook_state-<step>.json``, beside ``<basename>-<step>.index``.
 STATE_PREFIX = "hook_state"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from hookrun.common.errors import SetupError
 from hookrun.config_schemas.bounds import BYTES_PER_WEIGHT, INT32_MAX
 from hookrun.config_schemas.builders import CLASSIFIERS
-from hookrun.config_schemas.errors import SetupError
 from hookrun.config_schemas.graph import BUILTIN_BUILDERS, GraphConfig
 from hookrun.config_schemas.hook_base import HookList
 from hookrun.config_schemas.imports import ImportFailure, check_import_safe, find_module

@@ -29,7 +29,7 @@ from typing import Any
 
 from rich.text import Text
 
-from hookrun.config_schemas.errors import SetupError
+from hookrun.common.errors import SetupError
 from hookrun.hooks import tf_internals
 
 #: TensorFlow's hooks module: its warnings explain why a run stopped, so they always get through; as do

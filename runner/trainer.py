@@ -13,7 +13,8 @@ from typing import Any
 
 from rich.console import Console
 
-from hookrun.config_schemas.errors import PlacedError, SetupError
+from hookrun.common.errors import PlacedError, SetupError, TrainingError
+from hookrun.common.files import atomic_write_text, describe_write_failure
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig
 from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 from hookrun.hooks.context import (
@@ -25,14 +26,12 @@ from hookrun.hooks.context import (
     TensorNames,
     UnknownTensorError,
 )
-from hookrun.hooks.files import atomic_write_text, describe_write_failure
 from hookrun.hooks.registry import build_hook
 from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.cluster.plan import check_addresses, resolve_cluster
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.reader import steps_per_run
 from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, check_shards, scan_data
-from hookrun.runner.errors import TrainingError
 from hookrun.runner.graph.build import build_graph
 from hookrun.runner.graph.device import describe_tensorflow, resolve_device, session_config
 from hookrun.runner.graph.run_config import make_run_info

@@ -115,8 +115,8 @@ def test_layers_tensorflow_cannot_hold_are_refused_before_tensorflow(make_config
 
 
 def test_weights_beyond_the_machine_s_memory_are_refused() -> None:
+    from hookrun.common.errors import DataError
     from hookrun.config_schemas.graph import GraphConfig
-    from hookrun.runner.errors import DataError
     from hookrun.runner.preflight import check_model_size
 
     graph = GraphConfig(builder="dnn_classifier", params={"hidden_units": [40_000, 40_000], "n_classes": 3})
@@ -146,7 +146,7 @@ def test_a_non_finite_final_evaluation_fails_the_run(make_config: Callable[..., 
     """The run reported ``val_rmse inf`` and exited 0 ("finished")."""
     import json
 
-    from hookrun.runner.errors import TrainingError
+    from hookrun.common.errors import TrainingError
 
     module = write_module("overflow", OVERFLOW_BUILDER)
     loaded = make_config(

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
-from hookrun.runner.errors import TrainingError
+from hookrun.common.errors import TrainingError
 from tests.conftest import base_config, user_module
 
 ENGINES = ["hookrun", "tf"]

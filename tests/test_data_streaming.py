@@ -50,10 +50,10 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from hookrun.common.errors import DataError  # noqa: E402
 from hookrun.runner.data.preprocessing import Preprocessor  # noqa: E402
 from hookrun.runner.data.reader import load_raw_data  # noqa: E402
 from hookrun.runner.data.streaming import StreamInput, check_shards, make_iterator, scan_data  # noqa: E402
-from hookrun.runner.errors import DataError  # noqa: E402
 from tests.conftest import data_config  # noqa: E402
 
 HEADER = "a,b,colour,y"

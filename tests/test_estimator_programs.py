@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from hookrun.config_schemas.errors import HookrunError
+from hookrun.common.errors import HookrunError
 from hookrun.runner.config import load_config
 from hookrun.runner.data.input_state import STATE_KEY
 from tests.conftest import base_config
@@ -332,7 +332,7 @@ def test_a_checkpoint_lacking_a_variable_the_builder_now_makes_names_the_key(
 def test_check_checkpoint_fits_names_the_checkpoint_then_the_variables(tmp_path):
     import tensorflow as tf
 
-    from hookrun.config_schemas.errors import SetupError
+    from hookrun.common.errors import SetupError
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits
 
     with tf.Graph().as_default():

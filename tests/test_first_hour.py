@@ -226,7 +226,7 @@ def test_the_history_reads_whole_at_the_console_width(width):
     from rich.console import Console
 
     from hookrun.cli.render import history_table
-    from hookrun.hooks.numbers import format_number
+    from hookrun.common.numbers import format_number
 
     console = Console(width=width, color_system=None, record=True)
     console.print(history_table(DEMO_ROWS, DEMO_COLUMNS, best_step=516 * 15, best_monitor="val_rmse"))
@@ -247,7 +247,7 @@ def test_the_history_reads_whole_at_the_console_width(width):
 
 
 def test_one_value_is_printed_one_way():
-    from hookrun.hooks.numbers import format_number
+    from hookrun.common.numbers import format_number
 
     assert format_number(52243.4) == "52,243.4"
     assert [format_number(v) for v in (0.35731, 142.63, 11.944, 0.5, 1.23e-5, 2.5e10)] == [

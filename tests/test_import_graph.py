@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("cli", "config_schemas", "hooks", "runner")
+SOURCES = ("cli", "common", "config_schemas", "estimator", "hooks", "runner")
 
 
 def _module_name(path: Path) -> str:

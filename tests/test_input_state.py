@@ -102,7 +102,7 @@ def test_a_py_function_pipeline_restarts_and_says_so_in_one_line(write_module, t
     steps = trace(tmp_path / "run")
     np.testing.assert_array_equal(steps[3:6], steps[0:3])  # read again from its start, as Estimator did
 
-    from hookrun.runner.errors import SetupError
+    from hookrun.common.errors import SetupError
 
     with pytest.raises(SetupError, match=r"save_input_state: true, but data.input_fn .* cannot be saved"):
         run_train(config(tmp_path, module, 9, py=True, data={"save_input_state": True}), run_dir=tmp_path / "run")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookrun.runner.errors import TrainingError
+from hookrun.common.errors import TrainingError
 from tests.conftest import ASSERT_BUILDER, NAN_BUILDER, NUM_ROWS, user_module
 
 RECORDER = """

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCES = ("cli", "config_schemas", "estimator", "hooks", "runner")
+SOURCES = ("cli", "common", "config_schemas", "estimator", "hooks", "runner")
 
 
 def _source_modules() -> set[str]:

@@ -603,8 +603,8 @@ def test_the_export_carries_its_vocabulary_files_and_loads_elsewhere_after_they_
 
 
 def test_an_asset_file_gone_before_the_export_is_one_line_naming_it(tmp_path, write_module):
+    from hookrun.common.errors import SetupError
     from hookrun.runner import export
-    from hookrun.runner.errors import SetupError
 
     module = write_module("vocab_model_fn", VOCAB_MODEL_FN)
     vocab = tmp_path / "words.vocab"
@@ -662,8 +662,8 @@ def test_predicted_class_ids_are_never_written_under_the_labels_name(tmp_path, w
 
 
 def test_a_predicted_class_id_outside_the_labels_classes_is_one_line(tmp_path, write_module):
+    from hookrun.common.errors import SetupError
     from hookrun.runner import predict
-    from hookrun.runner.errors import SetupError
 
     rng = np.random.default_rng(8)
     lines = [f"{a:.4f},{b:.4f},{'xy'[int(a > 0)]}\n" for a, b in rng.normal(size=(32, 2))]

@@ -485,7 +485,7 @@ def test_iris_custom_estimator_trains_evaluates_predicts_and_writes_its_summary(
 def test_an_eval_input_fn_returning_tensors_is_refused_in_one_line(programs, tmp_path, captured):
     """iris_data.eval_input_fn returns ``get_next()`` tensors, which Estimator accepted; hookrun refuses them for
     evaluation (it re-reads the dataset at each evaluation) with a one-line error naming the function."""
-    from hookrun.config_schemas.errors import HookrunError
+    from hookrun.common.errors import HookrunError
     from hookrun.runner.trainer import train
 
     program = programs("iris_custom")

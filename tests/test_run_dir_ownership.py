@@ -282,7 +282,7 @@ def test_the_home_directory_is_refused_as_a_run_directory(tmp_path, linear_csv, 
 
 @pytest.mark.parametrize("root", ["/", "/tmp", "/usr", "/var/tmp"])
 def test_system_roots_are_refused_before_anything_is_written(root):
-    from hookrun.runner.errors import SetupError
+    from hookrun.common.errors import SetupError
     from hookrun.runner.run_dir.directory import check_adoptable
 
     with pytest.raises(SetupError, match="not a place for a run directory"):

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
-from hookrun.runner.errors import TrainingError
+from hookrun.common.errors import TrainingError
 from tests.conftest import base_config
 
 #: A hook that, once ``global_step`` (read on the raw session) reaches ``at``, raises ``kind`` in ``where``

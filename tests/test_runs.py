@@ -16,9 +16,9 @@ import yaml
 from typer.testing import CliRunner
 
 from hookrun.cli.app import app
-from hookrun.hooks.numbers import format_number
+from hookrun.common.errors import TrainingError
+from hookrun.common.numbers import format_number
 from hookrun.runner.config import load_config
-from hookrun.runner.errors import TrainingError
 from hookrun.runner.trained.runs import list_runs
 from tests.conftest import NAN_BUILDER, Captured, base_config, linear_rows, write_csv
 
@@ -452,8 +452,8 @@ def test_deeply_nested_json_marks_that_run_unreadable_and_the_table_is_printed(t
 
 def test_deeply_nested_run_files_are_one_line_errors(tmp_path):
     """``best.json``, ``preprocessing.json`` and ``hook_state-N.json`` nested 100,000 deep: RecursionError."""
+    from hookrun.common.errors import SetupError
     from hookrun.config_schemas.data import DataConfig
-    from hookrun.config_schemas.errors import SetupError
     from hookrun.hooks.early_stopping.hook import read_best
     from hookrun.runner.data.preprocessing import Preprocessor
 

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 import yaml
 
+from hookrun.common.errors import SetupError, TrainingError
 from hookrun.config_schemas.loader import ConfigError
 from hookrun.runner.config import load_checked, load_config
-from hookrun.runner.errors import SetupError, TrainingError
 
 from .conftest import NAN_BUILDER, event_scalars
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from hookrun.common.suggest import closest, did_you_mean
 from hookrun.config_schemas.builders import builtin_eval_metrics
-from hookrun.config_schemas.suggest import closest, did_you_mean
 from hookrun.hooks.early_stopping import EarlyStoppingConfig
 
 

@@ -9,9 +9,9 @@ import pytest
 import tensorflow as tf
 from rich.console import Console
 
+from hookrun.common.errors import DataError
 from hookrun.config_schemas.loader import ConfigError
 from hookrun.runner.data.streaming import StreamInput, make_iterator, scan_data
-from hookrun.runner.errors import DataError
 from tests.conftest import data_config, user_module
 
 ROWS = 24
@@ -151,7 +151,7 @@ def test_a_tensor_feature_cannot_be_the_label_or_categorical():
 def test_export_of_a_run_with_tensor_features_is_refused_naming_the_feature(make_config, write_module, run_train,
                                                                              tmp_path):
     """predict/export feed one value per column: refused in one line, nothing written (not yet supported)."""
-    from hookrun.config_schemas.errors import PlacedError
+    from hookrun.common.errors import PlacedError
     from hookrun.runner import export
 
     _write(tmp_path / "data.tfrecord")

@@ -159,7 +159,7 @@ def test_a_hand_edited_preprocessing_json_is_one_line_exit_2(run, tmp_path, edit
 
 def test_numbers_beyond_float32_are_one_warning_naming_the_cell(run, tmp_path):
     """``1e300`` became ``inf`` with numpy's ``RuntimeWarning: overflow encountered in cast`` and its source line."""
-    from hookrun.config_schemas.errors import DataWarning
+    from hookrun.common.errors import DataWarning
     from hookrun.runner import predict
 
     (tmp_path / "big.csv").write_text("a,b\n0.5,1\n1e300,1\n-1e39,2\ninf,0\n", encoding="utf-8")

@@ -316,7 +316,7 @@ def test_a_run_refused_after_the_warm_start_pinned_its_source_removes_the_pinned
     """
     import tempfile
 
-    from hookrun.runner.errors import SetupError
+    from hookrun.common.errors import SetupError
 
     source = _trained(tmp_path, run_train)
     pins = tmp_path / "tmp"

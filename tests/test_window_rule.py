@@ -14,8 +14,7 @@ from typing import Any
 
 import pytest
 
-from hookrun.config_schemas.errors import SetupError
-from hookrun.runner.errors import TrainingError
+from hookrun.common.errors import SetupError, TrainingError
 
 HOOKS = """
 import numpy as np

@@ -57,7 +57,7 @@ def evaluate_command(
             return
         from rich.table import Table
 
-        from hookrun.hooks.numbers import format_number
+        from hookrun.common.numbers import format_number
 
         out.print(
             f"checkpoint {result.checkpoint} (global step {result.global_step}), {result.rows:,} "

@@ -46,7 +46,7 @@ def list_hooks_command(
     by_name = {e["name"]: e for e in columns} | {e["type"]: e for e in hooks} | {e["name"]: e for e in builders}
     entry = by_name.get(name)
     if entry is None:
-        from hookrun.config_schemas.suggest import did_you_mean
+        from hookrun.common.suggest import did_you_mean
 
         typer.echo(
             f"error: no hook type or graph builder named `{name}`{did_you_mean(name, by_name)} "

@@ -75,7 +75,7 @@ class _Column:
 
 def _columns(table: RunsTable) -> list[_Column]:
     """Every column the table can show, in display order."""
-    from hookrun.hooks.numbers import format_number
+    from hookrun.common.numbers import format_number
 
     styles = {"finished": "green", "interrupted": "yellow", "failed": "red", "running": "cyan"}
     short = _short_overrides([o for row in table.runs for o in row.distinguishing])
@@ -193,7 +193,7 @@ def render_runs(console: Any, table: RunsTable) -> None:
 
     Names, overrides and notes come from files anyone could write: their control characters print as
     escapes (:func:`~hookrun.cli.printable.printable`), so no row is split and no escape sequence reaches the
-    terminal. One column per ``val_*`` metric, ``final / best@step`` (:func:`~hookrun.hooks.numbers.format_number`;
+    terminal. One column per ``val_*`` metric, ``final / best@step`` (:func:`~hookrun.common.numbers.format_number`;
     ``--json`` has every digit); the overrides that differ, each by its last key unless two share it.
     Columns that do not fit the console's width are left out (see :func:`fit_columns`), named in a note
     under the table.

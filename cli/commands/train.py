@@ -89,8 +89,8 @@ def train_command(
     from hookrun.cli.console import OutputConsole
     from hookrun.cli.errors import print_issues, reported_errors
     from hookrun.cli.render import history_table, trace_table
+    from hookrun.common.numbers import format_number
     from hookrun.config_schemas.loader import ConfigError
-    from hookrun.hooks.numbers import format_number
     from hookrun.runner.config import load_checked
 
     out = OutputConsole()
@@ -201,7 +201,7 @@ def _run_local_cluster(
     configs: list[Path] | None = None,
 ) -> int:
     """Run every task of ``spec`` as a child ``hookrun train --task ...``, passing the other flags on."""
-    from hookrun.config_schemas.errors import SetupError
+    from hookrun.common.errors import SetupError
     from hookrun.runner.cluster.local import run_local_cluster
 
     if task is not None:
@@ -240,7 +240,7 @@ def _run_sweep(
     from hookrun.cli.commands.runs import render_runs
     from hookrun.cli.errors import print_issues
     from hookrun.cli.exit_codes import EXIT_OK, EXIT_TRAINING_FAILED
-    from hookrun.config_schemas.errors import SetupError
+    from hookrun.common.errors import SetupError
     from hookrun.config_schemas.loader import ConfigError
     from hookrun.runner.trained.runs import list_runs
     from hookrun.runner.trained.sweep import plan_sweep, run_sweep

@@ -15,11 +15,11 @@ from typing import Any
 
 import tensorflow as tf
 
+from hookrun.common.files import read_regular_bytes
 from hookrun.config_schemas.run_files import TRAIN_EVENT_DIR
 from hookrun.hooks import tf_internals
 from hookrun.hooks.checkpoint_saver import CheckpointSaverConfig
 from hookrun.hooks.context import HOOKRUN_SCOPE, HookContext, HookFailure
-from hookrun.hooks.files import read_regular_bytes
 from hookrun.hooks.step_clock import ClockedHook
 
 #: Largest meta graph (bytes) :class:`MetaGraphOnceSaver` keeps in memory to copy; a larger one is

@@ -7,11 +7,11 @@ from typing import ClassVar, Literal
 
 from pydantic import Field
 
+from hookrun.common.suggest import did_you_mean
 from hookrun.config_schemas.bounds import Count
 from hookrun.config_schemas.builders import builtin_eval_metrics
 from hookrun.config_schemas.hook_base import HookConfig, HookList, ListIssue
 from hookrun.config_schemas.run_files import HookPath
-from hookrun.config_schemas.suggest import did_you_mean
 
 
 class EarlyStoppingConfig(HookConfig):

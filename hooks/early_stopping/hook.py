@@ -12,12 +12,12 @@ from typing import Any
 
 import tensorflow as tf
 
-from hookrun.config_schemas.errors import SetupError
+from hookrun.common.errors import SetupError
+from hookrun.common.files import atomic_write_text, loads_json
+from hookrun.common.numbers import format_number
 from hookrun.hooks.context import BestCheckpoint, Evaluations, HookConfigError, HookContext, HookResult
 from hookrun.hooks.early_stopping import EarlyStoppingConfig
 from hookrun.hooks.evaluation import NO_VALIDATION_DATA
-from hookrun.hooks.files import atomic_write_text, loads_json
-from hookrun.hooks.numbers import format_number
 
 #: File beside the best checkpoint: ``{"step", "monitor", "value"}``.
 BEST_FILE = "best.json"

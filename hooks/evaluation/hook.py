@@ -11,9 +11,9 @@ from typing import Any
 
 import tensorflow as tf
 
+from hookrun.common.numbers import format_number
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext
 from hookrun.hooks.evaluation import NO_VALIDATION_DATA, EvaluationConfig
-from hookrun.hooks.numbers import format_number
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 
 

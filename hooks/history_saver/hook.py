@@ -12,8 +12,8 @@ from typing import Any, TextIO
 
 import tensorflow as tf
 
+from hookrun.common.files import RunDirWriteError, atomic_write_text, open_append, read_regular_bytes
 from hookrun.hooks.context import Evaluations, HookConfigError, HookContext, HookResult
-from hookrun.hooks.files import RunDirWriteError, atomic_write_text, open_append, read_regular_bytes
 from hookrun.hooks.history_saver import HistorySaverConfig
 from hookrun.hooks.step_clock import ClockedHook, StepClock
 

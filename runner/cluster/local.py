@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from hookrun.config_schemas.errors import SetupError
+from hookrun.common.errors import SetupError
 from hookrun.runner.cluster import netns
 from hookrun.runner.cluster.netns import PrivateNetwork
 from hookrun.runner.cluster.plan import TF_CONFIG_VAR, Task

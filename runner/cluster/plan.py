@@ -34,9 +34,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hookrun.common.errors import SetupError
+from hookrun.common.files import task_file_name
 from hookrun.config_schemas.cluster import JOBS, ClusterConfig, check_address
-from hookrun.config_schemas.errors import SetupError
-from hookrun.hooks.files import task_file_name
 
 #: The environment variable TensorFlow reads the cluster and this task from.
 TF_CONFIG_VAR = "TF_CONFIG"

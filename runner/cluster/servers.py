@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from hookrun.config_schemas.errors import SetupError
+from hookrun.common.errors import SetupError
 from hookrun.runner.cluster.plan import ClusterPlan
 from hookrun.runner.tf_env import import_tensorflow
 

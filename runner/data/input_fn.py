@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hookrun.config_schemas.errors import PlacedError
+from hookrun.common.errors import PlacedError
 from hookrun.config_schemas.imports import import_object
 from hookrun.runner.graph.run_config import RunInfo  # the one `config` class (Estimator's RunConfig)
 

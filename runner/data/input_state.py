@@ -286,7 +286,7 @@ def plan_input_state(
         SetupError: ``save_input_state: true`` on a pipeline whose state TensorFlow cannot save, or on a
             cluster (exit 2, naming the reason and the fix).
     """
-    from hookrun.runner.errors import SetupError
+    from hookrun.common.errors import SetupError
 
     restart = f"data.input_fn {input_fn} restarts from its first element (as Estimator did; "
     with graph.as_default():

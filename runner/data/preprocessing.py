@@ -27,13 +27,12 @@ from typing import Any
 
 import numpy as np
 
+from hookrun.common.errors import DataError, DataWarning, SetupError
+from hookrun.common.files import loads_json
 from hookrun.config_schemas.builders import BUILDER_PARAMS, CLASSIFIERS
 from hookrun.config_schemas.data import DataConfig, MissingPolicy, policy_name
-from hookrun.config_schemas.errors import DataWarning
 from hookrun.config_schemas.graph import GraphConfig
-from hookrun.hooks.files import loads_json
 from hookrun.runner.data.reader import CATEGORICAL, NUMERIC, RawColumns, TrainingData
-from hookrun.runner.errors import DataError, SetupError
 
 #: Version of the ``preprocessing.json`` layout written by :meth:`Preprocessor.save`.
 FORMAT = 1
@@ -345,7 +344,7 @@ class Preprocessor:
 
     def save(self, path: Path) -> None:
         """Write the state as JSON (atomically)."""
-        from hookrun.hooks.files import atomic_write_text
+        from hookrun.common.files import atomic_write_text
 
         atomic_write_text(path, json.dumps(self.to_json(), indent=2) + "\n")
 
@@ -364,7 +363,7 @@ class Preprocessor:
             SetupError: the file cannot be read, is not a regular file (a FIFO there would block the
                 read forever), is not valid JSON or not a preprocessing state (exit 2).
         """
-        from hookrun.hooks.files import read_regular_bytes
+        from hookrun.common.files import read_regular_bytes
 
         try:
             text = read_regular_bytes(path).decode("utf-8")

@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
+from hookrun.common.errors import DataError, SetupError
+from hookrun.common.suggest import did_you_mean
 from hookrun.config_schemas.data import DataConfig
-from hookrun.config_schemas.suggest import did_you_mean
 from hookrun.runner.data.sources import (
     COLUMN_DTYPES,
     CSV,
@@ -41,7 +42,6 @@ from hookrun.runner.data.sources import (
     tfrecord_features,
     tfrecord_rows,
 )
-from hookrun.runner.errors import DataError, SetupError
 
 #: Cell texts read as a missing value.
 MISSING_MARKERS = frozenset({"", "na", "nan", "null", "none"})

@@ -12,7 +12,7 @@ No TensorFlow here (``hookrun validate`` samples the files through this module):
 - :func:`tfrecord_rows` reads a TFRecord file (plain or GZIP) of ``tf.train.Example`` records
   with a small protobuf wire-format decoder, one value per feature.
 
-Every error is a one-line :class:`~hookrun.runner.errors.DataError` naming the file
+Every error is a one-line :class:`~hookrun.common.errors.DataError` naming the file
 (and line or record) and the config key.
 """
 
@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from hookrun.runner.errors import DataError
+from hookrun.common.errors import DataError
 
 CSV, TFRECORD = "csv", "tfrecord"
 #: File name endings of each format (a ``.gz`` ending means gzip-compressed).

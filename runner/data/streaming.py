@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from hookrun.common.errors import DataError, PlacedError
 from hookrun.config_schemas.builders import BUILDER_PARAMS
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
@@ -63,7 +64,6 @@ from hookrun.runner.data.reader import (
     tensor_feature_spec,
 )
 from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet, absolute_spec
-from hookrun.runner.errors import DataError, PlacedError
 
 #: Lines (records) decoded and transformed per ``map`` call (rows): batch before map. 4096 took 25% less CPU
 #: per row than 1024 in the map (benchmarks/RESULTS.md); memory: ~8 files x a few batches in flight.

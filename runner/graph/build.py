@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hookrun.common.errors import PlacedError, SetupError
 from hookrun.config_schemas.imports import flags_hint
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.hooks.context import HOOKRUN_SCOPE
@@ -17,7 +18,6 @@ from hookrun.hooks.tf_internals import global_step_read, graph_element
 from hookrun.runner.data.input_fn import InputFn, RunInfo, batch_rows, make_pipeline
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
-from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.builders.registry import get_builder
 from hookrun.runner.graph.builders.spec import GraphSpec
 from hookrun.runner.graph.device import DevicePlan

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import SetupError
 
 
 @dataclass(frozen=True)

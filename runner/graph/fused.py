@@ -18,7 +18,7 @@ How it is built (:func:`build_fused_train`):
    variable scope names (``dense``, ``input_layer``, not ``dense_2``), and the first call's
    ``tf.Variable`` weights handed over in their order, so an Estimator ``model_fn`` that names no layer
    trains unchanged. A builder whose second call makes a variable the first did not make is refused
-   (:class:`hookrun.runner.errors.PlacedError` at ``graph.builder``). The batch comes from one of
+   (:class:`hookrun.common.errors.PlacedError` at ``graph.builder``). The batch comes from one of
    two bodies, chosen by the input's cardinality (:func:`endless_input`):
 
    - the input never ends (``tf.data.INFINITE_CARDINALITY``: ``data.epochs: null``, the default of
@@ -68,9 +68,9 @@ import contextlib
 from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
+from hookrun.common.errors import PlacedError, SetupError
 from hookrun.hooks.context import UNFED_INPUT
 from hookrun.hooks.window import RunWindow
-from hookrun.runner.errors import PlacedError, SetupError
 from hookrun.runner.graph.graft import scratch_config, scratch_copy
 
 #: Name of the local variable holding the window's length.

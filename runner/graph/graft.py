@@ -17,7 +17,7 @@ builds in ``eval`` mode is built but never imported. A variable there is:
   counts): the evaluation's own; its resource gets a name of its own (``shared_name``), so it never
   shares state with a training metric of the same name;
 - any other variable: a training variable of the same name (and dtype and shape), or a
-  :class:`hookrun.runner.errors.PlacedError` naming it, the mode and the fix. The pass only reads
+  :class:`hookrun.common.errors.PlacedError` naming it, the mode and the fix. The pass only reads
   those: a variable an op of the pass assigns to gets a copy of its own instead (its own
   ``shared_name``), set from the training value before every pass (``"__copies__"``), as Estimator's
   evaluation changed a restored copy, never the training weights.
@@ -30,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from hookrun.runner.errors import PlacedError
+from hookrun.common.errors import PlacedError
 
 #: The op types that own a variable's state (resource variables, and the older ref variables).
 VARIABLE_OPS = frozenset({"VarHandleOp", "VariableV2", "Variable"})

@@ -19,8 +19,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from hookrun.common.errors import PlacedError
 from hookrun.config_schemas.interpolation import interpolate
-from hookrun.runner.errors import PlacedError
 
 #: The ``params`` keys hookrun adds for a builder of the ``fn(features, labels, params)`` form; a model_fn
 #: finds their values in ``config.hookrun`` instead (see :class:`HookrunValues`).

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from hookrun.common.suggest import closest
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
-from hookrun.config_schemas.suggest import closest
 from hookrun.hooks.context import TensorNames, UnfedTensorError, UnknownTensorError
 
 #: dtypes a session cannot hand back as a value (handles, dataset variants); listed only for variables.
@@ -187,7 +187,7 @@ def candidate_names(graph: Any, named: Sequence[str]) -> list[str]:
 def did_you_mean(name: str, candidates: Sequence[str], n: int = 3) -> list[str]:
     """Up to ``n`` names of ``candidates`` closest to ``name``, best first.
 
-    Ranked by :func:`hookrun.config_schemas.suggest.closest`; without a match, the ``:0`` output
+    Ranked by :func:`hookrun.common.suggest.closest`; without a match, the ``:0`` output
     suffix is dropped and op names compared.
     """
     close = closest(name, candidates, n=n)

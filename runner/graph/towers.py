@@ -31,7 +31,7 @@ import dataclasses
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from hookrun.runner.errors import PlacedError
+from hookrun.common.errors import PlacedError
 
 #: Variable-creating op types whose device is the variable device (``replicate_model_fn``'s ``ps_ops``).
 VARIABLE_OPS = frozenset({"Variable", "VariableV2", "VarHandleOp", "AutoReloadVariable"})

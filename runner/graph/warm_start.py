@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.config_schemas.errors import PlacedError, SetupError
-from hookrun.config_schemas.suggest import did_you_mean
+from hookrun.common.errors import PlacedError, SetupError
+from hookrun.common.suggest import did_you_mean
 from hookrun.runner.run_dir.checkpoints import PinnedCheckpoint, check_checkpoint_fits, pin_checkpoint
 
 #: The config key every warm-start error about the source is reported at.

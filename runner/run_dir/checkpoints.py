@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.hooks.files import atomic_write_text
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import SetupError
+from hookrun.common.files import atomic_write_text
 
 #: TensorFlow's state file in a checkpoint directory (``latest_filename``'s default).
 CHECKPOINT_STATE = "checkpoint"

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hookrun.common.errors import SetupError
+from hookrun.common.files import RunDirWriteError, atomic_write_text, is_temporary_name, read_regular_bytes
 from hookrun.hooks import tf_internals
-from hookrun.hooks.files import RunDirWriteError, atomic_write_text, is_temporary_name, read_regular_bytes
-from hookrun.runner.errors import SetupError
 
 __all__ = [
     "EVENT_FILE_PREFIX",

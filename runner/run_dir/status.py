@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hookrun.hooks.files import atomic_write_text, loads_json, read_regular_bytes
+from hookrun.common.files import atomic_write_text, loads_json, read_regular_bytes
 
 #: The run's summary, in the run directory.
 SUMMARY_FILE = "summary.json"
@@ -34,7 +34,7 @@ def utc_now() -> str:
 def read_summary(path: Path) -> dict[str, Any] | None:
     """``summary.json`` as a dict, or None when it is missing, unreadable, not JSON or not an object.
 
-    Nesting deeper than :data:`hookrun.hooks.files.MAX_JSON_DEPTH` counts as not JSON (no ``RecursionError``).
+    Nesting deeper than :data:`hookrun.common.files.MAX_JSON_DEPTH` counts as not JSON (no ``RecursionError``).
     """
     try:
         data = loads_json(read_regular_bytes(path).decode("utf-8"))

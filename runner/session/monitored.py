@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hookrun.common.errors import SetupError, TrainingError
+from hookrun.common.files import describe_write_failure
 from hookrun.hooks.context import HookFailure
-from hookrun.hooks.files import describe_write_failure
-from hookrun.runner.errors import SetupError, TrainingError
 
 
 class StopSignals:

@@ -34,7 +34,7 @@ from typing import IO, Any
 
 import tensorflow as tf
 
-from hookrun.hooks.files import open_new
+from hookrun.common.files import open_new
 
 #: The trace file inside the run directory.
 TRACE_FILE = "trace.jsonl"

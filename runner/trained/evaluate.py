@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.runner.errors import SetupError, TrainingError
+from hookrun.common.errors import SetupError, TrainingError
 
 
 @dataclass
@@ -79,7 +79,7 @@ def evaluate(
             label column, a checkpoint that does not fit the builder (exit 2); nothing is written.
         TrainingError: an evaluation hook raised (exit 1); nothing is written.
     """
-    from hookrun.hooks.files import atomic_write_text
+    from hookrun.common.files import atomic_write_text
     from hookrun.runner.graph.build import build_evaluation_graph
     from hookrun.runner.graph.device import resolve_device, session_config
     from hookrun.runner.graph.graft import needed_nodes
@@ -152,7 +152,7 @@ def evaluate(
         examples = session.run(examples_read) if validation is None else validation.num_rows
     if validation is None:
         if not examples:
-            from hookrun.config_schemas.errors import PlacedError
+            from hookrun.common.errors import PlacedError
 
             raise PlacedError(
                 option, f"{input_fn} gave no example to evaluate (its dataset ended at once); check its files or filter"

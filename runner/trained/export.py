@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import SetupError
 from hookrun.runner.trained.inference import EXAMPLES
 from hookrun.runner.trained.results import ExportResult
 from hookrun.runner.trained.results import check_assets as _check_assets

@@ -124,7 +124,7 @@ def _per_row(tf: Any, builder: str, name: str, tensor: Any, rows: Any) -> Any:
     Raises:
         SetupError: ``tensor`` is a scalar, or its first dimension is fixed (the batch is not) (exit 2).
     """
-    from hookrun.runner.errors import SetupError
+    from hookrun.common.errors import SetupError
 
     shape = tensor.shape
     if shape.rank == 0 or (shape.rank is not None and shape[0] is not None):
@@ -172,7 +172,7 @@ def build_inference_graph(
     v1 = tf.compat.v1
     tensors = config.data.tensor_features
     if tensors:  # the raw-column and Example inputs below carry one value per column
-        from hookrun.runner.errors import PlacedError
+        from hookrun.common.errors import PlacedError
 
         raise PlacedError(
             f"data.columns.{next(iter(tensors))}",

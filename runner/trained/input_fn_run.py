@@ -30,8 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hookrun.config_schemas.errors import PlacedError
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import PlacedError, SetupError
 
 #: Output suffixes ``predict`` writes.
 RECORD_FORMATS = (".jsonl", ".csv")

@@ -10,8 +10,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from hookrun.hooks.files import WRITE_ERRNOS, describe_write_failure
-from hookrun.runner.errors import HookrunError, SetupError
+from hookrun.common.errors import HookrunError, SetupError
+from hookrun.common.files import WRITE_ERRNOS, describe_write_failure
 from hookrun.runner.run_dir.directory import printable_path
 
 
@@ -27,7 +27,7 @@ class OutputWriteError(HookrunError):
 def refused_write(err: BaseException, temporary: Path, target: Path) -> OutputWriteError | None:
     """The one-line error for ``err`` if it is the disk refusing a write under ``temporary``, else None.
 
-    Recognises what :func:`hookrun.hooks.files.describe_write_failure` does (an ``OSError`` with a write
+    Recognises what :func:`hookrun.common.files.describe_write_failure` does (an ``OSError`` with a write
     errno and a file name; TensorFlow's ``FILE; No space left on device`` and ``FILE; File too large``,
     raised as ``ResourceExhaustedError`` or ``OutOfRangeError``), and an ``OSError`` with a write errno
     but no file name (a ``write()`` on an open file: ``predict``'s CSV). The file is named by its final

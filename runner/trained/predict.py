@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from hookrun.runner.errors import DataError, SetupError
+from hookrun.common.errors import DataError, SetupError
 from hookrun.runner.trained.inference import CLASS_ID_OUTSIDE
 from hookrun.runner.trained.results import PredictResult
 
@@ -163,7 +163,7 @@ def _warn_infinite(raw: Any, numeric: set[str], warned: set[str]) -> None:
     """
     import warnings
 
-    from hookrun.config_schemas.errors import DataWarning
+    from hookrun.common.errors import DataWarning
 
     limit = float(np.finfo(np.float32).max)
     for name in sorted(numeric - warned):

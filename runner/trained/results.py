@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import SetupError
 
 
 @dataclass

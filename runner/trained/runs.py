@@ -30,8 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from hookrun.hooks.files import loads_json
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import SetupError
+from hookrun.common.files import loads_json
 from hookrun.runner.run_dir.status import SUMMARY_FILE, read_summary
 
 #: Sort keys besides metric names.
@@ -134,7 +134,7 @@ class RunsTable:
 
 def _read_text(path: Path) -> str:
     """A small regular file's text; OSError (or ValueError when too big or not UTF-8) otherwise."""
-    from hookrun.hooks.files import read_regular_bytes
+    from hookrun.common.files import read_regular_bytes
 
     if path.stat().st_size > MAX_FILE_BYTES:
         raise ValueError(f"bigger than {MAX_FILE_BYTES >> 20} MiB")
@@ -469,7 +469,7 @@ def list_runs(root: str | Path = "runs", sort: str | None = None, names: Sequenc
         row.distinguishing = [o for o in row.overrides if counts[o] < len(known) or len(known) == 1]
     metrics = sorted({m for row in rows for m in row.metrics}, key=lambda m: (m != "val_loss", m))
     if sort is not None and sort not in sort_keys(metrics):
-        from hookrun.config_schemas.suggest import did_you_mean
+        from hookrun.common.suggest import did_you_mean
 
         raise SetupError(
             f"--sort {sort}: no such metric in these runs; use one of {', '.join(sort_keys(metrics))}"

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hookrun.common.errors import DataError, SetupError
 from hookrun.config_schemas.loader import LoadedConfig
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.sources import absolute_spec
 from hookrun.runner.data.streaming import EvalInput, StreamInput, scan_data
-from hookrun.runner.errors import DataError, SetupError
 from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, raise_if_vanished
 
 __all__ = [

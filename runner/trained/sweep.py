@@ -19,10 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hookrun.config_schemas.errors import HookrunError
+from hookrun.common.errors import HookrunError, SetupError
 from hookrun.config_schemas.loader import ConfigError, ConfigIssue, LoadedConfig
 from hookrun.config_schemas.yaml_source import OVERRIDE_FILE
-from hookrun.runner.errors import SetupError
 
 #: Longest run-directory name made from the values (characters); longer ones end in a hash.
 MAX_NAME = 120

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from hookrun.config_schemas.errors import SetupError
+from hookrun.common.errors import SetupError
 from tests.conformance.conftest import RecordingCorpus, plain_training_session
 from tests.conftest import BATCH_SIZE
 

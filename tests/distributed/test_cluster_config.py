@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from hookrun.common.errors import SetupError
 from hookrun.config_schemas.cluster import ClusterConfig
-from hookrun.config_schemas.errors import SetupError
 from hookrun.hooks.registry import hook_configs
 from hookrun.runner.cluster.local import local_jobs, parse_spec
 from hookrun.runner.cluster.plan import Task, check_addresses, parse_task, port_in_use, resolve_cluster

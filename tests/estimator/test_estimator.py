@@ -161,7 +161,7 @@ def test_hooks_and_saving_listeners_run_in_the_training_session(estimator):
 
 
 def test_a_nan_loss_fails_the_run_as_every_hookrun_run(tmp_path):
-    from hookrun.runner.errors import TrainingError
+    from hookrun.common.errors import TrainingError
 
     def nan_model_fn(features, labels, mode):
         import tensorflow as tf

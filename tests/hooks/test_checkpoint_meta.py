@@ -20,9 +20,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from hookrun.common.files import describe_write_failure
 from hookrun.hooks.checkpoint_saver import hook as checkpoint_hook
 from hookrun.hooks.checkpoint_saver.hook import CheckpointSaverHook, MetaGraphOnceSaver
-from hookrun.hooks.files import describe_write_failure
 from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.run_dir.directory import clean_temporary_files
 from tests.conftest import user_module

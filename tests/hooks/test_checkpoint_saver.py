@@ -128,7 +128,7 @@ def test_never_writes_non_finite_weights(make_config, run_train, tmp_path):
     import pytest
     import tensorflow as tf
 
-    from hookrun.runner.errors import TrainingError
+    from hookrun.common.errors import TrainingError
 
     loaded = make_config(
         hooks=[

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from hookrun.runner.errors import TrainingError
+from hookrun.common.errors import TrainingError
 from tests.conftest import BATCH_SIZE, NAN_BUILDER, NUM_ROWS
 
 #: The loss is NaN once global_step (read before the step's increment) reaches this: global step NAN_FROM + 1.

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from hookrun.common.errors import SetupError
 from hookrun.runner.config import load_config
-from hookrun.runner.errors import SetupError
 from hookrun.runner.run_dir.config_change import compare_configs
 from hookrun.runner.run_dir.saved_config import self_contained_yaml
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from hookrun.common.errors import DataError, SetupError
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.reader import (
     CATEGORICAL,
@@ -25,7 +26,6 @@ from hookrun.runner.data.reader import (
 )
 from hookrun.runner.data.sources import DataFile
 from hookrun.runner.data.streaming import split_hash_tf
-from hookrun.runner.errors import DataError, SetupError
 from tests.conftest import data_config, write_data_file
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import tensorflow as tf
 
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import SetupError
 from hookrun.runner.graph.device import DevicePlan, resolve_device, session_config
 
 CPU = "/device:CPU:0"

@@ -139,7 +139,7 @@ def test_bad_switch_values_are_config_errors_at_their_line(session, expected, ma
 
 
 def test_turning_mixed_precision_on_when_resuming_names_the_key(make_config, run_train) -> None:
-    from hookrun.runner.errors import TrainingError
+    from hookrun.common.errors import TrainingError
 
     hooks = [{"type": "checkpoint_saver", "save_steps": 2}, {"type": "stop_at_step", "last_step": 2}]
     run_train(make_config(hooks=hooks))

@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
+from hookrun.common.errors import DataError, SetupError
 from hookrun.config_schemas.graph import GraphConfig
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.data.reader import CATEGORICAL, NUMERIC, load_raw_data, split_rows
-from hookrun.runner.errors import DataError, SetupError
 from tests.conftest import data_config, write_data_file
 
 

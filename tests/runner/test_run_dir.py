@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hookrun.runner.errors import SetupError
+from hookrun.common.errors import SetupError
 from hookrun.runner.run_dir.directory import LOCK_FILE, RunDirLock, atomic_write_text, prepare_run_dir
 
 HOLD = textwrap.dedent(

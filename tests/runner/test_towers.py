@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 import yaml
 
+from hookrun.common.errors import SetupError
 from hookrun.config_schemas.loader import ConfigError
 from hookrun.runner.config import load_config
-from hookrun.runner.errors import SetupError
 from hookrun.runner.graph.builders.spec import GraphSpec
 
 from ..conftest import linear_rows, write_csv

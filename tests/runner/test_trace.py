@@ -110,7 +110,7 @@ def test_trace_off_writes_nothing_and_wraps_no_hook(make_config, tmp_path, captu
 
 
 def test_a_failing_run_still_writes_its_trace_with_the_error(make_config, tmp_path, captured, write_module):
-    from hookrun.runner.errors import TrainingError
+    from hookrun.common.errors import TrainingError
     from hookrun.runner.trainer import train
     from tests.conftest import NAN_BUILDER
 

@@ -157,7 +157,7 @@ class ColumnBuilder:
         Raises:
             ColumnError: the first entry reading an unknown key.
         """
-        from hookrun.config_schemas.suggest import did_you_mean
+        from hookrun.common.suggest import did_you_mean
 
         for key, where in self.keys.items():
             if key not in available:

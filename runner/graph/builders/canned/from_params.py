@@ -113,7 +113,7 @@ def canned_model_fn(
             cannot give (an unknown feature key, ``from_data`` of a column without a vocabulary, a cross of a
             numeric column of the data).
     """
-    from hookrun.config_schemas.errors import PlacedError
+    from hookrun.common.errors import PlacedError
     from hookrun.runner.tf_env import import_tensorflow
 
     with quiet_feature_columns():

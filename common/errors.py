@@ -1,4 +1,4 @@
-"""Error base classes shared by every layer, each with its documented exit code.
+"""hookrun's errors, shared by every layer (config, hooks, runner, CLI), each with its documented exit code.
 
 Exit codes: 0 success; 1 training failed; 2 invalid config, data or usage.
 """
@@ -42,6 +42,24 @@ class PlacedError(SetupError):
         self.what = what
         self.loc = parse_yaml_path(what)
         self.reason = reason
+
+
+class TrainingError(HookrunError):
+    """Training started but failed (NaN loss, a graph error, a hook raised). Exit code 1."""
+
+    exit_code = 1
+
+
+class DataError(SetupError):
+    """The data does not fit the ``data:`` section (exit code 2), with the config key to blame.
+
+    Attributes:
+        loc: the YAML path the checks before training report it at, e.g. ``("data", "validation")``.
+    """
+
+    def __init__(self, message: str, loc: tuple[str | int, ...] = ("data", "train")) -> None:
+        super().__init__(message)
+        self.loc = loc
 
 
 class DataWarning(UserWarning):

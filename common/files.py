@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import TextIO
 
-from hookrun.config_schemas.errors import HookrunError
+from hookrun.common.errors import HookrunError
 
 #: Errors that can only mean "the disk refused the write" (errno values): file too large, no space
 #: left, quota exceeded, read-only file system.
