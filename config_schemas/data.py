@@ -118,8 +118,11 @@ class DataConfig(StrictModel):
         "whose state cannot be saved; `false`: restart the input_fn on resume. A shuffle buffer is saved whole "
         "in every checkpoint. See docs/data.md.",
     )
-    format: Literal["csv", "tfrecord"] | None = Field(
-        default=None, description="File format; default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`)."
+    format: str | None = Field(
+        default=None,
+        pattern=r"^[a-z][a-z0-9_]*$",
+        description="File format (a registered format: `csv`, `tfrecord`, `jsonl`, or a plug-in's; `hookrun validate` "
+        "checks the name); default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`, `.jsonl[.gz]`).",
     )
     columns: dict[str, ColumnSpec] | None = Field(
         default=None,

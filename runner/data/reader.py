@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,25 +31,21 @@ import numpy as np
 from hookrun.common.errors import DataError, SetupError
 from hookrun.common.suggest import did_you_mean
 from hookrun.config_schemas.data import DataConfig
-from hookrun.runner.data.sources import (
-    COLUMN_DTYPES,
-    CSV,
-    DataFile,
-    FileSet,
-    csv_rows,
-    format_of,
-    resolve_files,
-    tfrecord_features,
-    tfrecord_rows,
+from hookrun.runner.data.columns import (  # noqa: F401 (re-exported: the names readers of this module know)
+    CATEGORICAL,
+    INT64_ABSENT,
+    MISSING_MARKERS,
+    NUMERIC,
+    ColumnPlan,
+    RawColumns,
 )
+from hookrun.runner.data.formats.base import DataFile, FileSet, SlowPath
+from hookrun.runner.data.formats.registry import format_named, format_of
+from hookrun.runner.data.formats.tfrecord import COLUMN_DTYPES, tfrecord_features
+from hookrun.runner.data.sources import CSV, resolve_files
 
-#: Cell texts read as a missing value.
-MISSING_MARKERS = frozenset({"", "na", "nan", "null", "none"})
 #: Rows of the first training file that fix each column's kind (rows); ``hookrun validate`` reads as many.
 KIND_SAMPLE_ROWS = 200
-#: A TFRecord int64 feature's value where a record lacks it, when TensorFlow parses it as a fixed-length feature
-#: (read as missing, as a float feature's NaN; a record holding exactly this value reads as missing too).
-INT64_ABSENT = -(2**63)
 #: Rows per chunk of the streaming statistics pass (rows).
 CHUNK_ROWS = 65_536
 
@@ -100,7 +96,7 @@ def read_csv(path: Path, max_rows: int | None = None, key: str = "data.train") -
             of cells than the header (each message names the file and line).
     """
     files = resolve_files(str(path), Path("."), CSV if format_of(path, None) is None else None, key)
-    header, rows = csv_rows(files.files[0], key)
+    header, rows = _file_rows(files, files.files[0])
     taken: list[tuple[int, list[str]]] = []
     for row in rows:
         taken.append(row)
@@ -114,105 +110,7 @@ def table_of(path: Path, header: list[str], rows: list[tuple[int, list[str]]]) -
     return CsvTable(path=path, header=header, rows=rows)
 
 
-#: Column kinds: ``numeric`` (float cells) or ``categorical`` (text cells, one-hot encoded).
-NUMERIC, CATEGORICAL = "numeric", "categorical"
 
-
-@dataclass
-class RawColumns:
-    """The used columns of some rows of the data files as typed arrays, before preprocessing.
-
-    Attributes:
-        source: the first file (for messages about the whole set).
-        lines: ``int64 [n_rows]``, each row's 1-based line in its file (record number for TFRecord).
-        positions: column name -> 0-based position in the file's header (or features).
-        kinds: column name -> ``numeric`` or ``categorical``.
-        values: column name -> ``float64 [n_rows]`` (NaN where missing) for a numeric column,
-            ``object [n_rows]`` of ``str`` (None where missing) for a categorical one.
-        first_text: for a column found to hold text: ``(line, cell)`` of its first non-number.
-        key: the config key naming the file (``data.train`` or ``data.validation``).
-        files: the files the rows come from; None: every row is from ``source``.
-        file_ids: ``int32 [n_rows]``, each row's index in ``files`` (None with ``files``).
-        tfrecord: the rows are TFRecord records (messages say ``record N: feature 'x'``).
-        plain: CSV columns whose cells need no stripping and whose missing cells are all empty (so
-            ``tf.io.decode_csv`` can decode them directly: numbers as ``float64``, missing = NaN).
-    """
-
-    source: Path
-    lines: np.ndarray
-    positions: dict[str, int]
-    kinds: dict[str, str]
-    values: dict[str, np.ndarray]
-    first_text: dict[str, tuple[int, str]] = field(default_factory=dict)
-    key: str = "data.train"
-    files: list[Path] | None = None
-    file_ids: np.ndarray | None = None
-    tfrecord: bool = False
-    plain: set[str] = field(default_factory=set)
-
-    @property
-    def num_rows(self) -> int:
-        """Rows (count)."""
-        return int(self.lines.shape[0])
-
-    def missing(self, name: str) -> np.ndarray:
-        """``bool [n_rows]``: where column ``name`` is empty."""
-        column = self.values[name]
-        if self.kinds[name] == NUMERIC:
-            return np.isnan(column)
-        return np.asarray(column == None, dtype=bool)  # noqa: E711 (element-wise on an object array)
-
-    def take(self, rows: np.ndarray) -> RawColumns:
-        """The rows at the given indices (or boolean mask), as a new :class:`RawColumns`."""
-        return RawColumns(
-            source=self.source,
-            lines=self.lines[rows],
-            positions=dict(self.positions),
-            kinds=dict(self.kinds),
-            values={name: column[rows] for name, column in self.values.items()},
-            first_text=dict(self.first_text),
-            key=self.key,
-            files=self.files,
-            file_ids=self.file_ids[rows] if self.file_ids is not None else None,
-            tfrecord=self.tfrecord,
-        )
-
-    def file_of(self, row: int) -> Path:
-        """The file row ``row`` comes from."""
-        if self.files is None or self.file_ids is None:
-            return self.source
-        return self.files[int(self.file_ids[row])]
-
-    def where(self, row: int, name: str) -> str:
-        """``file:line: column 'name' (column k)`` for messages about one cell (``file: record N: feature 'x'``)."""
-        if self.tfrecord:
-            return f"{self.file_of(row)}: record {int(self.lines[row])}: feature {name!r}"
-        return f"{self.file_of(row)}:{int(self.lines[row])}: column {name!r} (column {self.positions[name] + 1})"
-
-    @staticmethod
-    def concat(parts: list[RawColumns]) -> RawColumns:
-        """The rows of ``parts`` (same columns and kinds) one after the other."""
-        first = parts[0]
-        if len(parts) == 1:
-            return first
-        files = first.files or [first.source]
-        ids = [p.file_ids if p.file_ids is not None else np.zeros(p.num_rows, np.int32) for p in parts]
-        first_text: dict[str, tuple[int, str]] = {}
-        for part in parts:
-            for name, found in part.first_text.items():
-                first_text.setdefault(name, found)
-        return RawColumns(
-            source=first.source,
-            lines=np.concatenate([p.lines for p in parts]),
-            positions=dict(first.positions),
-            kinds=dict(first.kinds),
-            values={name: np.concatenate([p.values[name] for p in parts]) for name in first.values},
-            first_text=first_text,
-            key=first.key,
-            files=files,
-            file_ids=np.concatenate(ids).astype(np.int32),
-            tfrecord=first.tfrecord,
-        )
 
 
 @dataclass
@@ -480,34 +378,13 @@ def check_split(fraction: float, train_rows: int, validation_rows: int) -> None:
 # ------------------------------------------------------------------ reading in chunks
 
 
-@dataclass
-class ColumnPlan:
-    """How the files of a set are read: the columns, their kinds, and what fixed them.
-
-    Attributes:
-        names: the used columns (features, then the label).
-        kinds: column -> ``numeric`` / ``categorical``.
-        origin: what fixed the kinds (for messages).
-        first_text: a text column's first non-number in the sample ``(line, cell)``.
-        sample: the first rows of the first file, parsed (at most :data:`KIND_SAMPLE_ROWS`).
-    """
-
-    names: list[str]
-    kinds: dict[str, str]
-    origin: str
-    first_text: dict[str, tuple[int, str]]
-    sample: RawColumns
 
 
 def _file_rows(
     fileset: FileSet, file: DataFile, budget: int | None = None
 ) -> tuple[list[str], Iterator[tuple[int, list[str]]]]:
-    """The header and rows of one file of the set (TFRecord features as text cells)."""
-    if file.format == CSV:
-        return csv_rows(file, fileset.key, budget)
-    return tfrecord_rows(
-        file, fileset.columns or None, fileset.dtypes, fileset.key, budget, fileset.declared, fileset.tensors
-    )
+    """The header and rows of one file of the set, as text cells: its format reads them."""
+    return format_named(file.format).rows(file, fileset, budget)
 
 
 def plan_columns(
@@ -552,8 +429,9 @@ def plan_columns(
     names = check_columns(config, table)
     used = [*names, config.label]
     categorical = set(config.categorical)
-    tfrecord = first.format != CSV
-    if tfrecord:
+    fmt = format_named(first.format)
+    tfrecord = fmt.record_wording  # messages name records and features
+    if fmt.typed:  # the records' value types: bytes features are categories
         categorical |= {name for name in used if fileset.dtypes.get(name) == "bytes"}
         for name in config.categorical:
             if fileset.dtypes.get(name) in ("float", "int64"):
@@ -595,8 +473,9 @@ def plan_given_columns(
         DataError: a CSV file lacks one of the columns (names the file and the column), a cell of a numeric
             column in the sample is not a number, and the errors of :mod:`hookrun.runner.data.sources`.
     """
-    tfrecord = fileset.format != CSV
-    if tfrecord:
+    fmt = format_named(fileset.format)
+    tfrecord = fmt.record_wording
+    if fmt.keyed:  # read by name: a record lacking one is a missing value
         fileset.columns = list(names)
     for index, file in enumerate(fileset.files):
         header, rows = _file_rows(fileset, file, budget)
@@ -607,7 +486,7 @@ def plan_given_columns(
                 if len(sample_rows) >= KIND_SAMPLE_ROWS:
                     break
             table = table_of(file.path, header, sample_rows)
-            if not tfrecord:
+            if not fmt.keyed:
                 fileset.columns = list(header)
         _close(rows)
         absent = [name for name in names if name not in header]
@@ -661,33 +540,28 @@ def iter_chunks(
     kinds = plan.kinds
     taken = 0
     for index, file in enumerate(fileset.files):
-        if fast_tfrecord and file.format != CSV and max_rows is None:
-            for raw in _tfrecord_chunks_tf(file, fileset, plan, chunk_rows):
-                raw.files, raw.file_ids = paths, np.full(raw.num_rows, index, np.int32)
-                raw.source, raw.first_text = paths[0], dict(plan.first_text)
-                yield raw
-            continue
+        fmt = format_named(file.format)
         skip = 0
-        if fast_tfrecord and file.format == CSV and max_rows is None and fileset.columns:
+        if fast_tfrecord and max_rows is None:
             try:
-                for raw in _arrow_chunks(file, fileset, plan):
+                for raw in fmt.fast_chunks(file, fileset, plan, chunk_rows):
                     skip += raw.num_rows
                     raw.files, raw.file_ids = paths, np.full(raw.num_rows, index, np.int32)
                     raw.source, raw.first_text = paths[0], dict(plan.first_text)
                     yield raw
                 continue
-            except _SlowPath:
-                pass  # Python's csv module reads the rest of the file, and names the problem exactly
+            except SlowPath:
+                pass  # the format's Python reader reads the rest of the file, and names the problem exactly
         header, rows = _file_rows(fileset, file)
         if skip:
             rows = _skipped(rows, skip)
-        if file.format == CSV:
+        if not fmt.keyed:  # positional cells: every file's header must be the first's
             if not fileset.columns:
                 fileset.columns = list(header)
             elif header != fileset.columns:
                 _close(rows)
                 raise DataError(
-                    f"{file.path}:1: the header differs from {fileset.first}'s; every CSV file of "
+                    f"{file.path}:1: the header differs from {fileset.first}'s; every {fmt.name.upper()} file of "
                     f"`{fileset.key}` needs the same columns in the same order ({', '.join(fileset.columns)})",
                     loc=fileset.loc,
                 )
@@ -713,256 +587,11 @@ def iter_chunks(
             yield _chunk(file, header, buffer, plan, kinds, fileset, paths, index)
 
 
-class _SlowPath(Exception):
-    """pyarrow cannot read (the rest of) a file exactly as the Python reader would: use the Python reader."""
-
-
 def _skipped(rows: Iterator[tuple[int, list[str]]], count: int) -> Iterator[tuple[int, list[str]]]:
     """``rows`` without the first ``count`` (those pyarrow already read)."""
     for index, row in enumerate(rows):
         if index >= count:
             yield row
-
-
-def _arrow_chunks(file: DataFile, fileset: FileSet, plan: ColumnPlan) -> Iterator[RawColumns]:
-    """Chunks of a CSV file read by pyarrow's streaming reader (``pyarrow.csv.open_csv``): fast.
-
-    Every cell is read as text and checked as the Python path checks it (stripped, the missing
-    markers, numbers as ``float64``). Row ``i`` is on line ``i + 2``: a blank line is kept as a row
-    (``ignore_empty_lines=False``), then sends the file to the Python reader, as does a quoted line
-    break (``newlines_in_values=False``), so the line numbers (and the split hash) are exact.
-
-    Raises:
-        _SlowPath: pyarrow is not installed, the header differs, or a row or cell is not as expected:
-            the caller reads the rest of the file with Python's ``csv`` module.
-    """
-    try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.csv as pacsv
-    except ImportError:
-        raise _SlowPath() from None
-    names = plan.names
-    try:
-        reader = pacsv.open_csv(
-            str(file.path),
-            read_options=pacsv.ReadOptions(block_size=8 << 20),
-            parse_options=pacsv.ParseOptions(newlines_in_values=False, ignore_empty_lines=False),
-            convert_options=pacsv.ConvertOptions(
-                include_columns=names,
-                column_types={name: pa.string() for name in names},
-                strings_can_be_null=False,
-                quoted_strings_can_be_null=False,
-            ),
-        )
-        if [field.name for field in reader.schema] != names:
-            raise _SlowPath()
-    except (pa.ArrowException, OSError):
-        raise _SlowPath() from None
-    header, rows = csv_rows(file, fileset.key)  # the file's own header must be the set's (else: the exact error)
-    _close(rows)
-    if header != fileset.columns:
-        raise _SlowPath()
-    markers = pa.array(sorted(MISSING_MARKERS))
-    start = 2
-    while True:
-        try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            return
-        except (pa.ArrowException, OSError):
-            raise _SlowPath() from None
-        count = batch.num_rows
-        blank = None  # a blank line reads as a row of empty cells: Python's reader skips it, so let it read this
-        for column in batch.columns:
-            empty_cell = pc.equal(column, "")
-            blank = empty_cell if blank is None else pc.and_(blank, empty_cell)
-        if blank is not None and pc.any(blank).as_py():
-            raise _SlowPath()
-        values: dict[str, np.ndarray] = {}
-        plain: set[str] = set()
-        for index, name in enumerate(names):
-            column = batch.column(index)
-            stripped = pc.utf8_trim_whitespace(column)
-            empty = pc.is_in(pc.utf8_lower(stripped), value_set=markers)
-            if pc.all(pc.equal(column, stripped)).as_py() is not False and not pc.any(
-                pc.and_(empty, pc.not_equal(stripped, ""))
-            ).as_py():
-                plain.add(name)
-            missing = empty.to_numpy(zero_copy_only=False)
-            if plan.kinds[name] == NUMERIC:
-                try:
-                    numbers = pc.cast(pc.if_else(empty, "nan", stripped), pa.float64()).to_numpy(zero_copy_only=False)
-                except pa.ArrowException:
-                    raise _SlowPath() from None
-                numbers = numbers.copy()
-                numbers[missing] = np.nan
-                values[name] = numbers
-            else:
-                texts = np.asarray(stripped.to_numpy(zero_copy_only=False), dtype=object)
-                texts[missing] = None
-                values[name] = texts
-        lines = np.arange(start, start + count, dtype=np.int64)
-        start += count
-        yield RawColumns(
-            source=file.path,
-            lines=lines,
-            positions={name: fileset.columns.index(name) for name in names},
-            kinds=dict(plan.kinds),
-            values=values,
-            key=fileset.key,
-            plain=plain,
-        )
-
-
-def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk_rows: int) -> Iterator[RawColumns]:
-    """Chunks of a TFRecord file decoded by TensorFlow (eager ``tf.data`` + ``tf.io.parse_example``): fast.
-
-    Raises:
-        DataError: a record that is not an Example with these features' types, a feature with more than
-            one value (names the file and record), a damaged file (names the file).
-    """
-    from hookrun.runner.tf_env import import_tensorflow
-
-    tf = import_tensorflow(False)
-    dtypes = {"bytes": tf.string, "float": tf.float32, "int64": tf.int64}
-    kind_of = {name: fileset.dtypes.get(name, "float") for name in plan.names}
-    # One value per feature: numbers parse as fixed-length features (absent: NaN / INT64_ABSENT), stacked into one
-    # matrix per dtype, a few ops whatever the width (785 ragged features took seconds to trace and read). A record
-    # with more values fails the parse, and the pure-Python reader then names the record and feature.
-    floats = [name for name in plan.names if kind_of[name] == "float"]
-    ints = [name for name in plan.names if kind_of[name] == "int64"]
-    texts = [name for name in plan.names if kind_of[name] == "bytes"]
-    spec: dict[str, Any] = {name: tf.io.FixedLenFeature([], tf.float32, default_value=np.nan) for name in floats}
-    spec.update({name: tf.io.FixedLenFeature([], tf.int64, default_value=INT64_ABSENT) for name in ints})
-    spec.update({name: tf.io.RaggedFeature(dtypes["bytes"]) for name in texts})
-    if fileset.tensors:  # parsed (and so checked against their spec) with the columns; their values are not kept
-        spec.update(tensor_feature_spec(tf, fileset.tensors))
-
-    def parse(records: Any) -> Any:
-        parsed = tf.io.parse_example(records, spec)
-        count = tf.shape(records)[0]
-        out = {"\0rows": count}
-        if floats:
-            out["\0float"] = tf.stack([parsed[name] for name in floats], axis=1)
-        if ints:
-            out["\0int"] = tf.stack([parsed[name] for name in ints], axis=1)
-        out.update({name: parsed[name] for name in texts})
-        return out
-
-    dataset = tf.data.TFRecordDataset(str(file.path), compression_type=file.compression).batch(chunk_rows)
-    dataset = dataset.map(parse, num_parallel_calls=2)
-    loc = fileset.loc
-    start = 1
-    iterator = iter(dataset)
-    while True:
-        try:
-            parsed = next(iterator)
-        except StopIteration:
-            return
-        except tf.errors.OpError as err:
-            first = str(err.message).strip().splitlines()[0][:300]
-            tensor = _tensor_feature_error(str(err.message), file, fileset, start)
-            if tensor is not None:  # a tensor feature that does not fit its parse spec: TensorFlow names it
-                raise tensor from None
-            exact = _exact_tfrecord_error(file, fileset)
-            if exact is not None:  # the record and feature, as the pure-Python reader names them
-                raise exact from None
-            types = "these feature types (data.columns and the first records')" if fileset.declared else (
-                "the first records' feature types"
-            )
-            raise DataError(
-                f"{file.path}: records {start} or after cannot be read as tf.train.Example with {types} ({first})",
-                loc=loc,
-            ) from None
-        count = int(parsed["\0rows"])
-        lines = np.arange(start, start + count, dtype=np.int64)
-        values: dict[str, np.ndarray] = {}
-        numbers: dict[str, np.ndarray] = {}
-        if floats:
-            block = parsed["\0float"].numpy().astype(np.float64)
-            numbers.update({name: block[:, index] for index, name in enumerate(floats)})
-        if ints:
-            block = parsed["\0int"].numpy()
-            absent = block == INT64_ABSENT
-            block = block.astype(np.float64)
-            block[absent] = np.nan
-            numbers.update({name: block[:, index] for index, name in enumerate(ints)})
-        for name in plan.names:
-            if name in numbers:
-                column = numbers[name]
-                if plan.kinds[name] != NUMERIC:  # a number feature read as categories: its values as text
-                    texts_of = [None if math.isnan(v) else repr(float(v) if kind_of[name] == "float" else int(v))
-                                for v in column.tolist()]
-                    column = np.array(texts_of, dtype=object)
-                values[name] = np.ascontiguousarray(column) if plan.kinds[name] == NUMERIC else column
-                continue
-            ragged = parsed[name]
-            lengths = ragged.row_lengths().numpy()
-            if (lengths > 1).any():
-                row = int(np.argmax(lengths > 1))
-                raise DataError(
-                    f"{file.path}: record {lines[row]}: feature {name!r} has {lengths[row]} values; hookrun reads one "
-                    "value per feature",
-                    loc=loc,
-                )
-            present = lengths == 1
-            flat = ragged.flat_values.numpy()
-            if plan.kinds[name] == NUMERIC:
-                cells = [v.decode("utf-8", "replace").strip() for v in flat.tolist()]
-                column = np.full(count, np.nan)
-                column[present] = [np.nan if c.lower() in MISSING_MARKERS else float(c) for c in cells]
-            else:
-                texts_of = [v.decode("utf-8", "replace").strip() for v in flat.tolist()]
-                cells = [None if t.lower() in MISSING_MARKERS else t for t in texts_of]
-                column = np.full(count, None, dtype=object)
-                column[present] = cells
-            values[name] = column
-        start += count
-        yield RawColumns(
-            source=file.path,
-            lines=lines,
-            positions={name: index for index, name in enumerate(plan.names)},
-            kinds=dict(plan.kinds),
-            values=values,
-            key=fileset.key,
-            tfrecord=True,
-        )
-
-
-def _tensor_feature_error(message: str, file: DataFile, fileset: FileSet, start: int) -> DataError | None:
-    """The error of a tensor feature (``data.columns`` parse spec) that TensorFlow's parser refused, or None.
-
-    TensorFlow names the feature (``Key: image, Index: 7. Number of float values != expected ...``, ``Feature: x
-    (data type: float) is required but could not be found``); ``Index`` is the record's place in the batch.
-    """
-    import re
-
-    found = re.search(r"(?:Key|Feature): ([^,\s]+)(?:, Index: (\d+))?[.,]?\s*(.*)", message)
-    if found is None or found.group(1) not in fileset.tensors:
-        return None
-    name, index, reason = found.group(1), found.group(2), found.group(3).split("\n")[0].strip()
-    where = f"record {start + int(index)}" if index is not None else f"records {start} or after"
-    if "could not be found" in reason:
-        reason = "a record lacks it; every record needs a tensor feature (a `varlen` one may be empty)"
-    return DataError(
-        f"{file.path}: {where}: feature {name!r} does not fit data.columns.{name} ({reason[:200]})",
-        loc=("data", "columns", name),
-    )
-
-
-def _exact_tfrecord_error(file: DataFile, fileset: FileSet) -> DataError | None:
-    """Re-read a file TensorFlow failed on with the pure-Python reader: its error names record and feature."""
-    try:
-        columns = fileset.columns or None
-        _, rows = tfrecord_rows(
-            file, columns, dict(fileset.dtypes), fileset.key, None, fileset.declared, fileset.tensors
-        )
-        for _ in rows:
-            pass
-    except DataError as error:
-        return error
-    return None
 
 
 def _chunk(
@@ -977,7 +606,7 @@ def _chunk(
 ) -> RawColumns:
     raw = parse_columns(
         table_of(file.path, header, rows), plan.names, frozenset(), kinds, fileset.key, plan.origin,
-        file.format != CSV,
+        format_named(file.format).record_wording,
     )
     raw.source = paths[0]
     raw.first_text = dict(plan.first_text)
@@ -1017,10 +646,11 @@ def resolve_sets(
                 loc=("data", "validation"),
             )
     if config.columns:
-        if train.format == CSV:
+        if not format_named(train.format).typed:
             raise DataError(
-                f"`data.columns` sets the value types of TFRecord features, but {train.first} is CSV; CSV columns "
-                "take their kinds from the cells (list text columns read as categories in `data.categorical`)",
+                f"`data.columns` sets the value types of TFRecord features, but {train.first} is "
+                f"{train.format.upper()}; its columns take their kinds from the cells (list text columns read as "
+                "categories in `data.categorical`)",
                 loc=("data", "columns"),
             )
         declared = {name: COLUMN_DTYPES[kind] for name, kind in config.column_types().items()}
@@ -1066,7 +696,7 @@ def load_raw_data(
         raw = RawColumns.concat(list(iter_chunks(train_set, plan, max_rows=max_rows)))
     if val_set is not None:
         val_plan = ColumnPlan(plan.names, plan.kinds, "the training data", {}, plan.sample)
-        val_set.columns = list(train_set.columns) if train_set.format != CSV else []
+        val_set.columns = list(train_set.columns) if format_named(train_set.format).keyed else []
         val_set.dtypes = dict(train_set.dtypes)
         validation = RawColumns.concat(list(iter_chunks(val_set, val_plan, max_rows=max_rows)))
         validation.first_text = {}
@@ -1171,23 +801,3 @@ def make_eval_dataset(tf: Any, data: TrainingData, batch_size: int) -> Any:
         A dataset of ``(features float32 [batch, n_features], labels float32 [batch, 1])``.
     """
     return array_source(tf, data).batch(batch_size)
-
-
-def tensor_feature_spec(tf: Any, tensors: dict[str, Any]) -> dict[str, Any]:
-    """``tf.io.parse_example``'s spec of ``data.columns``' tensor features, in the order listed.
-
-    ``shape`` -> ``FixedLenFeature(shape)``, ``varlen: sparse`` -> ``VarLenFeature`` (a ``SparseTensor``),
-    ``varlen: ragged`` -> ``RaggedFeature`` (a ``RaggedTensor``), ``type: bytes`` alone -> ``FixedLenFeature([],
-    string)``: one raw value per record. ``float`` is ``float32``, ``int`` ``int64``, ``string``/``bytes`` ``string``.
-    """
-    dtypes = {"float": tf.float32, "int": tf.int64, "string": tf.string, "bytes": tf.string}
-    spec: dict[str, Any] = {}
-    for name, feature in tensors.items():
-        dtype = dtypes[feature.type]
-        if feature.varlen == "sparse":
-            spec[name] = tf.io.VarLenFeature(dtype)
-        elif feature.varlen == "ragged":
-            spec[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
-        else:
-            spec[name] = tf.io.FixedLenFeature(list(feature.shape or []), dtype)
-    return spec

@@ -45,25 +45,28 @@ from hookrun.common.errors import DataError, PlacedError
 from hookrun.config_schemas.builders import BUILDER_PARAMS
 from hookrun.config_schemas.data import DataConfig
 from hookrun.config_schemas.graph import GraphConfig
-from hookrun.runner.data.preprocessing import Preprocessor, Statistics, check_label_for_builder
-from hookrun.runner.data.reader import (
+from hookrun.runner.data.columns import (
     CATEGORICAL,
-    CHUNK_ROWS,
-    HASH_MULTIPLIER,
-    INT64_ABSENT,
     MISSING_MARKERS,
     NUMERIC,
+    NUMERIC_BLOCK,
     ColumnPlan,
     RawColumns,
+)
+from hookrun.runner.data.formats.registry import format_named
+from hookrun.runner.data.formats.tfrecord import tensor_feature_spec
+from hookrun.runner.data.preprocessing import Preprocessor, Statistics, check_label_for_builder
+from hookrun.runner.data.reader import (
+    CHUNK_ROWS,
+    HASH_MULTIPLIER,
     check_split,
     chunk_validation_mask,
     iter_chunks,
     plan_columns,
     resolve_sets,
     split_threshold,
-    tensor_feature_spec,
 )
-from hookrun.runner.data.sources import CSV, SAMPLE_CHARS, FileSet, absolute_spec
+from hookrun.runner.data.sources import SAMPLE_CHARS, FileSet, absolute_spec
 
 #: Lines (records) decoded and transformed per ``map`` call (rows): batch before map. 4096 took 25% less CPU
 #: per row than 1024 in the map (benchmarks/RESULTS.md); memory: ~8 files x a few batches in flight.
@@ -214,7 +217,8 @@ def scan_data(
             assert graph is not None
             check_label_for_builder(graph, stats.state, train_part)
     if val_set is not None:
-        val_set.columns = list(train_set.columns) if train_set.format != CSV else []
+        # a keyed format reads the training files' names; a positional one each file's own header
+        val_set.columns = list(train_set.columns) if format_named(train_set.format).keyed else []
         val_set.dtypes = dict(train_set.dtypes)
         val_plan = ColumnPlan(plan.names, plan.kinds, "the training data", {}, plan.sample)
         for chunk in iter_chunks(val_set, val_plan, chunk_rows, fast_tfrecord=True):
@@ -257,7 +261,7 @@ def scan_data(
         dropped_validation=val_dropped,
         rows_read=rows_read,
         seconds=time.perf_counter() - started,
-        plain=plain if train_set.format == CSV else set(),
+        plain=plain,  # only a format decoding cells as is reads it (CSV); the others' chunks leave it empty
         shard_rows=[int(n) for n in shard_rows] if shards is not None else None,
     )
 
@@ -300,8 +304,6 @@ def split_hash_tf(tf: Any, lines: Any, salt: Any) -> Any:
     return tf.bitwise.bitwise_xor(x, tf.bitwise.right_shift(x, 16))
 
 
-#: The key of :meth:`_Transform._cells`'s block of every numeric feature column (not a column name: a NUL).
-NUMERIC_BLOCK = "\0numeric"
 
 
 class _Transform:
@@ -339,10 +341,6 @@ class _Transform:
         #: the numeric feature columns, in feature order: transformed as one block (:data:`NUMERIC_BLOCK`)
         self.numeric_names = [c.name for c in state.columns if c.kind == NUMERIC]
         self.numeric_set = set(self.numeric_names)
-        if fileset is not None and fileset.format == CSV:
-            positions = sorted({fileset.columns.index(name) for name in self.names})
-            self.select = positions
-            self.slot = {name: positions.index(fileset.columns.index(name)) for name in self.names}
 
     def label_dtype(self) -> Any:
         """The labels' dtype: ``float32`` in the dense form; with named features the label's own.
@@ -357,8 +355,8 @@ class _Transform:
         label = self.state.label
         if label.kind != NUMERIC:
             return tf.int64
-        tfrecord = self.fileset is not None and self.fileset.format != CSV
-        if tfrecord and self.fileset.dtypes.get(label.name) == "int64" and self.state.label_scale == 1.0:
+        typed = self.fileset is not None and self.fileset.dtypes.get(label.name) == "int64"  # filled by typed formats
+        if typed and self.state.label_scale == 1.0:
             return tf.int64
         return tf.float32
 
@@ -390,7 +388,7 @@ class _Transform:
                 out[name] = (text, None, self._text_missing(text))
         return out
 
-    def _text_numbers(self, text: Any) -> tuple[Any, Any, Any]:
+    def text_numbers(self, text: Any) -> tuple[Any, Any, Any]:
         """``(stripped text, float64 number, missing)`` of text cells of any shape, as a CSV cell is read."""
         tf = self.tf
         text = tf.strings.strip(text)
@@ -398,96 +396,15 @@ class _Transform:
         return text, tf.strings.to_number(tf.where(missing, "0", text), tf.float64), missing
 
     def _cells(self, records: Any) -> dict[str, tuple[Any, Any, Any]]:
-        """Column -> ``(text or None, number or None, missing)`` for a batch of records.
+        """Column -> ``(text or None, number or None, missing)`` for a batch of records: the file format decodes them.
 
-        The numeric feature columns come as one block (:data:`NUMERIC_BLOCK`: ``float64 [n, k]`` numbers and
+        (:meth:`hookrun.runner.data.formats.base.FileFormat.decode`.) CSV and TFRecord give the numeric feature
+        columns as one block (:data:`NUMERIC_BLOCK`: ``float64 [n, k]`` numbers and
         ``bool [n, k]`` missing, in feature order): a few ops whatever the width, so a 784-column file builds
         its map function in milliseconds instead of tens of seconds (issue 24).
         """
-        tf = self.tf
-        out: dict[str, tuple[Any, Any, Any]] = {}
-        kinds = self.state.kinds
-        numeric = self.numeric_names
         assert self.fileset is not None  # records come from files
-        if self.fileset.format == CSV:
-            # the numeric block decoded as numbers when every one of its columns is plain, else as text
-            plain_block = all(name in self.plain for name in numeric)
-            by_slot = {self.slot[name]: name for name in self.names}
-            defaults = [
-                tf.constant([np.nan], tf.float64)
-                if by_slot[slot] in self.plain and kinds[by_slot[slot]] == NUMERIC
-                and (by_slot[slot] not in self.numeric_set or plain_block)
-                else tf.constant([""])
-                for slot in range(len(self.select))
-            ]
-            cells = tf.io.decode_csv(records, record_defaults=defaults, select_cols=self.select)
-            if numeric:
-                block = tf.stack([cells[self.slot[name]] for name in numeric], axis=1)
-                if plain_block:  # decoded as is: an empty cell (NaN) is the only missing one
-                    out[NUMERIC_BLOCK] = (None, block, tf.math.is_nan(block))
-                else:
-                    _, number, missing = self._text_numbers(block)
-                    out[NUMERIC_BLOCK] = (None, number, missing)
-            for name in self.names:
-                if name in self.numeric_set:
-                    continue
-                if name in self.plain:  # decoded as is: an empty cell is the only missing one
-                    cell = cells[self.slot[name]]
-                    if kinds[name] == NUMERIC:
-                        out[name] = (None, cell, tf.math.is_nan(cell))
-                    else:
-                        out[name] = (cell, None, tf.equal(cell, ""))
-                    continue
-                text, number, missing = self._text_numbers(cells[self.slot[name]])
-                out[name] = (text, number if kinds[name] == NUMERIC else None, missing)
-            return out
-        dtypes = {"bytes": tf.string, "float": tf.float32, "int64": tf.int64}
-        feature_dtype = {name: self.fileset.dtypes.get(name, "float") for name in self.names}
-        # one value per feature (the scan refused more): a fixed-length feature, its absence NaN (float) or
-        # INT64_ABSENT (int64); only bytes features, or a numeric column stored as bytes, stay ragged
-        dense = {name for name in self.names if feature_dtype[name] != "bytes"}
-        spec = {
-            name: tf.io.FixedLenFeature(
-                [], dtypes[feature_dtype[name]],
-                default_value=float("nan") if feature_dtype[name] == "float" else INT64_ABSENT,
-            )
-            if name in dense
-            else tf.io.RaggedFeature(tf.string)
-            for name in self.names
-        }
-        parsed = tf.io.parse_example(records, spec)
-
-        def number_of(name: str) -> tuple[Any, Any]:
-            value = parsed[name]
-            if feature_dtype[name] == "int64":
-                return tf.cast(value, tf.float64), tf.equal(value, INT64_ABSENT)
-            number = tf.cast(value, tf.float64)
-            return number, tf.math.is_nan(number)
-
-        def text_of(name: str) -> tuple[Any, Any, Any]:
-            ragged = parsed[name]
-            text, number, missing = self._text_numbers(ragged.to_tensor(default_value="", shape=[None, 1])[:, 0])
-            return text, number, tf.logical_or(ragged.row_lengths() == 0, missing)
-
-        if numeric:
-            if all(feature_dtype[name] == "float" for name in numeric):
-                block = tf.cast(tf.stack([parsed[name] for name in numeric], axis=1), tf.float64)
-                out[NUMERIC_BLOCK] = (None, block, tf.math.is_nan(block))
-            else:
-                pairs = [number_of(name) if name in dense else text_of(name)[1:] for name in numeric]
-                out[NUMERIC_BLOCK] = (
-                    None, tf.stack([p[0] for p in pairs], axis=1), tf.stack([p[1] for p in pairs], axis=1)
-                )
-        for name in self.names:
-            if name in self.numeric_set:
-                continue
-            if name in dense:
-                number, missing = number_of(name)
-                out[name] = (None, number, missing)
-            else:
-                text, number, missing = text_of(name)
-                out[name] = (text, number if kinds[name] == NUMERIC else None, missing)
-        return out
+        return format_named(self.fileset.format).decode(self, records)
 
     def __call__(self, records: Any) -> tuple[Any, Any]:
         """``(features, labels)`` of the rows of a batch of records that the ``drop`` policies keep.
@@ -877,17 +794,18 @@ class StreamInput:
             files = files.shuffle(len(paths), seed=self.config.seed, reshuffle_each_iteration=True)
         transform = _Transform(tf, self.state, fileset, self.scan.plain, named=named)
         threshold = split_threshold(self.scan.fraction) if holdout is not None and self.scan.fraction else None
-        csv = fileset.format == CSV
+        fmt = format_named(fileset.format)  # how its files' records are read, and which are no rows
         batch_rows = parse_batch_rows(len(fileset.columns))
         # Without a seed the order differs from run to run anyway: let tf.data hand out whichever batch is ready.
         ordered = self.config.seed is not None or sequential
 
         def select(lines: Any, records: Any, salt: Any) -> Any:
             """The records of a batch of ``(line number, record)`` to keep: no blank line, this shard, this split."""
-            if csv:  # line 1 is the header
-                keep = tf.logical_and(tf.strings.length(records) > 0, lines > 1)
-            else:
-                keep = tf.ones_like(lines, dtype=tf.bool)
+            keep = tf.ones_like(lines, dtype=tf.bool)
+            if fmt.skip_blank:  # a blank line is no row (it keeps its number)
+                keep = tf.logical_and(keep, tf.strings.length(records) > 0)
+            if fmt.header_lines:  # CSV: line 1 is the header
+                keep = tf.logical_and(keep, lines > fmt.header_lines)
             if shard_by_row is not None:
                 keep = tf.logical_and(keep, tf.equal(lines % shard_by_row[0], shard_by_row[1]))
             if threshold is not None:
@@ -898,10 +816,7 @@ class StreamInput:
         def per_file(path: Any, salt: Any, compression: Any) -> Any:
             # Every step works on batches of PARSE_BATCH lines: no per-line function call (they cost ~10x), and
             # no per-line dataset op but the read and the batch (enumerate/skip per line cost ~0.2 ms a step).
-            if csv:
-                records = tf.data.TextLineDataset(path, compression_type=compression, buffer_size=1 << 18)
-            else:
-                records = tf.data.TFRecordDataset(path, compression_type=compression)
+            records = fmt.records(tf, path, compression)
 
             def parse(index: Any, batch: Any) -> Any:
                 # line (record) numbers from 1, as enumerate(start=1) per line would give them
