@@ -428,8 +428,9 @@ def test_data_columns_makes_a_feature_the_first_record_lacks_a_column_of_its_typ
     data = {"train": "shards", "label": "y", "columns": {"rooms": "int"}, "missing_by_column": {"rooms": "median"},
             "shuffle": False}
     stream = _stream(tmp_path, **data)
-    assert stream.feature_names == ["a", "rooms"] and stream.scan.train.dtypes["rooms"] == "int64"
-    assert stream.scan.state.columns[1].fill == 2.0  # the median of i % 5 over the records that have it
+    # data.columns' features first, in declaration order (then the first record's)
+    assert stream.feature_names == ["rooms", "a"] and stream.scan.train.dtypes["rooms"] == "int64"
+    assert stream.scan.state.columns[0].fill == 2.0  # the median of i % 5 over the records that have it
     config = data_config(**{"epochs": 1, "batch_size": 7, "seed": 0, **data})
     raw = load_raw_data(config, tmp_path)
     expected = Preprocessor.fit(raw.train, config, raw.split).transform(raw.train)
@@ -701,3 +702,17 @@ def test_a_resumed_run_trains_on_the_batches_of_an_uninterrupted_one(make_config
     assert sorted(resumed) == sorted(straight)
     for step, loss in resumed.items():
         assert loss == pytest.approx(straight[step], rel=1e-6), step
+
+
+def test_tfrecord_columns_follow_data_columns_then_pixel_order_never_the_alphabet(tmp_path):
+    # an image stored one value a feature, names not zero-padded: the alphabet would read p0, p1, p10, p11, p2, ...
+    records = [{**{f"p{k}": float(i * 12 + k) for k in range(12)}, "zeta": float(i), "alpha": float(-i), "y": float(i)}
+               for i in range(20)]
+    _write_examples(tmp_path / "shards" / "part-0.tfrecord", records)
+    pixels = [f"p{k}" for k in range(12)]
+    assert _stream(tmp_path, train="shards", label="y").feature_names == ["alpha", *pixels, "zeta"]
+    declared = _stream(tmp_path, train="shards", label="y", shuffle=False, columns={"zeta": "float", "p3": "float"})
+    assert declared.feature_names == ["zeta", "p3", "alpha", *[p for p in pixels if p != "p3"]]
+    features, _ = _all(lambda: declared.train_dataset(tf))
+    raw = np.array([[r[name] for name in declared.feature_names] for r in records])
+    np.testing.assert_allclose(features, (raw - raw.mean(0)) / raw.std(0), rtol=1e-5, atol=1e-5)  # each column's own

@@ -10,6 +10,7 @@ value types and tensor features (:func:`tensor_feature_spec`).
 from __future__ import annotations
 
 import math
+import re
 import struct
 from collections.abc import Iterator
 from typing import Any
@@ -163,8 +164,8 @@ def tfrecord_rows(
 
     Args:
         file: the file.
-        columns: the feature names to read (in this order), or None for the first record's features
-            (and the ``declared`` ones), sorted.
+        columns: the feature names to read (in this order), or None for the ``declared`` ones and the
+            first record's, in :func:`feature_order`.
         dtypes: feature -> dtype, updated in place.
         key: the config key, for messages; an option (``--data``) when the files came from the command
             line, relative to the current directory.
@@ -197,8 +198,7 @@ def tfrecord_rows(
 
     example = decode(*first)
     declared = declared or {}
-    # a map: its order means nothing
-    names = list(columns) if columns is not None else sorted((set(example) | set(declared)) - set(tensors))
+    names = list(columns) if columns is not None else feature_order(list(example), declared, tensors)
     dtypes.update(declared)
     for name, (kind, _) in example.items():
         dtypes.setdefault(name, kind)
@@ -232,6 +232,36 @@ def tfrecord_rows(
             yield number, cells
 
     return names, rows()
+
+
+def _natural_key(name: str) -> tuple[Any, ...]:
+    """``"p10"`` -> ``(("p", ""), (1, 10), ...)``: digits compare as numbers (``p2`` before ``p10``), then the name."""
+    runs = re.findall(r"\d+|\D+", name)
+    return (*((0, int(run), "") if run.isdigit() else (1, 0, run) for run in runs), (2, 0, name))
+
+
+def feature_order(first_record: list[str], declared: dict[str, str], tensors: Any = ()) -> list[str]:
+    """The columns of a TFRecord set when ``data.features`` does not list them: never the alphabet's order.
+
+    ``data.columns``' one-value features first, in the order the YAML declares them; then the first record's
+    other features in natural order (digit runs compare as numbers: ``p0, p1, ..., p9, p10``, so an image
+    stored one pixel a feature keeps its pixel order without zero-padded names). The record's own order
+    cannot be used: ``Features.feature`` is a protobuf map, whose wire order is undefined (protobuf's
+    upb runtime, which TensorFlow's Python writes through, emits it in hash order: ``p11, p8, p3, ...``).
+    Tensor features (``tensors``) are never columns.
+
+    Args:
+        first_record: the first record's feature names (any order).
+        declared: ``data.columns``' one-value features (name -> dtype), in declaration order.
+        tensors: the names of ``data.columns``' tensor features.
+
+    Returns:
+        The column names, each once.
+    """
+    skip = set(tensors)
+    names = [name for name in declared if name not in skip]
+    taken = set(names) | skip
+    return names + sorted((name for name in set(first_record) if name not in taken), key=_natural_key)
 
 
 def tfrecord_features(file: DataFile, count: int, key: str = "data.train", budget: int | None = None) -> list[str]:
