@@ -31,7 +31,7 @@ from hookrun.hooks.step_clock import StepClock
 from hookrun.runner.cluster.plan import check_addresses, resolve_cluster
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.reader import steps_per_run
-from hookrun.runner.data.streaming import Scan, StreamInput, check_drop_notes, check_shards, scan_data
+from hookrun.runner.data.source import open_source
 from hookrun.runner.graph.build import build_graph
 from hookrun.runner.graph.device import describe_tensorflow, resolve_device, session_config
 from hookrun.runner.graph.run_config import make_run_info
@@ -250,13 +250,9 @@ def prepare(
     """
     config = loaded.config
     tasks = [str(t) for t in cluster.plan.training_tasks] if cluster is not None else []
-    shards = len(tasks) if len(tasks) > 1 else None
-    from_input_fn = config.data.input_fn is not None
-    scan = None
-    if not from_input_fn:  # one streaming pass, before TensorFlow loads
-        scan = scan_data(config.data, loaded.base_dir, config.graph, shards=shards)
-        if shards is not None:
-            check_shards(scan, tasks)  # every task refuses a cluster where one would get no rows, before TF loads
+    # the data: the user's input_fn, or files (one streaming pass before TensorFlow loads; every task refuses a
+    # cluster on which one would get no rows)
+    source = open_source(loaded, tasks)
     notes: list[str] = []
 
     tf = import_tensorflow(verbose)
@@ -283,16 +279,8 @@ def prepare(
     # input_fn (when it names input_context) and followed by the built-in reader (its files, or rows; it
     # skips its share of the trained batches)
     context = input_context(tf, cluster.plan if cluster is not None else None)
-    shard = None
-    if context is not None and context.num_input_pipelines > 1:
-        shard = (context.num_input_pipelines, context.input_pipeline_id)
-    if scan is None:  # the user's input_fn: no preprocessing; its position is saved with checkpoints (input_state)
-        preprocessor, data, validation = None, *_input_fns(loaded)
-        data.input_context = context
-        total_rows = None
-    else:
-        preprocessor, data, validation = _prepare_data(loaded, scan, directory, initial_step, notes, shard)
-        total_rows = data.num_rows
+    source.open(directory / PREPROCESSING_FILE, initial_step, notes, context)
+    preprocessor, data, validation, total_rows = source.preprocessor, source.train, source.validation, source.num_rows
     # (index in hooks:, config) of the hooks this task runs: chief_only ones run on the chief alone.
     running = [(i, h) for i, h in enumerate(config.hooks) if cluster is None or cluster.plan.runs(h)]
     unpin = _nothing  # removes the warm start's pinned checkpoint, after the session (an on_close)
@@ -321,17 +309,13 @@ def prepare(
         )
         if config.graph.warm_start is not None:
             unpin = _warm_start(tf, built.graph, loaded, resume, cluster, notes)
-        input_state = None
-        if from_input_fn:  # its position saved with each checkpoint where tf.data can (docs/data.md)
-            from hookrun.runner.data.input_state import plan_input_state
-
-            input_state, input_notes = plan_input_state(
-                tf, built.graph, config.data.input_fn, config.data.save_input_state,
-                resume.path if initial_step > 0 else None, _ended_at_data_end(directory, initial_step),
-                on_cluster=cluster is not None,
-                own_saver=getattr(built.spec.scaffold, "saver", None) is not None,
-            )
-            notes.extend(input_notes)
+        # where a resumed run continues in its data: skipped batches (files), a saved iterator state (input_fn)
+        input_state, input_notes = source.position(
+            tf, built.graph, resume_path=resume.path if initial_step > 0 else None,
+            ended_at_data_end=_ended_at_data_end(directory, initial_step), on_cluster=cluster is not None,
+            own_saver=getattr(built.spec.scaffold, "saver", None) is not None,
+        )
+        notes.extend(input_notes)
     except PlacedError as err:  # graph.builder does not import, fails or returns no scalar loss: at its line
         raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
     try:
@@ -453,63 +437,6 @@ def _ended_at_data_end(directory: Path, step: int) -> bool:
 
     summary = read_summary(directory / "summary.json") if step > 0 else None
     return bool(summary and summary.get("end_of_data") and summary.get("final_global_step") == step)
-
-
-def _input_fns(loaded: LoadedConfig) -> tuple[Any, Any]:
-    """``data.input_fn`` and ``data.eval_input_fn`` (or None), imported.
-
-    Raises:
-        ConfigError: a module does not import or lacks the function (at ``data.input_fn``/``data.eval_input_fn``).
-    """
-    from hookrun.runner.data.input_fn import InputFn
-
-    data = loaded.config.data
-    try:
-        train_fn = InputFn(data.input_fn, loaded.base_dir, "input_fn")
-        eval_fn = InputFn(data.eval_input_fn, loaded.base_dir, "eval_input_fn") if data.eval_input_fn else None
-    except PlacedError as err:
-        raise ConfigError([loaded.issue(err.loc, err.reason)]) from None
-    return train_fn, eval_fn
-
-
-def _prepare_data(
-    loaded: LoadedConfig,
-    scan: Scan,
-    directory: Path,
-    initial_step: int,
-    notes: list[str],
-    shard: tuple[int, int] | None = None,
-) -> tuple[Preprocessor, StreamInput, Any]:
-    """The data concern of :func:`prepare`: the streamed input with the fitted (or, resuming, saved) preprocessing.
-
-    Args:
-        loaded: the config.
-        scan: the streaming pass over the data files (:func:`hookrun.runner.data.streaming.scan_data`).
-        directory: the run directory (its ``preprocessing.json`` is read when the run resumes).
-        initial_step: the restored ``global_step`` (0: a new run, the fitted preprocessing is used).
-        notes: lines for the user; dropped-row counts are appended.
-        shard: on a cluster, ``(training tasks, this task's position)``.
-
-    Returns:
-        ``(preprocessor, training input, validation input or None)``.
-
-    Raises:
-        SetupError: the saved preprocessing does not fit the config or the data.
-    """
-    config = loaded.config
-    state_path = directory / PREPROCESSING_FILE
-    if initial_step > 0 and state_path.exists():
-        preprocessor = Preprocessor.load(state_path, config.data)
-        if scan.plan.kinds != preprocessor.kinds:
-            scan = scan_data(
-                config.data, loaded.base_dir, config.graph, kinds=preprocessor.kinds, shards=shard and shard[0]
-            )
-        preprocessor.check_resumable(config.data, scan.split, state_path)
-    else:
-        preprocessor = scan.state
-    notes.extend(check_drop_notes(scan))
-    data = StreamInput(scan, preprocessor, config.data, shard)
-    return preprocessor, data, data.evaluation()
 
 
 @dataclass

@@ -132,20 +132,21 @@ def test_the_built_in_reader_shards_by_the_same_context(monkeypatch, tmp_path):
     from hookrun.runner import trainer
     from hookrun.runner.cluster.session import ClusterRun
     from hookrun.runner.data import input_fn as input_fn_module
+    from hookrun.runner.data import source as source_module
     from tests.distributed.conftest import mtcars_config
 
     shards, contexts = [], []
-    prepare_data, make_context = trainer._prepare_data, input_fn_module.input_context
+    open_files, make_context = source_module.FileSource.open, input_fn_module.input_context
 
-    def spy_data(loaded, scan, directory, initial_step, notes, shard):
-        shards.append(shard)
-        return prepare_data(loaded, scan, directory, initial_step, notes, shard)
+    def spy_open(self, state_path, initial_step, notes, context):
+        open_files(self, state_path, initial_step, notes, context)
+        shards.append(self.train.shard)  # the StreamInput's: what its pipeline shards by
 
     def spy_context(tf_module, plan):
         contexts.append(make_context(tf_module, plan))
         return contexts[-1]
 
-    monkeypatch.setattr(trainer, "_prepare_data", spy_data)
+    monkeypatch.setattr(source_module.FileSource, "open", spy_open)
     monkeypatch.setattr(input_fn_module, "input_context", spy_context)  # prepare imports it when it runs
     plan = resolve_cluster(ClusterConfig(**CLUSTER), "worker:2", {})
     loaded = load_config(mtcars_config(tmp_path, 2))
