@@ -45,6 +45,7 @@ def test_graph_and_artefacts_do_not_grow_with_rows(tmp_path, run_train):
 # --------------------------------------------------------------------------- sources and formats
 
 import gzip  # noqa: E402
+import json  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
@@ -170,8 +171,8 @@ def test_gzip_csv_and_tfrecord_give_the_rows_and_statistics_of_the_csv(tmp_path,
 def test_data_format_names_the_format_of_files_without_an_ending(tmp_path):
     _write_tfrecords(tmp_path / "shards", shards=1)
     (tmp_path / "shards" / "part-0.tfrecord").rename(tmp_path / "shards" / "records")
-    with pytest.raises(DataError, match=r"records: unknown data format; hookrun reads CSV \(\.csv, \.csv\.gz\) or "
-                       r"TFRecord"):
+    with pytest.raises(DataError, match=r"records: unknown data format; hookrun reads CSV \(\.csv, \.csv\.gz\), "
+                       r"TFRecord .* or JSON lines \(\.jsonl, \.jsonl\.gz\)"):
         _stream(tmp_path, train="shards/records")
     assert _stream(tmp_path, train="shards/records", format="tfrecord").scan.train_rows == 40
 
@@ -286,7 +287,7 @@ def test_a_glob_that_matches_nothing_names_the_pattern(tmp_path):
 
 def test_a_binary_file_named_csv_says_which_formats_are_accepted(tmp_path):
     (tmp_path / "data.csv").write_bytes(b"\x1f\x8b\x08\x00\xff\xfe\x00\x00garbage")
-    accepted = r"hookrun reads CSV \(\.csv, \.csv\.gz\) or TFRecord"
+    accepted = r"hookrun reads CSV \(\.csv, \.csv\.gz\), TFRecord .* or JSON lines"
     with pytest.raises(DataError, match=r"data\.csv: not UTF-8 text .*" + accepted):
         _stream(tmp_path)
 
@@ -716,3 +717,37 @@ def test_tfrecord_columns_follow_data_columns_then_pixel_order_never_the_alphabe
     features, _ = _all(lambda: declared.train_dataset(tf))
     raw = np.array([[r[name] for name in declared.feature_names] for r in records])
     np.testing.assert_allclose(features, (raw - raw.mean(0)) / raw.std(0), rtol=1e-5, atol=1e-5)  # each column's own
+
+
+def _jsonl_of_csv(csv_path: Path, out: Path) -> None:
+    """The rows of a CSV as JSON lines (numbers as numbers), keys in another order, a blank line and a null."""
+    lines = csv_path.read_text(encoding="utf-8").splitlines()
+    header = lines[0].split(",")
+    objects = []
+    for line in lines[1:]:
+        cells = dict(zip(header, line.split(","), strict=True))
+        row = {"y": float(cells["y"]), "colour": cells["colour"] or None}
+        row.update(b=float(cells["b"]), a=float(cells["a"]))
+        objects.append(json.dumps(row))
+    objects.insert(5, "")  # a blank line: no row, as in the CSV reader
+    out.write_text("\n".join(objects) + "\n", encoding="utf-8")
+
+
+def test_json_lines_is_a_format_of_its_own_module_and_reads_as_the_csv(tmp_path):
+    csv_path, = _write_shards(tmp_path / "csv", shards=1, rows=60)
+    (tmp_path / "jsonl").mkdir()
+    _jsonl_of_csv(csv_path, tmp_path / "jsonl" / "part-0.jsonl")
+    from_csv = _stream(tmp_path, train="csv", features=["a", "b", "colour"], shuffle=False)
+    from_jsonl = _stream(tmp_path, train="jsonl", features=["a", "b", "colour"], shuffle=False)
+    assert from_jsonl.scan.train.format == "jsonl" and from_jsonl.scan.train_rows == 60
+    assert from_jsonl.scan.state.to_json() == from_csv.scan.state.to_json()  # the same statistics, vocabulary
+    ours, theirs = _all(lambda: from_jsonl.train_dataset(tf)), _all(lambda: from_csv.train_dataset(tf))
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[1], theirs[1])
+    # without data.features: the first object's keys, in its order (a JSON object keeps it), but the label
+    assert _stream(tmp_path, train="jsonl").feature_names[:2] == ["colour=blue", "colour=green"]
+    with pytest.raises(DataError, match=r"part-0\.jsonl:3: key 'b' holds a list; hookrun reads one value per column"):
+        lines = (tmp_path / "jsonl" / "part-0.jsonl").read_text().splitlines()
+        lines[2] = json.dumps({"y": 1.0, "colour": "red", "b": [1, 2], "a": 0.5})
+        (tmp_path / "jsonl" / "part-0.jsonl").write_text("\n".join(lines) + "\n")
+        _stream(tmp_path, train="jsonl")
