@@ -190,11 +190,17 @@ class FileFormat:
         raise SlowPath()
         yield  # a generator  # pragma: no cover
 
-    def parse_record(self, record: bytes, names: list[str]) -> list[str]:
+    def parse_record(self, record: bytes, names: list[str], columns: list[str]) -> list[str]:
         """One record's cells (texts, ``""`` when missing) for the columns ``names``, as :meth:`rows` gives them.
 
         Used by the default :meth:`decode`, in a ``tf.numpy_function``. Called only on records the statistics
         pass already read through :meth:`rows` (so every cell was checked).
+
+        Args:
+            record: the record's bytes (a line without its line break, for the default :meth:`records`).
+            names: the columns to give, in order (features, then the label).
+            columns: the names :meth:`rows` gave for the set's files (a positional format's header): where
+                each of ``names`` is.
         """
         raise NotImplementedError(f"{type(self).__name__}.parse_record")
 
@@ -224,12 +230,13 @@ class FileFormat:
         """
         tf = transform.tf
         names = list(transform.names)
+        columns = list(transform.fileset.columns)
         width = len(names)
 
         def cells_of(batch: np.ndarray) -> np.ndarray:
             out = np.empty((len(batch), width), dtype=object)
             for row, record in enumerate(batch):
-                out[row, :] = [cell.encode("utf-8") for cell in self.parse_record(bytes(record), names)]
+                out[row, :] = [cell.encode("utf-8") for cell in self.parse_record(bytes(record), names, columns)]
             return out if len(batch) else np.empty((0, width), dtype=object)
 
         cells = tf.numpy_function(cells_of, [records], tf.string, stateful=False)

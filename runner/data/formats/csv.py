@@ -263,7 +263,7 @@ class CsvFormat(FileFormat):
             raise SlowPath()
         yield from arrow_chunks(file, fileset, plan)
 
-    def parse_record(self, record: bytes, names: list[str]) -> list[str]:
+    def parse_record(self, record: bytes, names: list[str], columns: list[str]) -> list[str]:
         """Not used: :meth:`decode` decodes CSV lines with ``tf.io.decode_csv``."""
         raise NotImplementedError("CSV lines are decoded by tf.io.decode_csv")
 

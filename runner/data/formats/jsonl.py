@@ -103,7 +103,7 @@ class JsonLinesFormat(FileFormat):
 
         return names, _Closing(rows(), handle)
 
-    def parse_record(self, record: bytes, names: list[str]) -> list[str]:
+    def parse_record(self, record: bytes, names: list[str], columns: list[str]) -> list[str]:
         """One line's cells for ``names`` (the statistics pass already checked every line)."""
         value = json.loads(record.decode("utf-8-sig"))
         return [_cell(value.get(name)) or "" for name in names]

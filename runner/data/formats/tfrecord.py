@@ -481,7 +481,7 @@ class TfRecordFormat(FileFormat):
         """The file decoded by TensorFlow (:func:`tfrecord_chunks_tf`); it names a bad record itself."""
         yield from tfrecord_chunks_tf(file, fileset, plan, chunk_rows)
 
-    def parse_record(self, record: bytes, names: list[str]) -> list[str]:
+    def parse_record(self, record: bytes, names: list[str], columns: list[str]) -> list[str]:
         """Not used: :meth:`decode` parses records with ``tf.io.parse_example``."""
         raise NotImplementedError("TFRecord records are parsed by tf.io.parse_example")
 

@@ -1,0 +1,33 @@
+"""runner/data/formats/: the format registry (issue 24): one module a format, found as hooks are."""
+
+from __future__ import annotations
+
+import pytest
+
+from hookrun.common.errors import DataError
+from hookrun.runner.data.formats import registry
+from hookrun.runner.data.formats.base import FileFormat
+from hookrun.runner.data.sources import resolve_files
+
+
+def test_the_registry_finds_each_format_module_built_ins_first():
+    found = registry.formats()
+    assert list(found)[:3] == ["csv", "tfrecord", "jsonl"]
+    assert all(isinstance(fmt, FileFormat) for fmt in found.values())
+    assert registry.format_named("jsonl").extensions == (".jsonl", ".jsonl.gz")
+
+
+def test_an_unknown_data_format_is_refused_with_the_known_ones(tmp_path):
+    (tmp_path / "data.txt").write_text("a,y\n1,2\n")
+    with pytest.raises(DataError, match=r"`data.format` is 'cvs', not a format hookrun reads \(csv, tfrecord, jsonl"
+                       r".*\); did you mean `csv`\?") as caught:
+        resolve_files("data.txt", tmp_path, "cvs")
+    assert caught.value.loc == ("data", "format")
+    assert resolve_files("data.txt", tmp_path, "csv").format == "csv"
+
+
+def test_a_module_without_a_format_is_a_registry_error(write_module, tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    name = write_module("not_a_format", "FORMAT = 'csv'\n")
+    with pytest.raises(registry.FormatRegistryError, match=f"{name}: a format module defines FORMAT"):
+        registry._format_of_module(name)
