@@ -31,3 +31,29 @@ def test_a_module_without_a_format_is_a_registry_error(write_module, tmp_path, m
     name = write_module("not_a_format", "FORMAT = 'csv'\n")
     with pytest.raises(registry.FormatRegistryError, match=f"{name}: a format module defines FORMAT"):
         registry._format_of_module(name)
+
+
+#: runner/data/'s modules in the order data flows through them (docs/architecture.md, "The data path"): what the
+#: stages pass on; files (the formats, which files); sample and statistics; transform -> tf.data; the user's own
+#: pipeline; the run's input put together.
+DATA_ORDER = [
+    "columns", "formats", "sources", "reader", "preprocessing", "streaming", "input_state", "input_fn", "source"
+]
+
+
+def test_data_flows_one_way_through_the_modules():
+    """Each module of runner/data/ imports only earlier ones in DATA_ORDER (deferred imports too)."""
+    from tests.test_import_graph import import_graph
+
+    prefix = "hookrun.runner.data."
+
+    def head(module: str) -> str:
+        return module[len(prefix):].split(".")[0]
+
+    graph = import_graph()
+    modules = [m for m in graph if m.startswith(prefix)]
+    assert {head(m) for m in modules} == set(DATA_ORDER)  # a new module takes its place in the order
+    for module in modules:
+        for target in graph[module]:
+            if target.startswith(prefix) and head(target) != head(module):
+                assert DATA_ORDER.index(head(target)) < DATA_ORDER.index(head(module)), f"{module} imports {target}"
