@@ -95,8 +95,8 @@ class DataConfig(StrictModel):
     train: str | list[str] | None = Field(
         default=None,
         description="Training data (or `input_fn`): a file, a glob (`shards/*.csv.gz`), a directory, or a list of "
-        "them, relative to the config file. CSV (`.csv`, `.csv.gz`) or TFRecord of tf.train.Example "
-        "(`.tfrecord`, `.tfrecords`, optionally `.gz`)."
+        "them, relative to the config file. CSV (`.csv`, `.csv.gz`), TFRecord of tf.train.Example "
+        "(`.tfrecord`, `.tfrecords`, optionally `.gz`), JSON lines (`.jsonl`, `.jsonl.gz`) or a plug-in format's files."
     )
     input_fn: str | None = Field(
         default=None,
@@ -121,8 +121,8 @@ class DataConfig(StrictModel):
     format: str | None = Field(
         default=None,
         pattern=r"^[a-z][a-z0-9_]*$",
-        description="File format (a registered format: `csv`, `tfrecord`, `jsonl`, or a plug-in's; `hookrun validate` "
-        "checks the name); default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`, `.jsonl[.gz]`).",
+        description="File format (a registered format: `csv`, `tfrecord`, `jsonl`, or a plug-in's; `hookrun "
+        "validate` checks the name); default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`, `.jsonl[.gz]`).",
     )
     columns: dict[str, ColumnSpec] | None = Field(
         default=None,
