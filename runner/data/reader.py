@@ -41,7 +41,6 @@ from hookrun.runner.data.columns import (  # noqa: F401 (re-exported: the names 
 )
 from hookrun.runner.data.formats.base import DataFile, FileSet, SlowPath
 from hookrun.runner.data.formats.registry import format_named, format_of
-from hookrun.runner.data.formats.tfrecord import COLUMN_DTYPES, tfrecord_features
 from hookrun.runner.data.sources import CSV, resolve_files
 
 #: Rows of the first training file that fix each column's kind (rows); ``hookrun validate`` reads as many.
@@ -419,7 +418,7 @@ def plan_columns(
     for name in fileset.declared:
         position = header.index(name)
         if not any(cells[position] for _, cells in sample_rows):
-            present = tfrecord_features(first, len(sample_rows), fileset.key, budget)
+            present = format_named(first.format).names_present(first, len(sample_rows), fileset, budget)
             raise DataError(
                 f"{first.path}: no record of the first {len(sample_rows)} has a value for feature {name!r}, which "
                 f"data.columns names (their features: {', '.join(present)}); fix the name, or leave it out",
@@ -653,7 +652,7 @@ def resolve_sets(
                 "categories in `data.categorical`)",
                 loc=("data", "columns"),
             )
-        declared = {name: COLUMN_DTYPES[kind] for name, kind in config.column_types().items()}
+        declared = format_named(train.format).declared_dtypes(config.column_types())
         tensors = config.tensor_features
         for fileset in (train, validation):
             if fileset is not None:

@@ -167,6 +167,25 @@ class FileFormat:
         """
         raise NotImplementedError(f"{type(self).__name__}.rows")
 
+    def names_present(self, file: DataFile, count: int, fileset: FileSet, budget: int | None = None) -> list[str]:
+        """The sorted column names the first ``count`` rows of ``file`` hold (for messages about a missing one).
+
+        The default: the names :meth:`rows` gives. A keyed format whose records may lack names says which
+        the records have.
+        """
+        names, rows = self.rows(file, fileset, budget)
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
+        return sorted(names)
+
+    def declared_dtypes(self, types: dict[str, str]) -> dict[str, str]:
+        """``data.columns``' value types (name -> ``float``/``int``/``string``) as this format's dtypes (typed formats).
+
+        Only called when :attr:`typed`; the default keeps the names as they are.
+        """
+        return dict(types)
+
     def fast_chunks(
         self, file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk_rows: int
     ) -> Iterator[RawColumns]:

@@ -475,6 +475,14 @@ class TfRecordFormat(FileFormat):
             file, fileset.columns or None, fileset.dtypes, fileset.key, budget, fileset.declared, fileset.tensors
         )
 
+    def names_present(self, file: DataFile, count: int, fileset: FileSet, budget: int | None = None) -> list[str]:
+        """The features the first ``count`` records have (:func:`tfrecord_features`)."""
+        return tfrecord_features(file, count, fileset.key, budget)
+
+    def declared_dtypes(self, types: dict[str, str]) -> dict[str, str]:
+        """``float``/``int``/``string`` -> ``float``/``int64``/``bytes`` (the ``*_list`` a feature holds)."""
+        return {name: COLUMN_DTYPES[kind] for name, kind in types.items()}
+
     def fast_chunks(
         self, file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk_rows: int
     ) -> Iterator[RawColumns]:
