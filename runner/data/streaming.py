@@ -801,11 +801,14 @@ class StreamInput:
 
         def select(lines: Any, records: Any, salt: Any) -> Any:
             """The records of a batch of ``(line number, record)`` to keep: no blank line, this shard, this split."""
-            keep = tf.ones_like(lines, dtype=tf.bool)
+            rules = []  # (the same ops as before formats were modules: CSV's two tests, TFRecord's none)
             if fmt.skip_blank:  # a blank line is no row (it keeps its number)
-                keep = tf.logical_and(keep, tf.strings.length(records) > 0)
+                rules.append(tf.strings.length(records) > 0)
             if fmt.header_lines:  # CSV: line 1 is the header
-                keep = tf.logical_and(keep, lines > fmt.header_lines)
+                rules.append(lines > fmt.header_lines)
+            keep = tf.ones_like(lines, dtype=tf.bool) if not rules else rules[0]
+            for rule in rules[1:]:
+                keep = tf.logical_and(keep, rule)
             if shard_by_row is not None:
                 keep = tf.logical_and(keep, tf.equal(lines % shard_by_row[0], shard_by_row[1]))
             if threshold is not None:
