@@ -200,7 +200,8 @@ class FileFormat:
             chunk_rows: rows per chunk, at most.
 
         Yields:
-            Chunks with ``lines`` (the rows' numbers), ``values`` and ``kinds`` as :func:`parse_columns` gives them.
+            Chunks with ``lines`` (the rows' numbers), ``values`` and ``kinds``, as
+            :func:`hookrun.runner.data.reader.parse_columns` gives them.
 
         Raises:
             SlowPath: from here on, :meth:`rows` must read the file (after the chunks already yielded).
