@@ -120,7 +120,6 @@ class DataConfig(StrictModel):
     )
     format: str | None = Field(
         default=None,
-        pattern=r"^[a-z][a-z0-9_]*$",
         description="File format (a registered format: `csv`, `tfrecord`, `jsonl`, or a plug-in's; `hookrun "
         "validate` checks the name); default: from each file's name (`.csv[.gz]`, `.tfrecord[s][.gz]`, `.jsonl[.gz]`).",
     )
