@@ -54,7 +54,6 @@ from hookrun.runner.data.columns import (
     RawColumns,
 )
 from hookrun.runner.data.formats.registry import format_named
-from hookrun.runner.data.formats.tfrecord import tensor_feature_spec
 from hookrun.runner.data.preprocessing import Preprocessor, Statistics, check_label_for_builder
 from hookrun.runner.data.reader import (
     CHUNK_ROWS,
@@ -889,7 +888,7 @@ class StreamInput:
         if skip_steps:
             ds = ds.skip(skip_steps)
         if self.scan.train.tensors:
-            ds = parse_tensor_features(tf, ds, self.scan.train.tensors)
+            ds = parse_tensor_features(tf, ds, self.scan.train.tensors, self.scan.train.format)
         return ds.prefetch(tf.data.AUTOTUNE)
 
     def evaluation(self) -> EvalInput | None:
@@ -929,7 +928,7 @@ class EvalInput:
             chunks = self.input._chunks(tf, scan.train, "validation", shuffle_files=False, sequential=True, named=named)
         batches = chunks.rebatch(batch_size)
         if scan.train.tensors:
-            batches = parse_tensor_features(tf, batches, scan.train.tensors)
+            batches = parse_tensor_features(tf, batches, scan.train.tensors, scan.train.format)
         return batches.prefetch(1)
 
 
@@ -940,23 +939,24 @@ RECORD_KEY = "\0record"
 
 
 
-def parse_tensor_features(tf: Any, dataset: Any, tensors: dict[str, Any]) -> Any:
+def parse_tensor_features(tf: Any, dataset: Any, tensors: dict[str, Any], file_format: str = "tfrecord") -> Any:
     """Replace the batches' serialized records (:data:`RECORD_KEY`) by the tensor features they hold, in spec order.
 
     Args:
         tf: the ``tensorflow`` module.
         dataset: batches ``(named features with RECORD_KEY: string [batch], labels)``.
         tensors: ``data.columns``' tensor features (:attr:`DataConfig.tensor_features`).
+        file_format: the records' format (a typed one: it parses them, :meth:`FileFormat.parse_tensors`).
 
     Returns:
         Batches ``(features, labels)``: the named features, then each tensor feature as parsed
         (``[batch, *shape]``, a ``SparseTensor`` or a ``RaggedTensor`` ``[batch, None]``).
     """
-    spec = tensor_feature_spec(tf, tensors)
+    fmt = format_named(file_format)
 
     def parse(features: Any, labels: Any) -> Any:
         records = features[RECORD_KEY]
-        parsed = tf.io.parse_example(records, spec)
+        parsed = fmt.parse_tensors(tf, records, tensors)
         out = {name: tensor for name, tensor in features.items() if name != RECORD_KEY}
         out.update({name: parsed[name] for name in tensors})
         return out, labels

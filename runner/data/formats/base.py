@@ -226,6 +226,22 @@ class FileFormat:
 
     # ------------------------------------------------------------------ tf.data (TensorFlow handed in)
 
+    def parse_tensors(self, tf: Any, records: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+        """A batch of records' tensor features (``data.columns`` with a shape, varlen or bytes): typed formats only.
+
+        Called once per batch in the training / evaluation pipeline, after batching (the records ride along
+        under :data:`hookrun.runner.data.streaming.RECORD_KEY`).
+
+        Args:
+            tf: the ``tensorflow`` module.
+            records: ``string [batch]``, the records.
+            tensors: name -> :class:`~hookrun.config_schemas.data.TensorFeature`, in declaration order.
+
+        Returns:
+            name -> the parsed tensor (``[batch, *shape]``, a ``SparseTensor`` or a ``RaggedTensor``).
+        """
+        raise NotImplementedError(f"{type(self).__name__} is not typed: data.columns has no tensor features for it")
+
     def records(self, tf: Any, path: Any, compression: Any) -> Any:
         """A file's records as a ``tf.data.Dataset`` of ``string`` scalars, every line (record) in file order.
 

@@ -497,6 +497,11 @@ class TfRecordFormat(FileFormat):
         """``tf.data.TFRecordDataset`` of the file."""
         return tf.data.TFRecordDataset(path, compression_type=compression)
 
+    def parse_tensors(self, tf: Any, records: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+        """``tf.io.parse_example`` of the records with :func:`tensor_feature_spec`."""
+        parsed = tf.io.parse_example(records, tensor_feature_spec(tf, tensors))
+        return {name: parsed[name] for name in tensors}
+
     def decode(self, transform: Any, records: Any) -> dict[str, tuple[Any, Any, Any]]:
         """Serialized Examples -> cells with ``tf.io.parse_example``: one value per feature, numbers as one block.
 
