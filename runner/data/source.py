@@ -119,8 +119,9 @@ class FileSource(InputSource):
     :mod:`hookrun.runner.trained.inference` (raw columns, serialized Examples) and
     :func:`hookrun.runner.trained.predict.prediction_input` (files of any registered format). TFRecord
     tensor features (``data.columns`` with a shape, varlen or bytes) have their serving receiver and
-    predict dataset in ``runner/data/tensor_serving.py`` (another branch); the place to call them from for
-    this source is beside :meth:`eval_dataset`, with ``self.scan.train.tensors`` as the spec.
+    predict dataset in ``runner/data/tensor_serving.py`` (another branch); the place to call them from is
+    the TFRecord format (``runner/data/formats/tfrecord.py``, marked "THE SPOT"), with ``self.scan.train.tensors``
+    as the spec.
     """
 
     def __init__(self, loaded: LoadedConfig, scan: Scan) -> None:

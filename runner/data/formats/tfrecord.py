@@ -502,6 +502,13 @@ class TfRecordFormat(FileFormat):
         parsed = tf.io.parse_example(records, tensor_feature_spec(tf, tensors))
         return {name: parsed[name] for name in tensors}
 
+    # ---- THE SPOT for runner/data/tensor_serving.py (the tensorpredict branch): serving and prediction of tensor
+    # features. `hookrun predict` and `hookrun export` build their inputs from the run's preprocessing in
+    # runner/trained/inference.py, which refuses TFRecord tensor features today. When tensor_serving.py lands:
+    #     def serving_receiver(self, tf, tensors): return tensor_serving.<receiver>(tf, tensors)
+    #     def predict_dataset(self, tf, files, tensors, batch_size): return tensor_serving.<dataset>(...)
+    # here, and inference.py asks format_named(fileset.format) for them instead of refusing.
+
     def decode(self, transform: Any, records: Any) -> dict[str, tuple[Any, Any, Any]]:
         """Serialized Examples -> cells with ``tf.io.parse_example``: one value per feature, numbers as one block.
 
