@@ -57,3 +57,21 @@ def test_data_flows_one_way_through_the_modules():
         for target in graph[module]:
             if target.startswith(prefix) and head(target) != head(module):
                 assert DATA_ORDER.index(head(target)) < DATA_ORDER.index(head(module)), f"{module} imports {target}"
+
+
+def test_a_broken_plug_in_is_one_line_naming_its_entry_point(monkeypatch):
+    from importlib import metadata
+
+    from hookrun.common.errors import SetupError
+
+    broken = metadata.EntryPoint(name="broken", value="no_such_format_module_24", group=registry.ENTRY_POINT_GROUP)
+    monkeypatch.setattr(registry.metadata, "entry_points", lambda group: [broken] if group == broken.group else [])
+    registry.formats.cache_clear()
+    try:
+        with pytest.raises(SetupError, match=r"the data format plug-in 'broken' \(hookrun.data_formats entry point "
+                           r"no_such_format_module_24\) cannot be used: ModuleNotFoundError: .*; fix or uninstall"):
+            registry.formats()
+    finally:
+        monkeypatch.undo()
+        registry.formats.cache_clear()
+    assert "csv" in registry.formats()

@@ -23,7 +23,7 @@ from importlib import metadata
 from types import MappingProxyType
 from typing import TYPE_CHECKING
 
-from hookrun.common.errors import DataError
+from hookrun.common.errors import DataError, SetupError
 from hookrun.common.suggest import did_you_mean
 from hookrun.runner.data.formats.base import FileFormat
 
@@ -56,28 +56,39 @@ def formats() -> Mapping[str, FileFormat]:
     """Every format by name, by ``rank`` then name: the package's modules, and the plug-ins'.
 
     Raises:
-        FormatRegistryError: a module is not a well-formed format, or two formats share a name or an ending.
+        FormatRegistryError: a module of the package is not a well-formed format, or two share a name or an ending.
+        SetupError: an installed plug-in's module does not import, is not a well-formed format, or takes a name
+            or an ending another format has (exit 2, naming the entry point).
     """
     package = importlib.import_module(__package__)
     names = sorted(
         info.name for info in pkgutil.iter_modules(package.__path__)
         if info.name not in NOT_FORMATS and not info.name.startswith("_")
     )
-    modules = [f"{__package__}.{name}" for name in names]
+    modules: list[tuple[str, str | None]] = [(f"{__package__}.{name}", None) for name in names]
     plugins = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.name)
-    modules += [point.value.split(":")[0] for point in plugins]
+    modules += [(point.value.split(":")[0], point.name) for point in plugins]
     found: dict[str, FileFormat] = {}
     endings: dict[str, str] = {}
-    for module_name in modules:
-        fmt = _format_of_module(module_name)
-        if fmt.name in found:
-            if type(found[fmt.name]) is type(fmt):
-                continue  # the same module declared twice (an editable install's two dist-infos)
-            raise FormatRegistryError(f"{module_name}: the format name {fmt.name!r} is taken")
-        for ending in fmt.extensions:
-            if ending in endings:
-                raise FormatRegistryError(f"{module_name}: the ending {ending!r} is {endings[ending]}'s")
-            endings[ending] = fmt.name
+    for module_name, plugin in modules:
+        try:
+            fmt = _format_of_module(module_name)
+            if fmt.name in found:
+                if type(found[fmt.name]) is type(fmt):
+                    continue  # the same module declared twice (an editable install's two dist-infos)
+                raise FormatRegistryError(f"{module_name}: the format name {fmt.name!r} is taken")
+            for ending in fmt.extensions:
+                if ending in endings:
+                    raise FormatRegistryError(f"{module_name}: the ending {ending!r} is {endings[ending]}'s")
+                endings[ending] = fmt.name
+        except Exception as err:
+            if plugin is None:
+                raise  # a built-in format module: a bug in hookrun
+            # an installed package's format: one line, exit 2, naming the entry point and the fix
+            raise SetupError(
+                f"the data format plug-in {plugin!r} ({ENTRY_POINT_GROUP} entry point {module_name}) cannot be "
+                f"used: {type(err).__name__}: {err}; fix or uninstall its package"
+            ) from None
         found[fmt.name] = fmt
     return MappingProxyType(dict(sorted(found.items(), key=lambda item: (item[1].rank, item[0]))))
 
