@@ -52,8 +52,21 @@ def _format_of_module(module_name: str) -> FileFormat:
 
 
 @functools.cache
-def formats() -> Mapping[str, FileFormat]:
-    """Every format by name, by ``rank`` then name: the package's modules, and the plug-ins'.
+def builtin_formats() -> Mapping[str, FileFormat]:
+    """The formats of the package's own modules, by ``rank`` then name (no plug-in: no entry-point scan).
+
+    Raises:
+        FormatRegistryError: a module is not a well-formed format, or two share a name or an ending.
+    """
+    return formats(plugins=False)
+
+
+@functools.cache
+def formats(plugins: bool = True) -> Mapping[str, FileFormat]:
+    """Every format by name, by ``rank`` then name: the package's modules, and (``plugins``) the plug-ins'.
+
+    The plug-ins are looked up (``importlib.metadata.entry_points``, ~50 ms) only when a built-in format does not
+    answer: a file ending no built-in knows, a ``data.format`` no built-in has, a message listing every format.
 
     Raises:
         FormatRegistryError: a module of the package is not a well-formed format, or two share a name or an ending.
@@ -66,8 +79,8 @@ def formats() -> Mapping[str, FileFormat]:
         if info.name not in NOT_FORMATS and not info.name.startswith("_")
     )
     modules: list[tuple[str, str | None]] = [(f"{__package__}.{name}", None) for name in names]
-    plugins = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda point: point.name)
-    modules += [(point.value.split(":")[0], point.name) for point in plugins]
+    points = metadata.entry_points(group=ENTRY_POINT_GROUP) if plugins else []
+    modules += [(point.value.split(":")[0], point.name) for point in sorted(points, key=lambda point: point.name)]
     found: dict[str, FileFormat] = {}
     endings: dict[str, str] = {}
     for module_name, plugin in modules:
@@ -105,6 +118,8 @@ def format_named(name: str, loc: tuple[str | int, ...] = ("data", "format")) -> 
     Raises:
         DataError: no such format (at ``loc``), listing the known ones, with a "did you mean".
     """
+    if name in builtin_formats():
+        return builtin_formats()[name]
     known = formats()
     if name not in known:
         raise DataError(
@@ -125,7 +140,8 @@ def format_of(path: Path, configured: str | None) -> tuple[str, bool] | None:
     gz = name.endswith(".gz")
     if configured is not None:
         return format_named(configured).name, gz
-    for fmt in formats().values():
-        if any(name.endswith(ending) for ending in fmt.extensions):
-            return fmt.name, gz
+    for known in (builtin_formats(), formats()):  # the plug-ins only for an ending no built-in knows
+        for fmt in known.values():
+            if any(name.endswith(ending) for ending in fmt.extensions):
+                return fmt.name, gz
     return None
