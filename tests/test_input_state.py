@@ -92,6 +92,72 @@ def test_a_resumed_input_fn_continues_where_it_stopped(
     assert (seen >= 0).all() and len({tuple(row) for row in seen[:10]}) == 10  # ten different batches: 40 ids
 
 
+def weights(run: Path) -> dict[str, np.ndarray]:
+    """The model's variables at the run's last checkpoint (``w``, ``trace``, ``global_step``)."""
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(run)))
+    return {name: reader.get_tensor(name) for name in ("w", "trace", "global_step")}
+
+
+def carried_batches(run: Path) -> set[int]:
+    """The leading dimension of every window-carry entry of the run's last checkpoint (unused stacked batches)."""
+    import tensorflow as tf
+
+    from hookrun.runner.graph.fused import CARRY_NAME
+
+    saved = tf.train.list_variables(tf.train.latest_checkpoint(str(run)))
+    return {shape[0] for name, shape in saved if name.startswith(CARRY_NAME + "/")}
+
+
+def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left(
+    write_module, tmp_path, run_train, captured
+):
+    """N = 5, stacked windows: stop at 7 (two steps into the second window: three of its batches unused), resume
+    to 13 (those three, then 10..13: inside a window again), then to 20. Every batch trained, in order (``trace``),
+    and the weights equal an uninterrupted run's at N = 5 and at N = 1, bit for bit."""
+    module = write_module("input_state_program", PROGRAM)
+    cut = tmp_path / "cut"
+    held = []
+    for last in (7, 13, 20):
+        result = run_train(config(tmp_path, module, last, steps_per_run=5), run_dir=cut)
+        assert result.final_global_step == last
+        held.append(carried_batches(cut))
+    assert held == [{3}, {2}, {0}]  # the checkpoint holds exactly the unused batches, none after a full window
+    assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
+    for n in (5, 1):
+        run_train(config(tmp_path, module, 20, steps_per_run=n), run_dir=tmp_path / f"whole{n}")
+        for name, value in weights(tmp_path / f"whole{n}").items():
+            np.testing.assert_array_equal(weights(cut)[name], value, err_msg=f"{name} (N = {n})")
+    seen = trace(cut)[:20]
+    assert len({tuple(row) for row in seen[:10]}) == 10 and len({tuple(row) for row in seen[10:20]}) == 10
+
+
+def test_a_checkpoint_with_the_position_but_no_window_carry_still_restores(write_module, tmp_path, run_train):
+    """A checkpoint of an older hookrun (the position saved after a stacked window's pull, no carry): it restores,
+    the resumed run continues from that position with an empty carry (the three unused batches stay skipped)."""
+    import tensorflow as tf
+
+    from hookrun.runner.graph.fused import CARRY_NAME
+
+    module = write_module("input_state_program", PROGRAM)
+    run_train(config(tmp_path, module, 7, steps_per_run=5), run_dir=tmp_path / "cut")
+    prefix = tf.train.latest_checkpoint(str(tmp_path / "cut"))
+    dtypes = tf.train.load_checkpoint(prefix).get_variable_to_dtype_map()
+    keep = sorted(name for name in dtypes if not name.startswith(CARRY_NAME + "/"))
+    assert len(keep) < len(dtypes)
+    values = tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=keep, shape_and_slices=[""] * len(keep),
+                                  dtypes=[dtypes[name] for name in keep])
+    for path in Path(prefix).parent.glob(Path(prefix).name + ".*"):
+        path.unlink()
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=keep, shape_and_slices=[""] * len(keep), tensors=values)
+    run_train(config(tmp_path, module, 13, steps_per_run=5), run_dir=tmp_path / "cut")
+    run_train(config(tmp_path, module, 16, steps_per_run=5), run_dir=tmp_path / "whole")
+    cut, whole = trace(tmp_path / "cut"), trace(tmp_path / "whole")
+    np.testing.assert_array_equal(cut[:7], whole[:7])
+    np.testing.assert_array_equal(cut[7:13], whole[10:16])  # from the position: after the window of steps 5..9
+
+
 def test_a_py_function_pipeline_restarts_and_says_so_in_one_line(write_module, tmp_path, run_train, captured):
     module = write_module("input_state_program", PROGRAM)
     run_train(config(tmp_path, module, 3, py=True), run_dir=tmp_path / "run")

@@ -29,8 +29,8 @@ How it is built (:func:`build_fused_train`):
      per-step pull (median of 8 interleaved rounds, raw TensorFlow, N = 50, batch 8). Batches that
      cannot stack (sparse, variable-shaped) or N of which would take more than :data:`WINDOW_BYTES`
      get a plain ``iterator.get_next()`` per step instead. The batches a lowered bound leaves unused
-     (``stop_at_step``'s last window) are dropped with the run's end; a resume skips by
-     ``global_step``, so no step is lost or repeated;
+     (``stop_at_step``'s last window) stay in the *window carry* (:func:`window_carry`, below), so a
+     resume trains on them first;
    - otherwise (finite, or unknown): ``get_next_as_optional`` and a ``tf.cond`` on its
      ``has_value``, so a window can end where the data ends (about 20 more kernels a step once
      TensorFlow lowers the cond: the optional, the cond's switches and merges, a loop variable).
@@ -52,6 +52,26 @@ How it is built (:func:`build_fused_train`):
    error), so the run ends exactly as with one step per call. An endless input ends only when it is
    empty (a ``repeat()`` of nothing ends at its first pull): that first pull raises the iterator's
    ``OutOfRangeError`` inside the loop, so that call, too, runs no step and raises it.
+
+The window carry (exact resume inside a stacked window). A call that ends before its window's N
+batches are used (``stop_at_step``'s bound, which is the only thing that shortens a window of an endless
+input) leaves them, and only them, in non-trainable variables (:func:`window_carry`: one per component,
+``[unused, *batch shape]``, local variables).
+The next call trains on those before pulling again (a call holds one window: it trains on the carry alone,
+up to its bound, then the following call pulls). With a ``data.input_fn`` whose position is saved
+(:mod:`hookrun.runner.data.input_state`) they are saved with each checkpoint beside the iterator's position,
+which is after the window's pull, so a resumed run trains on exactly the batches, in order, of a run that
+never stopped. Elsewhere they are emptied at each session's start (by its ``local_init_op``), as the input
+starts again: the built-in reader resumes by skipping ``global_step`` batches, and an input_fn whose
+position is not saved restarts from its first element. A checkpoint holds at most N - 1 batches
+(:data:`WINDOW_BYTES` bounds N of them), none after a full window.
+
+Chosen over (b), a snapshot of the iterator before each short window's pull (saved instead of its position,
+with the count of its batches used): the saved position is then not the live iterator's, which
+``tf.data``'s saveable cannot express, and a resumed run would pull and discard a window. The carry costs
+full windows one ``tf.cond`` around the pull (the carry is empty), one around its store (nothing to store),
+and a variable's shape: 12 kernels a call, none a step; in interleaved rounds on the linear bench model
+(N = 50) a full window ran as fast as without them (see the ratio in docs/engine.md).
 
 Per step, on the linear bench model (N = 50, the window's tensors fetched as the standard hooks do;
 kernels counted in a ``FULL_TRACE`` of one call): the endless body runs 58 kernels, the other 79.
@@ -81,6 +101,16 @@ WINDOW_BYTES = 64 * 1024 * 1024
 
 #: Bytes counted per string element in that estimate.
 STRING_BYTES = 256
+
+#: Name scope of the window carry's variables (``hookrun/window_carry/0``, one per component of a batch): their
+#: checkpoint keys start with it.
+CARRY_NAME = "hookrun/window_carry"
+
+#: Graph collection of the window carry's variables (local variables, see :func:`window_carry`).
+CARRY_COLLECTION = "hookrun_window_carry"
+
+#: Graph collection of the op emptying the window carry (its variables' initializers).
+CARRY_INITIALIZER = "hookrun_window_carry_initializer"
 
 
 def window_bytes(tf: Any, element_spec: Any, batch_size: int, steps_per_run: int) -> int | None:
@@ -113,6 +143,40 @@ def window_bytes(tf: Any, element_spec: Any, batch_size: int, steps_per_run: int
             count *= d
         total += count * size * steps_per_run
     return total
+
+
+def window_carry(tf: Any, element_spec: Any) -> list[Any]:
+    """The window carry's variables: the unused stacked batches of a shortened window, one per component.
+
+    Each is a resource variable ``[unused, *batch shape]`` of its component's dtype (``unused`` from 0, empty,
+    to N - 1), named under :data:`CARRY_NAME` by its position in ``tf.nest.flatten`` order, on the CPU beside
+    the input's iterator. They are local variables (``LOCAL_VARIABLES``, and :data:`CARRY_COLLECTION`): the
+    default ``Saver`` skips them and the session's ``local_init_op`` empties them at each start, as the input
+    starts again; ``hookrun.runner.data.input_state`` takes them out of ``LOCAL_VARIABLES`` and saves and
+    restores them with the input's position. The op emptying them is in the collection
+    :data:`CARRY_INITIALIZER`.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        element_spec: the window iterator's element spec (N stacked batches: ``[N, *batch shape]`` each).
+
+    Returns:
+        The variables, in ``tf.nest.flatten(element_spec)`` order.
+    """
+    v1 = tf.compat.v1
+    graph = v1.get_default_graph()
+    made = []
+    with tf.device("/device:CPU:0"), v1.name_scope(CARRY_NAME + "/"):
+        for i, spec in enumerate(tf.nest.flatten(element_spec)):
+            rest = spec.shape.as_list()[1:]
+            made.append(v1.Variable(
+                tf.zeros([0, *(0 if d is None else d for d in rest)], dtype=spec.dtype), trainable=False,
+                collections=[v1.GraphKeys.LOCAL_VARIABLES, CARRY_COLLECTION], name=str(i), use_resource=True,
+                shape=tf.TensorShape([None, *rest]),
+            ))
+        empty = tf.group(*[v.initializer for v in made], name="initializer")
+    graph.add_to_collection(CARRY_INITIALIZER, empty)
+    return made
 
 
 def input_placeholders(tf: Any, element_spec: Any) -> Any:
@@ -425,6 +489,7 @@ def build_fused_train(
     graph = v1.get_default_graph()
     # made before the collections are noted: its initializer stays in TABLE_INITIALIZERS (see below)
     window_iterator = windows(steps_per_run) if endless and windows is not None else None
+    carry_variables = window_carry(tf, window_iterator.element_spec) if window_iterator is not None else []
     variables_before = {id(v) for v in v1.global_variables() + v1.local_variables()}
     collections_before = {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
     bound = v1.Variable(
@@ -481,15 +546,27 @@ def build_fused_train(
     if endless:
         # Data that never ends (tf.data.INFINITE_CARDINALITY): a plain get_next, no optional, no cond. An
         # empty input repeated forever ends at the first pull: the iterator's OutOfRangeError ends the call.
-        def condition(count: Any, sums: list[Any], last: list[Any]) -> Any:
-            return count < limit
-
         stacked = None
+        end = limit
         if window_iterator is not None:
             # One pull per call: the window's N batches stacked (a get_next per step cost more than the
-            # step itself on small models). Batches the bound leaves unused (stop_at_step's last window)
-            # are dropped with the run's end; a resume skips by global_step, so no step repeats or is lost.
-            stacked = window_iterator.get_next(name="window")
+            # step itself on small models), unless a shortened window left some in the carry: this call
+            # trains on those (at most its bound), and pulls no window.
+            held = tf.raw_ops.VariableShape(input=carry_variables[0].handle)[0]
+            from_carry = tf.greater(held, 0, name="from_carry")
+            spec = window_iterator.element_spec
+            flat_window = tf.cond(
+                from_carry,
+                lambda: [v.read_value() for v in carry_variables],
+                lambda: tf.nest.flatten(window_iterator.get_next(name="window")),
+                name="window",  # the window: pulled, or the carry a shortened one left
+            )
+            stacked = tf.nest.pack_sequence_as(spec, flat_window)
+            available = tf.where(from_carry, held, steps_per_run)
+            end = tf.minimum(limit, available)
+
+        def condition(count: Any, sums: list[Any], last: list[Any]) -> Any:
+            return count < end
 
         def body(count: Any, sums: list[Any], last: list[Any]) -> Any:
             with tf.control_dependencies([count]):
@@ -529,7 +606,19 @@ def build_fused_train(
             condition, body, initial, shape_invariants=invariants, parallel_iterations=1, name="loop"
         )
         count, sums, last = looped[0], looped[-2], looped[-1]
-        if endless:  # a call runs at least one step (the bound is >= 1), or the iterator raised
+        if endless and stacked is not None:
+            # the window's unused batches go to the carry (a carry read shrinks to its unused rest): a full
+            # window of a fresh pull, the common case, stores nothing
+            def store() -> Any:
+                with tf.control_dependencies([v.assign(part[count:], read_value=False)
+                                              for v, part in zip(carry_variables, flat_window, strict=True)]):
+                    return tf.constant(True)
+
+            stored = tf.cond(tf.logical_or(from_carry, count < available), store, lambda: tf.constant(False),
+                             name="store_carry")
+            with tf.control_dependencies([stored]):
+                steps = tf.identity(count, name="steps")
+        elif endless:  # a call runs at least one step (the bound is >= 1), or the iterator raised
             steps = tf.identity(count, name="steps")
         else:
 
@@ -549,7 +638,7 @@ def build_fused_train(
             step_global_step = tf.identity(last[-1], name="step_global_step") if carry_step_read else None
 
     created = [v.op.name for v in v1.global_variables() + v1.local_variables()
-               if id(v) not in variables_before and v.op.name != BOUND_NAME]
+               if id(v) not in variables_before and v.op.name != BOUND_NAME]  # (the carry's are made before)
     if created:
         raise PlacedError(
             "graph.builder",
