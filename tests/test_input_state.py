@@ -7,6 +7,7 @@ trained on are read back from its last checkpoint.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -100,14 +101,17 @@ def weights(run: Path) -> dict[str, np.ndarray]:
     return {name: reader.get_tensor(name) for name in ("w", "trace", "global_step")}
 
 
-def carried_batches(run: Path) -> set[int]:
-    """The leading dimension of every window-carry entry of the run's last checkpoint (unused stacked batches)."""
+def carried_batches(run: Path) -> tuple[int, set[int]]:
+    """The window carry of the run's last checkpoint: its count of unused stacked batches, and the leading
+    dimension of each of its parts."""
     import tensorflow as tf
 
     from hookrun.runner.graph.fused import CARRY_NAME
 
-    saved = tf.train.list_variables(tf.train.latest_checkpoint(str(run)))
-    return {shape[0] for name, shape in saved if name.startswith(CARRY_NAME + "/")}
+    prefix = tf.train.latest_checkpoint(str(run))
+    saved = tf.train.list_variables(prefix)
+    parts = {shape[0] for name, shape in saved if name.startswith(CARRY_NAME + "/") and shape}
+    return int(tf.train.load_variable(prefix, CARRY_NAME + "/held")), parts
 
 
 def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left(
@@ -123,7 +127,12 @@ def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left
         result = run_train(config(tmp_path, module, last, steps_per_run=5), run_dir=cut)
         assert result.final_global_step == last
         held.append(carried_batches(cut))
-    assert held == [{3}, {2}, {0}]  # the checkpoint holds exactly the unused batches, none after a full window
+        if last == 7:  # Estimator's view of the checkpoint: its variables, not the input's position or carry
+            from hookrun.estimator import Estimator
+
+            names = Estimator(sys.modules[module].model_fn, model_dir=str(cut)).get_variable_names()
+            assert sorted(names) == ["global_step", "trace", "w"]
+    assert held == [(3, {3}), (2, {2}), (0, {0})]  # exactly the unused batches, none after a full window
     assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
     for n in (5, 1):
         run_train(config(tmp_path, module, 20, steps_per_run=n), run_dir=tmp_path / f"whole{n}")

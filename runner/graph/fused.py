@@ -86,6 +86,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from hookrun.common.errors import PlacedError, SetupError
@@ -145,38 +146,59 @@ def window_bytes(tf: Any, element_spec: Any, batch_size: int, steps_per_run: int
     return total
 
 
-def window_carry(tf: Any, element_spec: Any) -> list[Any]:
-    """The window carry's variables: the unused stacked batches of a shortened window, one per component.
+@dataclass
+class WindowCarry:
+    """The window carry's variables: the unused stacked batches of a shortened window, and their count.
 
-    Each is a resource variable ``[unused, *batch shape]`` of its component's dtype (``unused`` from 0, empty,
-    to N - 1), named under :data:`CARRY_NAME` by its position in ``tf.nest.flatten`` order, on the CPU beside
-    the input's iterator. They are local variables (``LOCAL_VARIABLES``, and :data:`CARRY_COLLECTION`): the
-    default ``Saver`` skips them and the session's ``local_init_op`` empties them at each start, as the input
-    starts again; ``hookrun.runner.data.input_state`` takes them out of ``LOCAL_VARIABLES`` and saves and
-    restores them with the input's position. The op emptying them is in the collection
-    :data:`CARRY_INITIALIZER`.
+    Attributes:
+        parts: one resource variable a component of the window, in ``tf.nest.flatten`` order:
+            ``[unused, *batch shape]`` of the component's dtype (``unused`` from 0, empty, to N - 1), named
+            ``<CARRY_NAME>/<position>``.
+        held: ``int32`` scalar ``<CARRY_NAME>/held``: ``unused``, read once a call (cheaper than a shape).
+        initializer: the op emptying them (also in the collection :data:`CARRY_INITIALIZER`).
+    """
+
+    parts: list[Any]
+    held: Any
+    initializer: Any
+
+    @property
+    def variables(self) -> list[Any]:
+        """Every variable of the carry: the parts, then ``held``."""
+        return [*self.parts, self.held]
+
+
+def window_carry(tf: Any, element_spec: Any) -> WindowCarry:
+    """The window carry (:class:`WindowCarry`) for windows of ``element_spec``, on the CPU beside the iterator.
+
+    Its variables are local variables (``LOCAL_VARIABLES``, and :data:`CARRY_COLLECTION`): the default
+    ``Saver`` skips them and the session's ``local_init_op`` empties them at each start, as the input starts
+    again; ``hookrun.runner.data.input_state`` takes them out of ``LOCAL_VARIABLES`` and saves and restores
+    them with the input's position.
 
     Args:
         tf: the ``tensorflow`` module.
         element_spec: the window iterator's element spec (N stacked batches: ``[N, *batch shape]`` each).
 
     Returns:
-        The variables, in ``tf.nest.flatten(element_spec)`` order.
+        The carry, empty.
     """
     v1 = tf.compat.v1
     graph = v1.get_default_graph()
-    made = []
+    parts = []
+    collections = [v1.GraphKeys.LOCAL_VARIABLES, CARRY_COLLECTION]
     with tf.device("/device:CPU:0"), v1.name_scope(CARRY_NAME + "/"):
         for i, spec in enumerate(tf.nest.flatten(element_spec)):
             rest = spec.shape.as_list()[1:]
-            made.append(v1.Variable(
+            parts.append(v1.Variable(
                 tf.zeros([0, *(0 if d is None else d for d in rest)], dtype=spec.dtype), trainable=False,
-                collections=[v1.GraphKeys.LOCAL_VARIABLES, CARRY_COLLECTION], name=str(i), use_resource=True,
-                shape=tf.TensorShape([None, *rest]),
+                collections=collections, name=str(i), use_resource=True, shape=tf.TensorShape([None, *rest]),
             ))
-        empty = tf.group(*[v.initializer for v in made], name="initializer")
+        held = v1.Variable(0, dtype=tf.int32, trainable=False, collections=collections, name="held",
+                           use_resource=True)
+        empty = tf.group(*[v.initializer for v in [*parts, held]], name="initializer")
     graph.add_to_collection(CARRY_INITIALIZER, empty)
-    return made
+    return WindowCarry(parts=parts, held=held, initializer=empty)
 
 
 def input_placeholders(tf: Any, element_spec: Any) -> Any:
@@ -421,6 +443,16 @@ def _no_new_variables(tf: Any) -> Iterator[None]:
         yield
 
 
+def _handle_here(tf: Any, variable: Any) -> Any:
+    """A new handle, in the current graph (a cond's branch), to resource ``variable``: its name, on its device."""
+    op = variable.handle.op
+    with tf.device(variable.handle.device):
+        return tf.raw_ops.VarHandleOp(
+            dtype=op.get_attr("dtype"), shape=op.get_attr("shape"), container=op.get_attr("container"),
+            shared_name=op.get_attr("shared_name"),
+        )
+
+
 def _carry_initial(tf: Any, tensor: Any) -> tuple[Any, Any] | None:
     """An initial loop value and shape invariant for a last-step carry of ``tensor``; None if its rank is unknown."""
     shape = tensor.shape
@@ -489,7 +521,7 @@ def build_fused_train(
     graph = v1.get_default_graph()
     # made before the collections are noted: its initializer stays in TABLE_INITIALIZERS (see below)
     window_iterator = windows(steps_per_run) if endless and windows is not None else None
-    carry_variables = window_carry(tf, window_iterator.element_spec) if window_iterator is not None else []
+    window_store = window_carry(tf, window_iterator.element_spec) if window_iterator is not None else None
     variables_before = {id(v) for v in v1.global_variables() + v1.local_variables()}
     collections_before = {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
     bound = v1.Variable(
@@ -548,22 +580,43 @@ def build_fused_train(
         # empty input repeated forever ends at the first pull: the iterator's OutOfRangeError ends the call.
         stacked = None
         end = limit
-        if window_iterator is not None:
+        if window_iterator is not None and window_store is not None:
             # One pull per call: the window's N batches stacked (a get_next per step cost more than the
-            # step itself on small models), unless a shortened window left some in the carry: this call
-            # trains on those (at most its bound), and pulls no window.
-            held = tf.raw_ops.VariableShape(input=carry_variables[0].handle)[0]
-            from_carry = tf.greater(held, 0, name="from_carry")
+            # step itself on small models). A call that will not use them all (its bound is lowered) or that
+            # has batches a shortened window left (the carry holds some) takes the other branch: it trains on
+            # the carry alone if it holds some, else on a pulled window, and leaves what it will not use in
+            # the carry. The loop of an endless input runs exactly `end` steps (or its first pull raises),
+            # so the carry is stored here, before the loop: a full window's call (the branch every call but
+            # a run's last, and its first after a resume, takes) runs a read, a compare and a cond more.
             spec = window_iterator.element_spec
-            flat_window = tf.cond(
-                from_carry,
-                lambda: [v.read_value() for v in carry_variables],
-                lambda: tf.nest.flatten(window_iterator.get_next(name="window")),
-                name="window",  # the window: pulled, or the carry a shortened one left
-            )
-            stacked = tf.nest.pack_sequence_as(spec, flat_window)
-            available = tf.where(from_carry, held, steps_per_run)
-            end = tf.minimum(limit, available)
+            held = window_store.held.read_value()
+
+            def full_window() -> list[Any]:
+                return [*tf.nest.flatten(window_iterator.get_next(name="window")), limit]
+
+            def short_or_carried() -> list[Any]:
+                # the carry's variables by name (their handles made here, not captured: a captured handle
+                # would cost every call a Switch and its VarHandleOp, one per component of the window)
+                parts, count = [_handle_here(tf, v) for v in window_store.parts], _handle_here(tf, window_store.held)
+                dtypes = [v.dtype.base_dtype for v in window_store.parts]
+                from_carry = held > 0
+                window = tf.cond(
+                    from_carry,
+                    lambda: [tf.raw_ops.ReadVariableOp(resource=h, dtype=d)
+                             for h, d in zip(parts, dtypes, strict=True)],
+                    lambda: tf.nest.flatten(window_iterator.get_next(name="window")),
+                )
+                used = tf.minimum(limit, tf.where(from_carry, held, steps_per_run))
+                stores = [tf.raw_ops.AssignVariableOp(resource=h, value=part[used:])
+                          for h, part in zip(parts, window, strict=True)]
+                stores.append(tf.raw_ops.AssignVariableOp(resource=count, value=tf.shape(window[0])[0] - used))
+                with tf.control_dependencies(stores):
+                    return [tf.identity(part) for part in window] + [tf.identity(used)]
+
+            # limit - held < N: the bound is lowered (limit < N) or the carry holds batches (held > 0)
+            flat = tf.cond(limit - held < steps_per_run, short_or_carried, full_window, name="window")
+            stacked = tf.nest.pack_sequence_as(spec, flat[:-1])
+            end = flat[-1]
 
         def condition(count: Any, sums: list[Any], last: list[Any]) -> Any:
             return count < end
@@ -606,19 +659,7 @@ def build_fused_train(
             condition, body, initial, shape_invariants=invariants, parallel_iterations=1, name="loop"
         )
         count, sums, last = looped[0], looped[-2], looped[-1]
-        if endless and stacked is not None:
-            # the window's unused batches go to the carry (a carry read shrinks to its unused rest): a full
-            # window of a fresh pull, the common case, stores nothing
-            def store() -> Any:
-                with tf.control_dependencies([v.assign(part[count:], read_value=False)
-                                              for v, part in zip(carry_variables, flat_window, strict=True)]):
-                    return tf.constant(True)
-
-            stored = tf.cond(tf.logical_or(from_carry, count < available), store, lambda: tf.constant(False),
-                             name="store_carry")
-            with tf.control_dependencies([stored]):
-                steps = tf.identity(count, name="steps")
-        elif endless:  # a call runs at least one step (the bound is >= 1), or the iterator raised
+        if endless:  # a call runs at least one step (the bound is >= 1), or the iterator raised
             steps = tf.identity(count, name="steps")
         else:
 
