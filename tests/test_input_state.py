@@ -142,6 +142,23 @@ def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left
     assert len({tuple(row) for row in seen[:10]}) == 10 and len({tuple(row) for row in seen[10:20]}) == 10
 
 
+def test_a_resume_under_another_steps_per_run_restarts_the_input_and_says_why(
+    write_module, tmp_path, run_train, captured
+):
+    """Saved under N = 5, resumed under N = 4: the saved prefetch buffer holds a window of 5 batches (the next pull
+    would fail, Incompatible shapes) and the carry some of its batches: the input restarts, said in one line."""
+    module = write_module("input_state_program", PROGRAM)
+    cut = tmp_path / "cut"
+    run_train(config(tmp_path, module, 7, steps_per_run=5), run_dir=cut)
+    result = run_train(config(tmp_path, module, 12, steps_per_run=4), run_dir=cut)
+    assert result.final_global_step == 12
+    assert (f"data.input_fn {module}:input_fn restarts from its first element (as Estimator did; its dataset "
+            "changed since the checkpoint, whose saved position does not fit: its windows were of 5 batches "
+            "there (session.steps_per_run), 4 now)") in captured.text
+    run_train(config(tmp_path, module, 5, steps_per_run=4), run_dir=tmp_path / "whole")
+    np.testing.assert_array_equal(trace(cut)[7:12], trace(tmp_path / "whole")[:5])
+
+
 def test_a_checkpoint_with_the_position_but_no_window_carry_still_restores(write_module, tmp_path, run_train):
     """A checkpoint of an older hookrun (the position saved after a stacked window's pull, no carry): it restores,
     the resumed run continues from that position with an empty carry (the three unused batches stay skipped)."""

@@ -194,6 +194,26 @@ def restore_problem(tf: Any, iterator: Any, prefix: str) -> str | None:
     return None
 
 
+def _other_window(tf: Any, carry: list[Any], prefix: str, size_key: str) -> str | None:
+    """Why the position in ``prefix`` does not fit windows of this run's N (``session.steps_per_run``), or None.
+
+    Its ``prefetch`` buffer holds a window of the N it was saved with: restored under another N, the next pull
+    fails (``Incompatible shapes``), and the carry holds batches of that window. None when N is the same, or
+    the checkpoint holds no N (no carry: a change from N = 1 is a changed dataset, found by
+    :func:`restore_problem`).
+    """
+    (size,) = [v for v in carry if v.op.name == size_key]
+    try:
+        saved = int(tf.train.load_variable(prefix, size_key))
+    except (tf.errors.OpError, ValueError):
+        return None
+    with size.graph.as_default():
+        now = int(tf.get_static_value(size.initial_value))
+    if saved == now:
+        return None
+    return f"its windows were of {saved} batches there (session.steps_per_run), {now} now"
+
+
 def has_input_state(tf: Any, prefix: str | None, carry: list[Any] | None = None) -> bool:
     """Whether the checkpoint ``prefix`` holds the input's position (:data:`STATE_KEY`); False for None.
 
@@ -325,7 +345,7 @@ def plan_input_state(
             cluster (exit 2, naming the reason and the fix).
     """
     from hookrun.common.errors import SetupError
-    from hookrun.runner.graph.fused import CARRY_COLLECTION, CARRY_INITIALIZER
+    from hookrun.runner.graph.fused import CARRY_COLLECTION, CARRY_INITIALIZER, CARRY_SIZE
 
     restart = f"data.input_fn {input_fn} restarts from its first element (as Estimator did; "
     with graph.as_default():
@@ -362,6 +382,8 @@ def plan_input_state(
         return None, notes
     saved = has_input_state(tf, resume_path)
     changed = restore_problem(tf, iterators[0], resume_path) if saved and not ended_at_data_end else None
+    if changed is None and saved and not ended_at_data_end and carry:
+        changed = _other_window(tf, carry, resume_path, CARRY_SIZE)
     state = InputState(iterators=iterators, restore_without_input=resume_path is not None and (
         not saved or ended_at_data_end or changed is not None), ignore_stateful=stateful is not None,
         carry=carry, carry_initializer=carry_initializer,

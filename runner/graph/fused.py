@@ -107,6 +107,9 @@ STRING_BYTES = 256
 #: checkpoint keys start with it.
 CARRY_NAME = "hookrun/window_carry"
 
+#: Checkpoint key of the window carry's N (``session.steps_per_run`` of the windows it was saved with).
+CARRY_SIZE = CARRY_NAME + "/steps_per_run"
+
 #: Graph collection of the window carry's variables (local variables, see :func:`window_carry`).
 CARRY_COLLECTION = "hookrun_window_carry"
 
@@ -155,20 +158,18 @@ class WindowCarry:
             ``[unused, *batch shape]`` of the component's dtype (``unused`` from 0, empty, to N - 1), named
             ``<CARRY_NAME>/<position>``.
         held: ``int32`` scalar ``<CARRY_NAME>/held``: ``unused``, read once a call (cheaper than a shape).
+        size: ``int32`` scalar ``<CARRY_NAME>/steps_per_run``: N, never assigned; saved with the carry, so a
+            resume under another N (whose saved ``prefetch`` buffer holds a window of the old N) is told apart.
         initializer: the op emptying them (also in the collection :data:`CARRY_INITIALIZER`).
     """
 
     parts: list[Any]
     held: Any
+    size: Any
     initializer: Any
 
-    @property
-    def variables(self) -> list[Any]:
-        """Every variable of the carry: the parts, then ``held``."""
-        return [*self.parts, self.held]
 
-
-def window_carry(tf: Any, element_spec: Any) -> WindowCarry:
+def window_carry(tf: Any, element_spec: Any, steps_per_run: int) -> WindowCarry:
     """The window carry (:class:`WindowCarry`) for windows of ``element_spec``, on the CPU beside the iterator.
 
     Its variables are local variables (``LOCAL_VARIABLES``, and :data:`CARRY_COLLECTION`): the default
@@ -179,6 +180,7 @@ def window_carry(tf: Any, element_spec: Any) -> WindowCarry:
     Args:
         tf: the ``tensorflow`` module.
         element_spec: the window iterator's element spec (N stacked batches: ``[N, *batch shape]`` each).
+        steps_per_run: N.
 
     Returns:
         The carry, empty.
@@ -196,9 +198,11 @@ def window_carry(tf: Any, element_spec: Any) -> WindowCarry:
             ))
         held = v1.Variable(0, dtype=tf.int32, trainable=False, collections=collections, name="held",
                            use_resource=True)
-        empty = tf.group(*[v.initializer for v in [*parts, held]], name="initializer")
+        size = v1.Variable(steps_per_run, dtype=tf.int32, trainable=False, collections=collections,
+                           name=CARRY_SIZE.rsplit("/", 1)[-1], use_resource=True)
+        empty = tf.group(*[v.initializer for v in [*parts, held, size]], name="initializer")
     graph.add_to_collection(CARRY_INITIALIZER, empty)
-    return WindowCarry(parts=parts, held=held, initializer=empty)
+    return WindowCarry(parts=parts, held=held, size=size, initializer=empty)
 
 
 def input_placeholders(tf: Any, element_spec: Any) -> Any:
@@ -521,7 +525,8 @@ def build_fused_train(
     graph = v1.get_default_graph()
     # made before the collections are noted: its initializer stays in TABLE_INITIALIZERS (see below)
     window_iterator = windows(steps_per_run) if endless and windows is not None else None
-    window_store = window_carry(tf, window_iterator.element_spec) if window_iterator is not None else None
+    window_store = (window_carry(tf, window_iterator.element_spec, steps_per_run) if window_iterator is not None
+                    else None)
     variables_before = {id(v) for v in v1.global_variables() + v1.local_variables()}
     collections_before = {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
     bound = v1.Variable(
