@@ -32,6 +32,8 @@ def input_fn(params):
     dataset = dataset.shuffle(16, seed=3)  # the shuffle buffer's state is saved too
     if params.get("noise"):  # an augmentation's random op: its own state is not saved, the position is
         dataset = dataset.map(lambda f, y: ({"id": f["id"], "x": f["x"] + tf.random.uniform([], 0.0, 1e-6)}, y))
+    if params.get("text"):  # a string feature: the window carry holds strings too
+        dataset = dataset.map(lambda f, y: ({**f, "name": tf.strings.as_string(f["id"])}, y))
     if params.get("py"):
         dataset = dataset.map(lambda f, y: (f, tf.py_function(lambda v: v, [y], tf.int64)))
         dataset = dataset.map(lambda f, y: (f, tf.reshape(y, [])))
@@ -52,7 +54,7 @@ def model_fn(features, labels, mode, params):
 
 
 def config(tmp_path: Path, module: str, last_step: int, **extra: Any) -> Any:
-    params = {key: extra.pop(key) for key in ("py", "epochs", "noise") if key in extra}
+    params = {key: extra.pop(key) for key in ("py", "epochs", "noise", "text") if key in extra}
     data = {"input_fn": f"{module}:input_fn", "seed": 0, **extra.pop("data", {})}
     text = {
         "name": "input-state",
@@ -124,7 +126,7 @@ def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left
     cut = tmp_path / "cut"
     held = []
     for last in (7, 13, 20):
-        result = run_train(config(tmp_path, module, last, steps_per_run=5), run_dir=cut)
+        result = run_train(config(tmp_path, module, last, steps_per_run=5, text=True), run_dir=cut)
         assert result.final_global_step == last
         held.append(carried_batches(cut))
         if last == 7:  # Estimator's view of the checkpoint: its variables, not the input's position or carry
@@ -132,10 +134,16 @@ def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left
 
             names = Estimator(sys.modules[module].model_fn, model_dir=str(cut)).get_variable_names()
             assert sorted(names) == ["global_step", "trace", "w"]
+            import tensorflow as tf
+
+            from hookrun.runner.graph.fused import CARRY_NAME
+
+            saved = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(cut))).get_variable_to_dtype_map()
+            assert tf.string in {dtype for name, dtype in saved.items() if name.startswith(CARRY_NAME)}
     assert held == [(3, {3}), (2, {2}), (0, {0})]  # exactly the unused batches, none after a full window
     assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
     for n in (5, 1):
-        run_train(config(tmp_path, module, 20, steps_per_run=n), run_dir=tmp_path / f"whole{n}")
+        run_train(config(tmp_path, module, 20, steps_per_run=n, text=True), run_dir=tmp_path / f"whole{n}")
         for name, value in weights(tmp_path / f"whole{n}").items():
             np.testing.assert_array_equal(weights(cut)[name], value, err_msg=f"{name} (N = {n})")
     seen = trace(cut)[:20]

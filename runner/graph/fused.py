@@ -55,23 +55,35 @@ How it is built (:func:`build_fused_train`):
 
 The window carry (exact resume inside a stacked window). A call that ends before its window's N
 batches are used (``stop_at_step``'s bound, which is the only thing that shortens a window of an endless
-input) leaves them, and only them, in non-trainable variables (:func:`window_carry`: one per component,
-``[unused, *batch shape]``, local variables).
-The next call trains on those before pulling again (a call holds one window: it trains on the carry alone,
-up to its bound, then the following call pulls). With a ``data.input_fn`` whose position is saved
-(:mod:`hookrun.runner.data.input_state`) they are saved with each checkpoint beside the iterator's position,
-which is after the window's pull, so a resumed run trains on exactly the batches, in order, of a run that
-never stopped. Elsewhere they are emptied at each session's start (by its ``local_init_op``), as the input
-starts again: the built-in reader resumes by skipping ``global_step`` batches, and an input_fn whose
-position is not saved restarts from its first element. A checkpoint holds at most N - 1 batches
-(:data:`WINDOW_BYTES` bounds N of them), none after a full window.
+input) leaves them, and only them, in the carry (:class:`WindowCarry`: one local variable per component,
+``[unused, *batch shape]``, and their count ``held``). The next call trains on those alone, up to its bound
+(so it ends where the shortened window would have ended), and the following one pulls again. With a
+``data.input_fn`` whose position is saved (:mod:`hookrun.runner.data.input_state`) the carry is saved with
+each checkpoint beside the iterator's position, which is after the window's pull, so a resumed run trains
+on exactly the batches, in order, of a run that never stopped. Elsewhere it is emptied at each session's
+start (by its ``local_init_op``), as the input starts again: the built-in reader resumes by skipping
+``global_step`` batches, and an input_fn whose position is not saved restarts from its first element. A
+checkpoint holds at most N - 1 batches (:data:`WINDOW_BYTES` bounds N of them), none after a full window.
+
+How a call decides: the loop of an endless input runs exactly ``end = min(bound, available)`` steps (or its
+first pull raises), so one ``tf.cond`` before the loop, on ``bound - held < N`` (the bound is lowered, or the
+carry holds batches), takes either the pull branch (a full window: every call but a run's last and its first
+after a resume) or the other, which takes the window from the carry if it holds some (else pulls it),
+stores its unused rest back and returns it with ``end``. The other branch makes its own handles to the
+carry's variables (by name, on their device) instead of capturing them, so the pull branch switches no
+variable of the carry. Cost of a full window's call on the linear bench model: 14 kernels (the count's
+handle and read, a subtraction, a compare and its constant, the cond's predicate switch and pivot, four
+input switches, one merge per component of the batch and one for ``end``): 350 instead of 336 at N = 5,
+3,095 instead of 3,081 at N = 50 (``FULL_TRACE`` of one call); no kernel per step. Timed bare
+(``make_callable``, full windows, interleaved call by call with the same graph built without the carry, on
+a machine shared with other work; docs/engine.md): a median 0.95x the speed at N = 5, 0.99x at N = 50. A
+first version (a second ``tf.cond`` after the loop for the store, a shape read, captured handles) cost 28.
 
 Chosen over (b), a snapshot of the iterator before each short window's pull (saved instead of its position,
 with the count of its batches used): the saved position is then not the live iterator's, which
-``tf.data``'s saveable cannot express, and a resumed run would pull and discard a window. The carry costs
-full windows one ``tf.cond`` around the pull (the carry is empty), one around its store (nothing to store),
-and a variable's shape: 12 kernels a call, none a step; in interleaved rounds on the linear bench model
-(N = 50) a full window ran as fast as without them (see the ratio in docs/engine.md).
+``tf.data``'s saveable cannot express, and a resumed run would pull and discard a window. A host-side carry
+(a hook feeding the window's tensors on the resumed call and fetching a store op on a short one) would
+cost the graph nothing but needs a hook in every engine's hook list; not built.
 
 Per step, on the linear bench model (N = 50, the window's tensors fetched as the standard hooks do;
 kernels counted in a ``FULL_TRACE`` of one call): the endless body runs 58 kernels, the other 79.
