@@ -116,17 +116,18 @@ def carried_batches(run: Path) -> tuple[int, set[int]]:
     return int(tf.train.load_variable(prefix, CARRY_NAME + "/held")), parts
 
 
+@pytest.mark.parametrize("engine", ["hookrun", "tf"])
 def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left(
-    write_module, tmp_path, run_train, captured
+    write_module, tmp_path, run_train, captured, engine
 ):
     """N = 5, stacked windows: stop at 7 (two steps into the second window: three of its batches unused), resume
     to 13 (those three, then 10..13: inside a window again), then to 20. Every batch trained, in order (``trace``),
-    and the weights equal an uninterrupted run's at N = 5 and at N = 1, bit for bit."""
+    and the weights equal an uninterrupted run's at N = 5 and at N = 1, bit for bit, on both engines."""
     module = write_module("input_state_program", PROGRAM)
     cut = tmp_path / "cut"
     held = []
     for last in (7, 13, 20):
-        result = run_train(config(tmp_path, module, last, steps_per_run=5, text=True), run_dir=cut)
+        result = run_train(config(tmp_path, module, last, steps_per_run=5, text=True, engine=engine), run_dir=cut)
         assert result.final_global_step == last
         held.append(carried_batches(cut))
         if last == 7:  # Estimator's view of the checkpoint: its variables, not the input's position or carry
@@ -143,7 +144,8 @@ def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left
     assert held == [(3, {3}), (2, {2}), (0, {0})]  # exactly the unused batches, none after a full window
     assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
     for n in (5, 1):
-        run_train(config(tmp_path, module, 20, steps_per_run=n, text=True), run_dir=tmp_path / f"whole{n}")
+        run_train(config(tmp_path, module, 20, steps_per_run=n, text=True, engine=engine),
+                  run_dir=tmp_path / f"whole{n}")
         for name, value in weights(tmp_path / f"whole{n}").items():
             np.testing.assert_array_equal(weights(cut)[name], value, err_msg=f"{name} (N = {n})")
     seen = trace(cut)[:20]
