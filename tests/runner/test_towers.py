@@ -283,7 +283,8 @@ def test_mixed_precision_towers_equal_one_device_and_checkpoint_one_loss_scale(t
     _train(tmp_path, run_train, "one", "cpu", session=session)
     _train(tmp_path, run_train, "towers", _towers(2), session=session)
     one, towers = _weights(tmp_path / "one"), _weights(tmp_path / "towers")
-    assert _largest_difference(one, towers) < 2e-5  # the same names, the loss scale's variables among them
+    # the same names, the loss scale's variables among them; Adam, 10 steps: measured 1.2e-7
+    assert _largest_difference(one, towers) < 1e-6
     scale = [name for name in towers if name.endswith("current_loss_scale")]
     good = [name for name in towers if name.endswith("good_steps")]
     assert len(scale) == 1 and len(good) == 1, sorted(towers)  # made once, not once per tower
@@ -295,10 +296,10 @@ def test_mixed_precision_towers_in_the_steps_per_run_loop(tmp_path, linear_csv, 
     _train(tmp_path, run_train, "one", "cpu", session=session)
     _train(tmp_path, run_train, "towers", _towers(2), session=session)
     one, towers = _weights(tmp_path / "one"), _weights(tmp_path / "towers")
-    assert _largest_difference(one, towers) < 2e-5
+    assert _largest_difference(one, towers) < 1e-6  # measured 1.2e-7
     # loss scaling leaves finite float32 gradients as they were: the weights of a run without it
     plain = one_device(5, "hookrun")
-    assert max(float(np.max(np.abs(plain[n] - towers[n]))) for n in plain if n != "global_step") < 2e-5
+    assert max(float(np.max(np.abs(plain[n] - towers[n]))) for n in plain if n != "global_step") < 1e-6
 
 
 def test_a_towers_checkpoint_resumes_on_one_device(tmp_path, linear_csv, run_train):
