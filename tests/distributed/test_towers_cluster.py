@@ -31,9 +31,12 @@ CLUSTER = {"ps": ["127.0.0.1:2222"], "worker": ["127.0.0.1:2223", "127.0.0.1:222
 
 def _config(
     tmp_path: Path, name: str, device: Any, train: Any = "data.csv", cluster: dict[str, Any] | None = None,
-    **session: Any,
+    evaluation: bool = False, **session: Any,
 ) -> Path:
-    """A config training a small DNN with SGD for 10 steps on 16-row batches (``data.epochs: null``)."""
+    """A config training a small DNN with SGD for 10 steps on 16-row batches (``data.epochs: null``).
+
+    ``evaluation``: a quarter of the rows held out and an ``evaluation`` hook on every worker.
+    """
     config: dict[str, Any] = {
         "name": name,
         "graph": {
@@ -48,6 +51,9 @@ def _config(
     }
     if cluster is not None:
         config["cluster"] = cluster
+    if evaluation:
+        config["data"]["validation_split"] = 0.25
+        config["hooks"].append({"type": "evaluation", "every_n_steps": 5, "chief_only": False})
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     return path
@@ -91,10 +97,14 @@ def test_a_workers_towers_read_the_ps_variables_and_average_on_the_worker(tmp_pa
     import tensorflow as tf
 
     write_csv(tmp_path / "data.csv", linear_rows())
-    prepared, _ = _prepare_worker(_config(tmp_path, "t", ["cpu:0", "cpu:1"]), "worker:1")
+    prepared, _ = _prepare_worker(_config(tmp_path, "t", ["cpu:0", "cpu:1"], evaluation=True), "worker:1")
     graph = prepared.built.graph
     with graph.as_default():
         variables = tf.compat.v1.global_variables()
+        metrics = tf.compat.v1.local_variables()
+    # the evaluation pass: the model once (the first tower's device), its metrics on this worker
+    assert prepared.built.evaluation is not None
+    assert metrics and all(v.device.startswith("/job:worker/task:1") for v in metrics)
     # every variable once, on the ps: one set of weights for both towers and both workers
     assert variables and all(v.device.startswith("/job:ps/task:0") for v in variables)
     assert sorted(v.op.name for v in variables) == [
