@@ -15,7 +15,13 @@ The pattern of TensorFlow's ``cifar10_multi_gpu_train`` and of ``tf.contrib.esti
 - the loss hooks see is the mean of the towers' losses; metrics are averaged the same way; ``predictions``
   are concatenated in batch order;
 - only the first tower's ``UPDATE_OPS`` (batch-norm moving averages) and summaries are kept: the other
-  towers' are left out of their collections (and never run).
+  towers' are left out of their collections (and never run);
+- hookrun's optimizer may come wrapped (``session.mixed_precision``'s loss-scale optimizer, a cluster's
+  ``SyncReplicasOptimizer``): each tower calls its ``compute_gradients``, the one ``apply_gradients`` gets
+  the average, so the wrapper's state (loss scale, accumulators) exists and updates once;
+- on each worker of a ps cluster a ``replica_device_setter`` around the graph completes every device:
+  variables on the parameter servers, each tower on ``/job:worker/task:N`` + its device; the average is then
+  taken on the worker (``local_average``), not on the variables' ps.
 
 A model_fn that builds its own ``train_op`` with ``optimizer.minimize`` (a ``tf.compat.v1.train``
 optimizer) needs no change: while the towers are built, ``Optimizer.compute_gradients`` and
