@@ -148,17 +148,179 @@ def test_a_tensor_feature_cannot_be_the_label_or_categorical():
         data_config(train="x.tfrecord", label="y", categorical=["t"], columns=ragged)
 
 
-def test_export_of_a_run_with_tensor_features_is_refused_naming_the_feature(make_config, write_module, run_train,
-                                                                             tmp_path):
-    """predict/export feed one value per column: refused in one line, nothing written (not yet supported)."""
-    from hookrun.common.errors import PlacedError
-    from hookrun.runner import export
+PREDICT_MODEL_FN = """
+import tensorflow as tf
 
-    _write(tmp_path / "data.tfrecord")
-    module = write_module("tensors_export", MODEL_FN)
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    image = tf.reshape(features["zimage"], [-1, 4])
+    tokens = tf.cast(tf.sparse.reduce_sum(tf.sparse.map_values(tf.strings.length, features["tokens"]), 1), tf.float32)
+    ids = tf.cast(features["ids"].row_lengths(), tf.float32)
+    jpeg = tf.cast(tf.strings.length(features["jpeg"]), tf.float32)
+    net = tf.reshape(tf.concat([features["a"], image, tokens[:, None], ids[:, None], jpeg[:, None]], 1), [-1, 8])
+    out = layers.dense(net, 1, "out")
+    first_id = features["ids"].to_tensor()[:, 0]
+    predictions = {"predictions": out, "pair": tf.concat([out, 2 * out], 1), "first_id": first_id}
+    if labels is None:
+        return {"predictions": predictions}
+    return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": predictions}
+"""
+
+
+def _trained(make_config, write_module, run_train, tmp_path, model=PREDICT_MODEL_FN, **data):
+    """A run of ``model`` trained one epoch on ``data.tfrecord`` (written before), and its directory."""
+    module = write_module("tensors_predict", model)
     run = tmp_path / "run"
     hooks = [{"type": "checkpoint_saver", "save_steps": 2}]
-    run_train(make_config(graph={"builder": f"{module}:model_fn"}, data=_data(epochs=1), hooks=hooks), run_dir=run)
-    with pytest.raises((PlacedError, ConfigError), match="data.columns.zimage.*predict and export take one value"):
-        export(run, tmp_path / "model")
-    assert not (tmp_path / "model").exists()
+    run_train(make_config(graph={"builder": f"{module}:model_fn"}, data=_data(epochs=1, **data), hooks=hooks),
+              run_dir=run)
+    return run
+
+
+def _by_hand(run: Path, inputs: np.ndarray) -> np.ndarray:
+    """The dense layer of the checkpoint on ``inputs [n, k]``: ``[n]`` (what the model_fn predicts)."""
+    reader = tf.train.load_checkpoint(str(tf.train.latest_checkpoint(str(run))))
+    return (inputs @ reader.get_tensor("out/kernel") + reader.get_tensor("out/bias"))[:, 0]
+
+
+def _mixed_inputs(run: Path) -> np.ndarray:
+    """The model_fn's ``net`` for the ROWS records of :func:`_record`, computed from the records' definition."""
+    import json
+
+    column = json.loads((run / "preprocessing.json").read_text())["columns"][0]
+    assert column["name"] == "a"
+    rows = []
+    for i in range(ROWS):
+        a = (float(np.float32(i % 5)) - column["mean"]) / column["std"]
+        tokens = sum(len(f"w{k}") for k in range(i % 4))
+        rows.append([a, *(i + k / 10 for k in range(4)), tokens, i % 3 + 1, 5])
+    return np.array(rows)
+
+
+def _jsonl(path: Path) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_predict_and_export_of_a_tensor_feature_run_parse_the_records_as_training_did(
+    make_config, write_module, run_train, tmp_path
+):
+    """Fixed shape, sparse and ragged varlen, raw bytes and a column: predict writes every record in order, and the
+    SavedModel (loaded by plain TensorFlow in another process) serves serialized records with the same outputs."""
+    import json
+    import subprocess
+    import sys
+
+    from hookrun.runner import export, predict
+
+    _write(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path)
+    result = predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.jsonl")
+    records = _jsonl(tmp_path / "out.jsonl")
+    assert result.rows == ROWS == len(records) and result.columns == ["predictions", "pair", "first_id"]
+    expected = _by_hand(run, _mixed_inputs(run))
+    np.testing.assert_allclose([r["predictions"] for r in records], expected, rtol=1e-5)  # record order, the parse
+    np.testing.assert_allclose([r["pair"] for r in records], np.stack([expected, 2 * expected], 1), rtol=1e-5)
+    assert [r["first_id"] for r in records] == [0] * ROWS  # the ragged ids, as parsed (int64)
+
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.csv")  # one value per cell: the pair split
+    lines = (tmp_path / "out.csv").read_text().splitlines()
+    assert lines[0] == "row,y,pair_0,pair_1,first_id" and len(lines) == ROWS + 1
+    np.testing.assert_allclose([float(line.split(",")[1]) for line in lines[1:]], expected, rtol=1e-5)
+
+    exported = export(run, tmp_path / "model")
+    assert exported.signatures["serving_default"]["inputs"] == {"examples": "string"}
+    assert exported.signatures["examples"]["inputs"] == {"examples": "string"}
+    script = (
+        "import json, sys, tensorflow as tf\n"
+        "model = tf.saved_model.load(sys.argv[1])\n"
+        "records = [r.numpy() for r in tf.data.TFRecordDataset(sys.argv[2])]\n"
+        "out = model.signatures['serving_default'](examples=tf.constant(records))\n"
+        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
+    )
+    served = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "model"), str(tmp_path / "data.tfrecord")],
+        capture_output=True, text=True, check=True, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    outputs = json.loads(served.stdout.strip().splitlines()[-1])
+    assert set(outputs) == {"predictions", "pair", "first_id"}
+    for key in outputs:
+        np.testing.assert_allclose(outputs[key], [r[key] for r in records], rtol=1e-5)
+
+
+IMAGE_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(tf.reshape(features["zimage"], [-1, 4]), 1, "out")
+    return {"loss": None if labels is None else tf.reduce_mean(tf.square(out - labels)), "predictions": out}
+"""
+
+
+def _write_images(path: Path) -> None:
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for i in range(ROWS):
+            feature = {
+                "y": tf.train.Feature(float_list=tf.train.FloatList(value=[float(i % 3)])),
+                "zimage": tf.train.Feature(float_list=tf.train.FloatList(value=[i - k / 10 for k in range(4)])),
+            }
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+
+
+def test_predict_a_run_of_an_image_feature_alone(make_config, write_module, run_train, tmp_path):
+    """No one-value column at all: the records alone feed the model, the label feature in them ignored."""
+    from hookrun.runner import predict
+
+    _write_images(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path, IMAGE_MODEL_FN,
+                   columns={"zimage": COLUMNS["zimage"]})
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.jsonl")
+    got = [r["predictions"] for r in _jsonl(tmp_path / "out.jsonl")]
+    np.testing.assert_allclose(got, _by_hand(run, np.array([[i - k / 10 for k in range(4)] for i in range(ROWS)])),
+                               rtol=1e-5)
+
+
+def _hostile(record: int, **changes) -> bytes:
+    """Record ``record`` of :func:`_record` with features replaced (None: removed)."""
+    example = tf.train.Example.FromString(_record(record))
+    for name, feature in changes.items():
+        if feature is None:
+            del example.features.feature[name]
+        else:
+            example.features.feature[name].CopyFrom(feature)
+    return example.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"zimage": None}, r"record 10: feature 'zimage' does not fit data.columns.zimage \(the record lacks it"),
+        ({"ids": tf.train.Feature(float_list=tf.train.FloatList(value=[1.5]))},
+         r"record 10: feature 'ids' does not fit data.columns.ids \(.*[Dd]ata types? .*match"),
+        ({"zimage": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0] * 9)), "tokens": None,
+          "jpeg": tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))},
+         r"record 10: feature '(zimage|jpeg)' does not fit data.columns.\1 \("),
+    ],
+    ids=["missing-feature", "wrong-dtype", "another-spec"],
+)
+def test_predict_names_the_file_and_record_that_does_not_fit_the_spec(
+    make_config, write_module, run_train, tmp_path, changes, message
+):
+    from hookrun.runner import predict
+
+    _write(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path)
+    bad = tmp_path / "new.tfrecord"
+    with tf.io.TFRecordWriter(str(bad)) as writer:
+        for i in range(12):
+            writer.write(_hostile(i, **changes) if i == 9 else _record(i))
+    with pytest.raises(DataError, match=f"^{bad}: {message}") as raised:
+        predict(run, [str(bad)], tmp_path / "out.jsonl")
+    assert "\n" not in str(raised.value) and "[Op:" not in str(raised.value)  # one line, for the user
+    assert not (tmp_path / "out.jsonl").exists()
