@@ -148,6 +148,37 @@ def test_a_tensor_feature_cannot_be_the_label_or_categorical():
         data_config(train="x.tfrecord", label="y", categorical=["t"], columns=ragged)
 
 
+def test_the_serving_receiver_and_the_predict_dataset_parse_records_as_training(tmp_path):
+    """tensor_serving: records of several files in order, each feature in the form training gave it."""
+    from hookrun.config_schemas.data import TensorFeature
+    from hookrun.runner.data.tensor_serving import EXAMPLES, predict_dataset, serving_receiver
+
+    _write(tmp_path / "one.tfrecord")
+    _write(tmp_path / "two.tfrecord")
+    tensors = {name: TensorFeature(**spec) for name, spec in COLUMNS.items()}
+    files = [(tmp_path / "one.tfrecord", ""), (tmp_path / "two.tfrecord", "")]
+    batches = list(predict_dataset(tf, files, tensors, batch_size=10))
+    assert [len(batch["jpeg"]) for batch in batches] == [10, 10, 4, 10, 10, 4]  # no batch spans two files
+    assert list(batches[0]) == list(COLUMNS)  # spec order
+    images = np.concatenate([batch["zimage"].numpy() for batch in batches])
+    np.testing.assert_allclose(images[:, 0, 1, 0], [i + 0.1 for i in range(ROWS)] * 2, rtol=1e-6)
+    assert isinstance(batches[0]["tokens"], tf.SparseTensor) and isinstance(batches[0]["ids"], tf.RaggedTensor)
+    graph = tf.Graph()
+    with graph.as_default():
+        receiver = serving_receiver(tf, tensors)
+        assert list(receiver.receiver_tensors) == [EXAMPLES] and list(receiver.features) == list(COLUMNS)
+        with tf.compat.v1.Session() as session:
+            served = session.run(receiver.features, {receiver.examples: [_record(i) for i in range(10)]})
+    np.testing.assert_array_equal(served["zimage"], batches[0]["zimage"].numpy())
+    assert served["ids"].to_list() == batches[0]["ids"].to_list()
+    np.testing.assert_array_equal(served["tokens"].values, batches[0]["tokens"].values.numpy())
+    assert list(served["jpeg"]) == list(batches[0]["jpeg"].numpy()) == [_record_jpeg(i) for i in range(10)]
+
+
+def _record_jpeg(i: int) -> bytes:
+    return bytes([255, 216, i, 0, 32])
+
+
 PREDICT_MODEL_FN = """
 import tensorflow as tf
 
@@ -162,7 +193,9 @@ def model_fn(features, labels, mode, params):
     net = tf.reshape(tf.concat([features["a"], image, tokens[:, None], ids[:, None], jpeg[:, None]], 1), [-1, 8])
     out = layers.dense(net, 1, "out")
     first_id = features["ids"].to_tensor()[:, 0]
-    predictions = {"predictions": out, "pair": tf.concat([out, 2 * out], 1), "first_id": first_id}
+    third_byte = tf.cast(tf.io.decode_raw(features["jpeg"], tf.uint8)[:, 2], tf.int64)  # the bytes, raw
+    predictions = {"predictions": out, "pair": tf.concat([out, 2 * out], 1), "first_id": first_id,
+                   "third_byte": third_byte}
     if labels is None:
         return {"predictions": predictions}
     return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": predictions}
@@ -216,11 +249,15 @@ def test_predict_and_export_of_a_tensor_feature_run_parse_the_records_as_trainin
 
     from hookrun.runner import export, predict
 
-    _write(tmp_path / "data.tfrecord")
-    run = _trained(make_config, write_module, run_train, tmp_path)
+    with tf.io.TFRecordWriter(str(tmp_path / "data.tfrecord")) as writer:  # and a declared int column
+        for i in range(ROWS):
+            writer.write(_hostile(i, n=tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))))
+    run = _trained(make_config, write_module, run_train, tmp_path, columns={**COLUMNS, "n": "int"})
     result = predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.jsonl")
     records = _jsonl(tmp_path / "out.jsonl")
-    assert result.rows == ROWS == len(records) and result.columns == ["predictions", "pair", "first_id"]
+    keys = ["predictions", "pair", "first_id", "third_byte"]
+    assert result.rows == ROWS == len(records) and result.columns == keys
+    assert [r["third_byte"] for r in records] == list(range(ROWS))  # each record's raw bytes, in record order
     expected = _by_hand(run, _mixed_inputs(run))
     np.testing.assert_allclose([r["predictions"] for r in records], expected, rtol=1e-5)  # record order, the parse
     np.testing.assert_allclose([r["pair"] for r in records], np.stack([expected, 2 * expected], 1), rtol=1e-5)
@@ -228,7 +265,7 @@ def test_predict_and_export_of_a_tensor_feature_run_parse_the_records_as_trainin
 
     predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.csv")  # one value per cell: the pair split
     lines = (tmp_path / "out.csv").read_text().splitlines()
-    assert lines[0] == "row,y,pair_0,pair_1,first_id" and len(lines) == ROWS + 1
+    assert lines[0] == "row,y,pair_0,pair_1,first_id,third_byte" and len(lines) == ROWS + 1
     np.testing.assert_allclose([float(line.split(",")[1]) for line in lines[1:]], expected, rtol=1e-5)
 
     exported = export(run, tmp_path / "model")
@@ -246,7 +283,7 @@ def test_predict_and_export_of_a_tensor_feature_run_parse_the_records_as_trainin
         capture_output=True, text=True, check=True, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
     )
     outputs = json.loads(served.stdout.strip().splitlines()[-1])
-    assert set(outputs) == {"predictions", "pair", "first_id"}
+    assert set(outputs) == set(keys)
     for key in outputs:
         np.testing.assert_allclose(outputs[key], [r[key] for r in records], rtol=1e-5)
 
