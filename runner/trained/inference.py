@@ -3,7 +3,9 @@
 Mirrors what ``tf.estimator.Estimator.export_saved_model`` built from a ``serving_input_receiver_fn``:
 one input tensor per raw column, the run's saved preprocessing as graph ops
 (:func:`hookrun.runner.data.streaming.transform_raw_columns`, the transformation training applies),
-the builder called in ``infer`` mode (no dropout: deterministic), and named outputs.
+the builder called in ``infer`` mode (no dropout: deterministic), and named outputs. A run with TFRecord
+tensor features (``data.columns`` parse specs) also parses them from serialized records, with the run's own
+parse spec, as ``build_parsing_serving_input_receiver_fn`` did (:mod:`hookrun.runner.data.tensor_serving`).
 
 Outputs (every one ``[batch, ...]``):
 
@@ -41,7 +43,8 @@ class InferenceGraph:
         inputs: feature column -> its raw input tensor ``[batch]`` (``float32``/``float64`` numeric, ``string``
             categorical), in the order of ``preprocessing.json``.
         examples: ``string [batch]`` serialized ``tf.train.Example`` placeholder, or None; the raw inputs
-            default to its parsed features (``placeholder_with_default``), so feeding either works.
+            default to its parsed features (``placeholder_with_default``), so feeding either works. A run
+            with tensor features needs it fed (they are parsed from it only).
         outputs: output name -> tensor (see the module docstring), ``predictions`` first.
         complete: ``bool [batch]``: no missing value in a column whose policy fills nothing.
         class_names: a classifier's class names (index = class id), else None.
@@ -150,7 +153,11 @@ def build_inference_graph(
         tf: the ``tensorflow`` module.
         run: the run (its config and saved preprocessing).
         examples: add the serialized ``tf.train.Example`` input (``parse_example``: numeric features as
-            ``float_list``, categorical ones as ``bytes_list``; an absent feature is a missing value).
+            ``float_list``, a column declared ``int`` in ``data.columns`` as ``int64_list``, categorical ones as
+            ``bytes_list``; an absent feature is a missing value). Always added for a run with TFRecord tensor
+            features: they are parsed from it with the run's parse spec
+            (:func:`hookrun.runner.data.tensor_serving.serving_receiver`) and join the named features after the
+            columns, in spec order, as training gave them.
         numeric_dtype: ``float32`` (the exported signature, and ``hookrun predict``) or ``float64`` (the numbers
             exactly as training read them) for numeric inputs.
 

@@ -13,6 +13,15 @@ The output CSV has one row per input row, in input order (files in sorted order,
 written) and ``probability_<class>`` per class; a model_fn's other prediction entries by name
 (``<name>_<i>`` for a vector). A label column in the files is ignored.
 
+An output ending in ``.jsonl`` gets one JSON object per input row instead (line ``i`` for row ``i``): every
+output of the inference graph by its name, an array per row whole
+(:class:`~hookrun.runner.trained.input_fn_run.RecordWriter`).
+
+A run with TFRecord tensor features (``data.columns`` parse specs) reads each file's serialized records beside
+its one-value columns and feeds them to the graph's ``examples`` input, which parses them with the run's own
+parse spec (:mod:`hookrun.runner.data.tensor_serving`, the parse ``hookrun export`` saves); a record that
+does not fit the spec is refused naming file, record and feature.
+
 A missing value in a column whose missing-value policy fills nothing (``error``, or ``drop``: training
 left such rows out, so the model never saw one) is refused, naming file, line and column: no row is
 dropped silently and none is predicted from a value the model never had.
@@ -269,7 +278,7 @@ def predict(
         run_dir: the run directory ``hookrun train`` wrote.
         data: data files (globs, directories; relative to the current directory), CSV or TFRecord, with the
             model's feature columns (the label and other columns are ignored).
-        output: the CSV to write (written to a temporary file beside it, then renamed).
+        output: the CSV to write, or a ``.jsonl`` (written to a temporary file beside it, then renamed).
         checkpoint: ``latest``, ``best`` or a checkpoint prefix (see
             :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
         overwrite: replace ``output`` if it exists.
@@ -285,7 +294,9 @@ def predict(
     Raises:
         SetupError, DataError, ConfigError: no such run or checkpoint, ``output`` exists (without
             ``overwrite``) or its directory does not, a file missing a feature column, a bad cell, a missing
-            value the model cannot take, a builder that fails in ``infer`` mode (exit 2); nothing is written.
+            value the model cannot take, a record that does not fit the run's tensor-feature parse spec, CSV
+            files for a run with tensor features, a builder that fails in ``infer`` mode (exit 2); nothing is
+            written.
     """
     from hookrun.runner.data.reader import iter_chunks
     from hookrun.runner.data.tensor_serving import unfit_record
