@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from rich.console import Console
 
-from hookrun.common.errors import DataError
+from hookrun.common.errors import DataError, SetupError
 from hookrun.config_schemas.loader import ConfigError
 from hookrun.runner.data.streaming import StreamInput, make_iterator, scan_data
 from tests.conftest import data_config, user_module
@@ -300,13 +300,13 @@ def model_fn(features, labels, mode, params):
 """
 
 
-def _write_images(path: Path) -> None:
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for i in range(ROWS):
-            feature = {
-                "y": tf.train.Feature(float_list=tf.train.FloatList(value=[float(i % 3)])),
-                "zimage": tf.train.Feature(float_list=tf.train.FloatList(value=[i - k / 10 for k in range(4)])),
-            }
+def _write_images(path: Path, rows: range = range(ROWS), label: bool = True, gzip: bool = False) -> None:
+    options = tf.io.TFRecordOptions(compression_type="GZIP" if gzip else "")
+    with tf.io.TFRecordWriter(str(path), options) as writer:
+        for i in rows:
+            feature = {"zimage": tf.train.Feature(float_list=tf.train.FloatList(value=[i - k / 10 for k in range(4)]))}
+            if label:
+                feature["y"] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(i % 3)]))
             writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
 
 
@@ -317,10 +317,20 @@ def test_predict_a_run_of_an_image_feature_alone(make_config, write_module, run_
     _write_images(tmp_path / "data.tfrecord")
     run = _trained(make_config, write_module, run_train, tmp_path, IMAGE_MODEL_FN,
                    columns={"zimage": COLUMNS["zimage"]})
-    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.jsonl")
+    _write_images(tmp_path / "new-1.tfrecord", range(30, 33), label=False)  # no label: nothing needs it
+    _write_images(tmp_path / "new-2.tfrecord.gz", range(40, 45), label=False, gzip=True)
+    predict(run, [str(tmp_path / "new-*")], tmp_path / "out.jsonl")
     got = [r["predictions"] for r in _jsonl(tmp_path / "out.jsonl")]
-    np.testing.assert_allclose(got, _by_hand(run, np.array([[i - k / 10 for k in range(4)] for i in range(ROWS)])),
+    rows = [*range(30, 33), *range(40, 45)]  # the files in sorted order, each in record order
+    np.testing.assert_allclose(got, _by_hand(run, np.array([[i - k / 10 for k in range(4)] for i in rows])),
                                rtol=1e-5)
+    (tmp_path / "new.csv").write_text("zimage,y\n1,2\n")
+    with pytest.raises(SetupError, match=r"new.csv: the run reads TFRecord tensor features \(data.columns.zimage\)"):
+        predict(run, [str(tmp_path / "new.csv")], tmp_path / "csv.jsonl")
+    (tmp_path / "empty.tfrecord").write_bytes(b"")
+    with pytest.raises(DataError, match=r"empty.tfrecord: the file is empty"):
+        predict(run, [str(tmp_path / "empty.tfrecord")], tmp_path / "empty.jsonl")
+    assert not (tmp_path / "csv.jsonl").exists() and not (tmp_path / "empty.jsonl").exists()
 
 
 def _hostile(record: int, **changes) -> bytes:
@@ -353,11 +363,12 @@ def test_predict_names_the_file_and_record_that_does_not_fit_the_spec(
 
     _write(tmp_path / "data.tfrecord")
     run = _trained(make_config, write_module, run_train, tmp_path)
-    bad = tmp_path / "new.tfrecord"
+    bad = tmp_path / "new-2.tfrecord"  # the second file: its records are numbered from 1 again
     with tf.io.TFRecordWriter(str(bad)) as writer:
         for i in range(12):
             writer.write(_hostile(i, **changes) if i == 9 else _record(i))
+    _write(tmp_path / "new-1.tfrecord")
     with pytest.raises(DataError, match=f"^{bad}: {message}") as raised:
-        predict(run, [str(bad)], tmp_path / "out.jsonl")
+        predict(run, [str(tmp_path / "new-1.tfrecord"), str(bad)], tmp_path / "out.jsonl")
     assert "\n" not in str(raised.value) and "[Op:" not in str(raised.value)  # one line, for the user
     assert not (tmp_path / "out.jsonl").exists()

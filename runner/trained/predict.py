@@ -218,7 +218,11 @@ class _RecordChunk:
 
 
 def _record_chunks(tf: Any, fileset: Any) -> Any:
-    """Every file's serialized records in order, :data:`PREDICT_BATCH` at a time (:class:`_RecordChunk`)."""
+    """Every file's serialized records in order, :data:`PREDICT_BATCH` at a time (:class:`_RecordChunk`).
+
+    Raises:
+        DataError: a file that is empty, damaged or not TFRecord (names it; at ``--data``).
+    """
     from hookrun.runner.data.tensor_serving import record_dataset
 
     for index, file in enumerate(fileset.files):
@@ -234,6 +238,8 @@ def _record_chunks(tf: Any, fileset: Any) -> Any:
             raise DataError(
                 f"{file.path}: records {taken + 1} or after cannot be read as TFRecord ({reason})", loc=("--data",)
             ) from None
+        if not taken:  # as the column reader: an empty file is no data set
+            raise DataError(f"{file.path}: the file is empty; it needs tf.train.Example records", loc=("--data",))
 
 
 def _records_of(tf: Any, fileset: Any, raw: Any, cursors: dict[int, Any]) -> tuple[Any, Path]:
