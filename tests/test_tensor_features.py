@@ -330,7 +330,16 @@ def test_predict_a_run_of_an_image_feature_alone(make_config, write_module, run_
     (tmp_path / "empty.tfrecord").write_bytes(b"")
     with pytest.raises(DataError, match=r"empty.tfrecord: the file is empty"):
         predict(run, [str(tmp_path / "empty.tfrecord")], tmp_path / "empty.jsonl")
-    assert not (tmp_path / "csv.jsonl").exists() and not (tmp_path / "empty.jsonl").exists()
+    with tf.io.TFRecordWriter(str(tmp_path / "garbage.tfrecord")) as writer:
+        writer.write(_record(0))
+        writer.write(b"not an Example")
+    with pytest.raises(DataError, match=r"garbage.tfrecord: record 2 is not a tf.train.Example the run's parse spec "
+                       r"reads \(Could not parse example input, value: 'not an Example'\)$"):
+        predict(run, [str(tmp_path / "garbage.tfrecord")], tmp_path / "garbage.jsonl")
+    (tmp_path / "cut.tfrecord").write_bytes((tmp_path / "new-1.tfrecord").read_bytes()[:-3])
+    with pytest.raises(DataError, match=r"cut.tfrecord: records 1 or after cannot be read as TFRecord \([^\[{]*\)$"):
+        predict(run, [str(tmp_path / "cut.tfrecord")], tmp_path / "cut.jsonl")
+    assert not [path.name for path in tmp_path.glob("*.jsonl") if path.name != "out.jsonl"]  # nothing written
 
 
 def _hostile(record: int, **changes) -> bytes:

@@ -178,13 +178,23 @@ class RecordCursor:
 _PARSE_ERROR = re.compile(r"(?:Key|Feature): ([^,\s]+)(?:, Index: \d+)?[.,]?\s*(.*)")
 
 
+def tensorflow_reason(message: str) -> str:
+    """The telling first line of a TensorFlow error's message, without the op names wrapped around it.
+
+    ``{{function_node __wrapped__ParseExampleV2_...}} Could not parse example input ... [Op:ParseExampleV2]`` ->
+    ``Could not parse example input ...`` (at most 200 characters).
+    """
+    text = re.sub(r"\{\{function_node [^}]*\}\}\s*", "", message).strip()
+    line = text.splitlines()[0] if text else ""
+    return re.sub(r"\s*\[Op:\w+\].*$", "", line).strip()[:200]
+
+
 def _reason(message: str) -> tuple[str | None, str]:
     """``(feature, reason)`` from a parse error's message (feature None when TensorFlow names none)."""
     found = _PARSE_ERROR.search(message)
     if found is None:
-        return None, message.strip().splitlines()[0] if message.strip() else "not a tf.train.Example"
-    name, reason = found.group(1), found.group(2).split("\n")[0].strip()
-    reason = re.sub(r"\s*\[Op:\w+\]$", "", reason)  # eager's op name: nothing for the user
+        return None, tensorflow_reason(message) or "not a tf.train.Example"
+    name, reason = found.group(1), tensorflow_reason(found.group(2))
     if "could not be found" in reason:
         reason = "the record lacks it: every record needs each tensor feature, a `varlen` one may be empty"
     return name, reason
@@ -215,9 +225,9 @@ def unfit_record(tf: Any, records: Any, tensors: dict[str, Any], path: str | Pat
             name, reason = _reason(str(getattr(err, "message", err)))
             where = f"{path}: record {first + offset}"
             if name is None or name not in tensors:
-                return DataError(f"{where} is not a tf.train.Example the run's parse spec reads ({reason[:200]})",
+                return DataError(f"{where} is not a tf.train.Example the run's parse spec reads ({reason})",
                                  loc=("--data",))
-            return DataError(f"{where}: feature {name!r} does not fit data.columns.{name} ({reason[:200]})",
+            return DataError(f"{where}: feature {name!r} does not fit data.columns.{name} ({reason})",
                              loc=("--data",))
     return None
 
@@ -231,5 +241,6 @@ __all__ = [
     "predict_dataset",
     "record_dataset",
     "serving_receiver",
+    "tensorflow_reason",
     "unfit_record",
 ]

@@ -223,7 +223,7 @@ def _record_chunks(tf: Any, fileset: Any) -> Any:
     Raises:
         DataError: a file that is empty, damaged or not TFRecord (names it; at ``--data``).
     """
-    from hookrun.runner.data.tensor_serving import record_dataset
+    from hookrun.runner.data.tensor_serving import record_dataset, tensorflow_reason
 
     for index, file in enumerate(fileset.files):
         taken = 0
@@ -234,7 +234,7 @@ def _record_chunks(tf: Any, fileset: Any) -> Any:
                 taken += len(records)
                 yield _RecordChunk(records, lines, np.full(len(records), index, np.int32))
         except tf.errors.OpError as err:  # a damaged or truncated file
-            reason = str(getattr(err, "message", err)).strip().splitlines()[0][:200]
+            reason = tensorflow_reason(str(getattr(err, "message", err)))
             raise DataError(
                 f"{file.path}: records {taken + 1} or after cannot be read as TFRecord ({reason})", loc=("--data",)
             ) from None
