@@ -197,7 +197,9 @@ def model_fn(features, labels, mode, params):
     predictions = {"predictions": out, "pair": tf.concat([out, 2 * out], 1), "first_id": first_id,
                    "third_byte": third_byte}
     if labels is None:
-        return {"predictions": predictions}
+        from hookrun.runner.trained.serving import RegressionOutput
+
+        return {"predictions": predictions, "export_outputs": {"regress": RegressionOutput(out)}}
     return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": predictions}
 """
 
@@ -271,11 +273,13 @@ def test_predict_and_export_of_a_tensor_feature_run_parse_the_records_as_trainin
     exported = export(run, tmp_path / "model")
     assert exported.signatures["serving_default"]["inputs"] == {"examples": "string"}
     assert exported.signatures["examples"]["inputs"] == {"examples": "string"}
+    assert exported.signatures["regress"]["inputs"] == {"inputs": "string"}  # TF Serving's regress: records
     script = (
         "import json, sys, tensorflow as tf\n"
         "model = tf.saved_model.load(sys.argv[1])\n"
-        "records = [r.numpy() for r in tf.data.TFRecordDataset(sys.argv[2])]\n"
-        "out = model.signatures['serving_default'](examples=tf.constant(records))\n"
+        "records = tf.constant([r.numpy() for r in tf.data.TFRecordDataset(sys.argv[2])])\n"
+        "out = model.signatures['serving_default'](examples=records)\n"
+        "out['regress'] = model.signatures['regress'](inputs=records)['outputs']\n"
         "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
     )
     served = subprocess.run(
@@ -283,6 +287,7 @@ def test_predict_and_export_of_a_tensor_feature_run_parse_the_records_as_trainin
         capture_output=True, text=True, check=True, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
     )
     outputs = json.loads(served.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(np.ravel(outputs.pop("regress")), expected, rtol=1e-5)
     assert set(outputs) == set(keys)
     for key in outputs:
         np.testing.assert_allclose(outputs[key], [r[key] for r in records], rtol=1e-5)
