@@ -304,7 +304,7 @@ def predict(
             files for a run with tensor features, a builder that fails in ``infer`` mode (exit 2); nothing is
             written.
     """
-    from hookrun.runner.data.reader import iter_chunks
+    from hookrun.runner.data.reader import CHUNK_ROWS, iter_chunks
     from hookrun.runner.data.tensor_serving import unfit_record
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
@@ -363,7 +363,13 @@ def predict(
             writer = csv.writer(handle)
             writer.writerow([index_name, *(title for title, _, _ in columns)])
         warned: set[str] = set()
-        chunks = iter_chunks(fileset, plan, fast_tfrecord=True) if plan is not None else _record_chunks(tf, fileset)
+        # with tensor features, chunks of PREDICT_BATCH rows: their serialized records (an image's kilobytes each)
+        # are held beside the chunk, so 4,096 of them rather than 65,536
+        chunk_rows = PREDICT_BATCH if tensors else CHUNK_ROWS
+        chunks = (
+            iter_chunks(fileset, plan, chunk_rows, fast_tfrecord=True) if plan is not None
+            else _record_chunks(tf, fileset)
+        )
         for raw in chunks:
             _refuse_incomplete(run, raw)
             _warn_infinite(raw, numeric, warned)
