@@ -316,8 +316,8 @@ def _write_images(path: Path, rows: range = range(ROWS), label: bool = True, gzi
 
 
 def test_predict_a_run_of_an_image_feature_alone(make_config, write_module, run_train, tmp_path):
-    """No one-value column at all: the records alone feed the model, the label feature in them ignored."""
-    from hookrun.runner import predict
+    """No one-value column at all: the records alone feed the model (and evaluate reads such a run too)."""
+    from hookrun.runner import evaluate, predict
 
     _write_images(tmp_path / "data.tfrecord")
     run = _trained(make_config, write_module, run_train, tmp_path, IMAGE_MODEL_FN,
@@ -329,6 +329,9 @@ def test_predict_a_run_of_an_image_feature_alone(make_config, write_module, run_
     rows = [*range(30, 33), *range(40, 45)]  # the files in sorted order, each in record order
     np.testing.assert_allclose(got, _by_hand(run, np.array([[i - k / 10 for k in range(4)] for i in rows])),
                                rtol=1e-5)
+    evaluated = evaluate(run, [str(tmp_path / "data.tfrecord")])  # its preprocessing.json has no column: it loads
+    by_hand = _by_hand(run, np.array([[i - k / 10 for k in range(4)] for i in range(ROWS)]))
+    np.testing.assert_allclose(evaluated.metrics["val_loss"], np.mean((by_hand - np.arange(ROWS) % 3) ** 2), rtol=1e-5)
     (tmp_path / "new.csv").write_text("zimage,y\n1,2\n")
     with pytest.raises(SetupError, match=r"new.csv: the run reads TFRecord tensor features \(data.columns.zimage\)"):
         predict(run, [str(tmp_path / "new.csv")], tmp_path / "csv.jsonl")
