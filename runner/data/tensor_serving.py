@@ -126,6 +126,9 @@ def predict_dataset(tf: Any, files: list[tuple[str | Path, str]], tensors: dict[
 
     Returns:
         A dataset of features dicts (:func:`parse_examples`' structure).
+
+    Raises:
+        ValueError: no file.
     """
     if not files:
         raise ValueError("predict_dataset needs at least one file")
@@ -221,7 +224,7 @@ def unfit_record(tf: Any, records: Any, tensors: dict[str, Any], path: str | Pat
     for offset, record in enumerate(records):
         try:
             tf.io.parse_example(tf.constant([record], tf.string), spec)
-        except (tf.errors.InvalidArgumentError, tf.errors.OpError) as err:
+        except tf.errors.OpError as err:  # InvalidArgumentError, as the batch's parse raised
             name, reason = _reason(str(getattr(err, "message", err)))
             where = f"{path}: record {first + offset}"
             if name is None or name not in tensors:
