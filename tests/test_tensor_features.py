@@ -105,7 +105,7 @@ def test_a_model_fn_trains_and_evaluates_on_tensor_features(make_config, write_m
 def test_a_dense_builder_gets_a_clear_error_for_a_tensor_feature(make_config, tmp_path):
     _write(tmp_path / "data.tfrecord")
     loaded = make_config(data=_data())
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     with pytest.raises(ConfigError, match=r"data.columns.zimage.*feature 'zimage' \(shape \[2, 2, 1\]\) is not one "
                        r"value per row.*use a model_fn"):
