@@ -62,10 +62,13 @@ def _config(
 def _prepare_worker(path: Path, task: str, **cluster: Any) -> tuple[Any, Any]:
     """``prepare`` of ``path`` as ``task`` of :data:`CLUSTER` (no server): ``(prepared, ClusterRun)``."""
     from hookrun.runner.cluster.session import ClusterRun
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.roles.cluster_task import ClusterTaskRole
+    from hookrun.runner.training.prepare import prepare
 
-    run = ClusterRun(resolve_cluster(ClusterConfig(**CLUSTER, **cluster), task, {}))
-    prepared = prepare(load_config(path), path.parent / "run", Console(file=io.StringIO()), cluster=run)
+    plan = resolve_cluster(ClusterConfig(**CLUSTER, **cluster), task, {})
+    run = ClusterRun(plan)
+    prepared = prepare(load_config(path), path.parent / "run", Console(file=io.StringIO()),
+                       role=ClusterTaskRole(plan, run))
     for close in prepared.on_close:
         close()
     return prepared, run
