@@ -357,7 +357,7 @@ def test_default_graph_has_no_loop(tmp_path, linear_csv):
     """N = 1 builds today's graph: no while loop, no bound variable."""
     from rich.console import Console
 
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     loaded = _config(tmp_path, "c", 1, [{"type": "stop_at_step", "last_step": 3}])
     prepared = prepare(loaded, tmp_path / "run", Console(quiet=True))
@@ -400,7 +400,7 @@ def test_the_loop_body_follows_the_input_cardinality(tmp_path, linear_csv, monke
     from rich.console import Console
 
     import hookrun.runner.graph.build as build
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     if endless and not stacked:
         monkeypatch.setattr(build, "WINDOW_BYTES", 0)
