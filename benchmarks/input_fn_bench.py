@@ -16,7 +16,7 @@ The user's program (:data:`PROGRAM`, written to a temporary directory and named 
 
 Per round, in one process, the order rotating:
 
-- ``raw``: the graph hookrun builds for that config (``hookrun.runner.trainer.prepare``, the same
+- ``raw``: the graph hookrun builds for that config (``hookrun.runner.training.prepare.prepare``, the same
   ``build_graph``, the same iterator over the same dataset), run in a plain ``tf.compat.v1.Session`` with
   hookrun's session config: ``make_callable([train_op, loss, global_step])``, W warm-up calls, then N
   timed calls;
@@ -123,7 +123,7 @@ def run_raw(config: Path, steps: int, warmup: int) -> tuple[float, float, float]
 
     from hookrun.runner.config import load_config
     from hookrun.runner.graph.device import session_config
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     directory = Path(tempfile.mkdtemp(prefix="bench-raw-"))
     try:
@@ -134,7 +134,7 @@ def run_raw(config: Path, steps: int, warmup: int) -> tuple[float, float, float]
             init = v1.group(v1.global_variables_initializer(), v1.local_variables_initializer(),
                             v1.tables_initializer())  # the input's iterator starts with the tables
             fetches = [built.train_op, built.spec.loss, built.global_step]
-        with v1.Session(graph=built.graph, config=session_config(tf, prepared.plan, 0, 0)) as session:
+        with v1.Session(graph=built.graph, config=session_config(tf, prepared.placement.plan, 0, 0)) as session:
             session.run(init)
             step = session.make_callable(fetches)
             times = [time.perf_counter()]

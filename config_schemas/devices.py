@@ -2,7 +2,8 @@
 
 ``device: [gpu:0, gpu:1]`` (or ``[cpu:0, cpu:1, cpu:2, cpu:3]``) runs K synchronous data-parallel towers
 in one graph (:mod:`hookrun.runner.graph.towers`); ``data.batch_size`` is the global batch, split evenly
-between them. See docs/devices.md, "Several devices".
+between them (on a ps cluster: each worker's batch, split between its own K towers). See docs/devices.md,
+"Several devices".
 """
 
 from __future__ import annotations

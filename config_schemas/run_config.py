@@ -101,12 +101,9 @@ class RunConfigBase(StrictModel):
 
     @model_validator(mode="after")
     def _towers_fit(self) -> RunConfigBase:
-        """With towers (``device:`` a list): the global batch divides by K; not on a cluster yet."""
+        """With towers (``device:`` a list): the global batch divides by K (each worker's batch on a cluster)."""
         if not isinstance(self.device, list):
             return self
-        cluster = self.cluster
-        if cluster is not None and (cluster.worker or cluster.ps or cluster.chief):  # TF_CONFIG's: at train
-            raise ValueError("device: a list (towers) does not run on a cluster yet; use one device per worker")
         message = batch_message(self.data.batch_size, len(self.device)) if self.data.input_fn is None else None
         if message is not None:
             raise ValueError(message)

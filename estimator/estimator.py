@@ -162,15 +162,17 @@ class Estimator:
         """The latest checkpoint's variable names; mirrors ``tf.estimator.Estimator.get_variable_names``.
 
         The input pipeline's position that hookrun saves beside the variables
-        (:data:`hookrun.runner.data.input_state.STATE_KEY`, no variable) is left out, as Estimator saved none.
+        (:data:`hookrun.runner.data.input_state.STATE_KEY`, no variable, and the window carry under
+        :data:`hookrun.runner.graph.fused.CARRY_NAME`) is left out, as Estimator saved none.
 
         Raises:
             ValueError: ``model_dir`` has no checkpoint.
         """
         from hookrun.runner.data.input_state import STATE_KEY
+        from hookrun.runner.graph.fused import CARRY_NAME
 
         names = _tf().train.list_variables(self._checkpoint_or_raise())
-        return [name for name, _ in names if name != STATE_KEY]
+        return [name for name, _ in names if name != STATE_KEY and not name.startswith(CARRY_NAME + "/")]
 
     def get_variable_value(self, name: str) -> Any:
         """Variable ``name``'s value (numpy) at the latest checkpoint.

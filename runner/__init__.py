@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from hookrun.runner.trained.results import PredictResult
     from hookrun.runner.trained.runs import RunsTable
     from hookrun.runner.trained.sweep import SweepResult
-    from hookrun.runner.trainer import TrainResult
+    from hookrun.runner.training.result import TrainResult
 
 
 def train(

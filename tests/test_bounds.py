@@ -165,7 +165,7 @@ def test_a_non_finite_final_evaluation_fails_the_run(make_config: Callable[..., 
 def test_a_numpy_float32_or_nan_final_value_counts_as_not_finite() -> None:
     import numpy as np
 
-    from hookrun.runner.trainer import non_finite_evaluation
+    from hookrun.runner.training.result import non_finite_evaluation
 
     assert "val_loss inf" in non_finite_evaluation([{"step": 4, "val_loss": np.float32("inf"), "val_rows": 3}])
     assert "val_mae nan" in non_finite_evaluation([{"step": 2, "val_mae": 1.0}, {"step": 4, "val_mae": float("nan")}])

@@ -510,17 +510,18 @@ def test_prepare_on_a_cluster_with_more_tasks_than_lines_refuses_before_tensorfl
 
     from rich.console import Console
 
-    import hookrun.runner.trainer as trainer
+    import hookrun.runner.training.prepare as prepare_phase
     from hookrun.runner.cluster.plan import Task
+    from hookrun.runner.roles import ClusterTaskRole
 
     (tmp_path / "data.csv").write_text("\n".join([HEADER, *_rows(2)]) + "\n")
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(base_config()), encoding="utf-8")
     tasks = [Task("chief", 0), Task("worker", 0), Task("worker", 1)]
-    cluster = SimpleNamespace(plan=SimpleNamespace(training_tasks=tasks, replica=2))
-    monkeypatch.setattr(trainer, "import_tensorflow", lambda verbose: pytest.fail("TensorFlow set up first"))
+    role = ClusterTaskRole(SimpleNamespace(training_tasks=tasks, replica=2))
+    monkeypatch.setattr(prepare_phase, "import_tensorflow", lambda verbose: pytest.fail("TensorFlow set up first"))
     with pytest.raises(DataError, match=r"^worker:0 would get no training rows: 3 training tasks share 2"):
-        trainer.prepare(load_config(tmp_path / "config.yaml"), tmp_path / "run", Console(quiet=True), False,
-                        cluster=cluster)
+        prepare_phase.prepare(load_config(tmp_path / "config.yaml"), tmp_path / "run", Console(quiet=True), False,
+                              role=role)
 
 
 # --------------------------------------------------------------------------- the chunked shuffle buffer

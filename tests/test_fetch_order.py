@@ -109,7 +109,7 @@ def test_the_global_step_reads_come_before_the_train_ops_increment(make_config, 
     from rich.console import Console
 
     from hookrun.hooks.tf_internals import global_step_read
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     loaded = make_config(hooks=[], graph={"builder": builder})
     prepared = prepare(loaded, loaded.base_dir / "never_written", Console(quiet=True))

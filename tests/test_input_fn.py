@@ -254,7 +254,7 @@ def test_steps_per_run_stacks_fixed_batches_and_pulls_sparse_ones_one_per_step(p
     import tensorflow as tf
     from rich.console import Console
 
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     config = {
         "name": "tags",

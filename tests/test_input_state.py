@@ -7,6 +7,7 @@ trained on are read back from its last checkpoint.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ def input_fn(params):
     dataset = dataset.shuffle(16, seed=3)  # the shuffle buffer's state is saved too
     if params.get("noise"):  # an augmentation's random op: its own state is not saved, the position is
         dataset = dataset.map(lambda f, y: ({"id": f["id"], "x": f["x"] + tf.random.uniform([], 0.0, 1e-6)}, y))
+    if params.get("text"):  # a string feature: the window carry holds strings too
+        dataset = dataset.map(lambda f, y: ({**f, "name": tf.strings.as_string(f["id"])}, y))
     if params.get("py"):
         dataset = dataset.map(lambda f, y: (f, tf.py_function(lambda v: v, [y], tf.int64)))
         dataset = dataset.map(lambda f, y: (f, tf.reshape(y, [])))
@@ -51,7 +54,7 @@ def model_fn(features, labels, mode, params):
 
 
 def config(tmp_path: Path, module: str, last_step: int, **extra: Any) -> Any:
-    params = {key: extra.pop(key) for key in ("py", "epochs", "noise") if key in extra}
+    params = {key: extra.pop(key) for key in ("py", "epochs", "noise", "text") if key in extra}
     data = {"input_fn": f"{module}:input_fn", "seed": 0, **extra.pop("data", {})}
     text = {
         "name": "input-state",
@@ -90,6 +93,105 @@ def test_a_resumed_input_fn_continues_where_it_stopped(
     np.testing.assert_array_equal(trace(tmp_path / "cut"), trace(tmp_path / "whole"))
     seen = trace(tmp_path / "whole")[:end]
     assert (seen >= 0).all() and len({tuple(row) for row in seen[:10]}) == 10  # ten different batches: 40 ids
+
+
+def weights(run: Path) -> dict[str, np.ndarray]:
+    """The model's variables at the run's last checkpoint (``w``, ``trace``, ``global_step``)."""
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(run)))
+    return {name: reader.get_tensor(name) for name in ("w", "trace", "global_step")}
+
+
+def carried_batches(run: Path) -> tuple[int, set[int]]:
+    """The window carry of the run's last checkpoint: its count of unused stacked batches, and the leading
+    dimension of each of its parts."""
+    import tensorflow as tf
+
+    from hookrun.runner.graph.fused import CARRY_NAME
+
+    prefix = tf.train.latest_checkpoint(str(run))
+    saved = tf.train.list_variables(prefix)
+    parts = {shape[0] for name, shape in saved if name.startswith(CARRY_NAME + "/") and shape}
+    return int(tf.train.load_variable(prefix, CARRY_NAME + "/held")), parts
+
+
+@pytest.mark.parametrize("engine", ["hookrun", "tf"])
+def test_a_resume_inside_a_stacked_window_trains_on_the_batches_that_window_left(
+    write_module, tmp_path, run_train, captured, engine
+):
+    """N = 5, stacked windows: stop at 7 (two steps into the second window: three of its batches unused), resume
+    to 13 (those three, then 10..13: inside a window again), then to 20. Every batch trained, in order (``trace``),
+    and the weights equal an uninterrupted run's at N = 5 and at N = 1, bit for bit, on both engines."""
+    module = write_module("input_state_program", PROGRAM)
+    cut = tmp_path / "cut"
+    held = []
+    for last in (7, 13, 20):
+        result = run_train(config(tmp_path, module, last, steps_per_run=5, text=True, engine=engine), run_dir=cut)
+        assert result.final_global_step == last
+        held.append(carried_batches(cut))
+        if last == 7:  # Estimator's view of the checkpoint: its variables, not the input's position or carry
+            from hookrun.estimator import Estimator
+
+            names = Estimator(sys.modules[module].model_fn, model_dir=str(cut)).get_variable_names()
+            assert sorted(names) == ["global_step", "trace", "w"]
+            import tensorflow as tf
+
+            from hookrun.runner.graph.fused import CARRY_NAME
+
+            saved = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(cut))).get_variable_to_dtype_map()
+            assert tf.string in {dtype for name, dtype in saved.items() if name.startswith(CARRY_NAME)}
+    assert held == [(3, {3}), (2, {2}), (0, {0})]  # exactly the unused batches, none after a full window
+    assert f"data.input_fn {module}:input_fn continues from its position saved in the checkpoint" in captured.text
+    for n in (5, 1):
+        run_train(config(tmp_path, module, 20, steps_per_run=n, text=True, engine=engine),
+                  run_dir=tmp_path / f"whole{n}")
+        for name, value in weights(tmp_path / f"whole{n}").items():
+            np.testing.assert_array_equal(weights(cut)[name], value, err_msg=f"{name} (N = {n})")
+    seen = trace(cut)[:20]
+    assert len({tuple(row) for row in seen[:10]}) == 10 and len({tuple(row) for row in seen[10:20]}) == 10
+
+
+def test_a_resume_under_another_steps_per_run_restarts_the_input_and_says_why(
+    write_module, tmp_path, run_train, captured
+):
+    """Saved under N = 5, resumed under N = 4: the saved prefetch buffer holds a window of 5 batches (the next pull
+    would fail, Incompatible shapes) and the carry some of its batches: the input restarts, said in one line."""
+    module = write_module("input_state_program", PROGRAM)
+    cut = tmp_path / "cut"
+    run_train(config(tmp_path, module, 7, steps_per_run=5), run_dir=cut)
+    result = run_train(config(tmp_path, module, 12, steps_per_run=4), run_dir=cut)
+    assert result.final_global_step == 12
+    assert (f"data.input_fn {module}:input_fn restarts from its first element (as Estimator did; its dataset "
+            "changed since the checkpoint, whose saved position does not fit: its windows were of 5 batches "
+            "there (session.steps_per_run), 4 now)") in captured.text
+    run_train(config(tmp_path, module, 5, steps_per_run=4), run_dir=tmp_path / "whole")
+    np.testing.assert_array_equal(trace(cut)[7:12], trace(tmp_path / "whole")[:5])
+
+
+def test_a_checkpoint_with_the_position_but_no_window_carry_still_restores(write_module, tmp_path, run_train):
+    """A checkpoint of an older hookrun (the position saved after a stacked window's pull, no carry): it restores,
+    the resumed run continues from that position with an empty carry (the three unused batches stay skipped)."""
+    import tensorflow as tf
+
+    from hookrun.runner.graph.fused import CARRY_NAME
+
+    module = write_module("input_state_program", PROGRAM)
+    run_train(config(tmp_path, module, 7, steps_per_run=5), run_dir=tmp_path / "cut")
+    prefix = tf.train.latest_checkpoint(str(tmp_path / "cut"))
+    dtypes = tf.train.load_checkpoint(prefix).get_variable_to_dtype_map()
+    keep = sorted(name for name in dtypes if not name.startswith(CARRY_NAME + "/"))
+    assert len(keep) < len(dtypes)
+    values = tf.raw_ops.RestoreV2(prefix=prefix, tensor_names=keep, shape_and_slices=[""] * len(keep),
+                                  dtypes=[dtypes[name] for name in keep])
+    for path in Path(prefix).parent.glob(Path(prefix).name + ".*"):
+        path.unlink()
+    tf.raw_ops.SaveV2(prefix=prefix, tensor_names=keep, shape_and_slices=[""] * len(keep), tensors=values)
+    run_train(config(tmp_path, module, 13, steps_per_run=5), run_dir=tmp_path / "cut")
+    run_train(config(tmp_path, module, 16, steps_per_run=5), run_dir=tmp_path / "whole")
+    cut, whole = trace(tmp_path / "cut"), trace(tmp_path / "whole")
+    np.testing.assert_array_equal(cut[:7], whole[:7])
+    np.testing.assert_array_equal(cut[7:13], whole[10:16])  # from the position: after the window of steps 5..9
 
 
 def test_a_py_function_pipeline_restarts_and_says_so_in_one_line(write_module, tmp_path, run_train, captured):

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from rich.console import Console
 
-from hookrun.common.errors import DataError
+from hookrun.common.errors import DataError, SetupError
 from hookrun.config_schemas.loader import ConfigError
 from hookrun.runner.data.streaming import StreamInput, make_iterator, scan_data
 from tests.conftest import data_config, user_module
@@ -105,7 +105,7 @@ def test_a_model_fn_trains_and_evaluates_on_tensor_features(make_config, write_m
 def test_a_dense_builder_gets_a_clear_error_for_a_tensor_feature(make_config, tmp_path):
     _write(tmp_path / "data.tfrecord")
     loaded = make_config(data=_data())
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     with pytest.raises(ConfigError, match=r"data.columns.zimage.*feature 'zimage' \(shape \[2, 2, 1\]\) is not one "
                        r"value per row.*use a model_fn"):
@@ -148,17 +148,244 @@ def test_a_tensor_feature_cannot_be_the_label_or_categorical():
         data_config(train="x.tfrecord", label="y", categorical=["t"], columns=ragged)
 
 
-def test_export_of_a_run_with_tensor_features_is_refused_naming_the_feature(make_config, write_module, run_train,
-                                                                             tmp_path):
-    """predict/export feed one value per column: refused in one line, nothing written (not yet supported)."""
-    from hookrun.common.errors import PlacedError
-    from hookrun.runner import export
+def test_the_serving_receiver_and_the_predict_dataset_parse_records_as_training(tmp_path):
+    """tensor_serving: records of several files in order, each feature in the form training gave it."""
+    from hookrun.config_schemas.data import TensorFeature
+    from hookrun.runner.data.tensor_serving import EXAMPLES, predict_dataset, serving_receiver
 
-    _write(tmp_path / "data.tfrecord")
-    module = write_module("tensors_export", MODEL_FN)
+    _write(tmp_path / "one.tfrecord")
+    _write(tmp_path / "two.tfrecord")
+    tensors = {name: TensorFeature(**spec) for name, spec in COLUMNS.items()}
+    files = [(tmp_path / "one.tfrecord", ""), (tmp_path / "two.tfrecord", "")]
+    batches = list(predict_dataset(tf, files, tensors, batch_size=10))
+    assert [len(batch["jpeg"]) for batch in batches] == [10, 10, 4, 10, 10, 4]  # no batch spans two files
+    assert list(batches[0]) == list(COLUMNS)  # spec order
+    images = np.concatenate([batch["zimage"].numpy() for batch in batches])
+    np.testing.assert_allclose(images[:, 0, 1, 0], [i + 0.1 for i in range(ROWS)] * 2, rtol=1e-6)
+    assert isinstance(batches[0]["tokens"], tf.SparseTensor) and isinstance(batches[0]["ids"], tf.RaggedTensor)
+    graph = tf.Graph()
+    with graph.as_default():
+        receiver = serving_receiver(tf, tensors)
+        assert list(receiver.receiver_tensors) == [EXAMPLES] and list(receiver.features) == list(COLUMNS)
+        with tf.compat.v1.Session() as session:
+            served = session.run(receiver.features, {receiver.examples: [_record(i) for i in range(10)]})
+    np.testing.assert_array_equal(served["zimage"], batches[0]["zimage"].numpy())
+    assert served["ids"].to_list() == batches[0]["ids"].to_list()
+    np.testing.assert_array_equal(served["tokens"].values, batches[0]["tokens"].values.numpy())
+    assert list(served["jpeg"]) == list(batches[0]["jpeg"].numpy()) == [_record_jpeg(i) for i in range(10)]
+
+
+def _record_jpeg(i: int) -> bytes:
+    return bytes([255, 216, i, 0, 32])
+
+
+PREDICT_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    image = tf.reshape(features["zimage"], [-1, 4])
+    tokens = tf.cast(tf.sparse.reduce_sum(tf.sparse.map_values(tf.strings.length, features["tokens"]), 1), tf.float32)
+    ids = tf.cast(features["ids"].row_lengths(), tf.float32)
+    jpeg = tf.cast(tf.strings.length(features["jpeg"]), tf.float32)
+    net = tf.reshape(tf.concat([features["a"], image, tokens[:, None], ids[:, None], jpeg[:, None]], 1), [-1, 8])
+    out = layers.dense(net, 1, "out")
+    first_id = features["ids"].to_tensor()[:, 0]
+    third_byte = tf.cast(tf.io.decode_raw(features["jpeg"], tf.uint8)[:, 2], tf.int64)  # the bytes, raw
+    predictions = {"predictions": out, "pair": tf.concat([out, 2 * out], 1), "first_id": first_id,
+                   "third_byte": third_byte}
+    if labels is None:
+        from hookrun.runner.trained.serving import RegressionOutput
+
+        return {"predictions": predictions, "export_outputs": {"regress": RegressionOutput(out)}}
+    return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": predictions}
+"""
+
+
+def _trained(make_config, write_module, run_train, tmp_path, model=PREDICT_MODEL_FN, **data):
+    """A run of ``model`` trained one epoch on ``data.tfrecord`` (written before), and its directory."""
+    module = write_module("tensors_predict", model)
     run = tmp_path / "run"
     hooks = [{"type": "checkpoint_saver", "save_steps": 2}]
-    run_train(make_config(graph={"builder": f"{module}:model_fn"}, data=_data(epochs=1), hooks=hooks), run_dir=run)
-    with pytest.raises((PlacedError, ConfigError), match="data.columns.zimage.*predict and export take one value"):
-        export(run, tmp_path / "model")
-    assert not (tmp_path / "model").exists()
+    run_train(make_config(graph={"builder": f"{module}:model_fn"}, data=_data(epochs=1, **data), hooks=hooks),
+              run_dir=run)
+    return run
+
+
+def _by_hand(run: Path, inputs: np.ndarray) -> np.ndarray:
+    """The dense layer of the checkpoint on ``inputs [n, k]``: ``[n]`` (what the model_fn predicts)."""
+    reader = tf.train.load_checkpoint(str(tf.train.latest_checkpoint(str(run))))
+    return (inputs @ reader.get_tensor("out/kernel") + reader.get_tensor("out/bias"))[:, 0]
+
+
+def _mixed_inputs(run: Path) -> np.ndarray:
+    """The model_fn's ``net`` for the ROWS records of :func:`_record`, computed from the records' definition."""
+    import json
+
+    column = json.loads((run / "preprocessing.json").read_text())["columns"][0]
+    assert column["name"] == "a"
+    rows = []
+    for i in range(ROWS):
+        a = (float(np.float32(i % 5)) - column["mean"]) / column["std"]
+        tokens = sum(len(f"w{k}") for k in range(i % 4))
+        rows.append([a, *(i + k / 10 for k in range(4)), tokens, i % 3 + 1, 5])
+    return np.array(rows)
+
+
+def _jsonl(path: Path) -> list[dict]:
+    import json
+
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_predict_and_export_of_a_tensor_feature_run_parse_the_records_as_training_did(
+    make_config, write_module, run_train, tmp_path
+):
+    """Fixed shape, sparse and ragged varlen, raw bytes and a column: predict writes every record in order, and the
+    SavedModel (loaded by plain TensorFlow in another process) serves serialized records with the same outputs."""
+    import json
+    import subprocess
+    import sys
+
+    from hookrun.runner import export, predict
+
+    with tf.io.TFRecordWriter(str(tmp_path / "data.tfrecord")) as writer:  # and a declared int column
+        for i in range(ROWS):
+            writer.write(_hostile(i, n=tf.train.Feature(int64_list=tf.train.Int64List(value=[i % 2]))))
+    run = _trained(make_config, write_module, run_train, tmp_path, columns={**COLUMNS, "n": "int"})
+    result = predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.jsonl")
+    records = _jsonl(tmp_path / "out.jsonl")
+    keys = ["predictions", "pair", "first_id", "third_byte"]
+    assert result.rows == ROWS == len(records) and result.columns == keys
+    assert [r["third_byte"] for r in records] == list(range(ROWS))  # each record's raw bytes, in record order
+    expected = _by_hand(run, _mixed_inputs(run))
+    np.testing.assert_allclose([r["predictions"] for r in records], expected, rtol=1e-5)  # record order, the parse
+    np.testing.assert_allclose([r["pair"] for r in records], np.stack([expected, 2 * expected], 1), rtol=1e-5)
+    assert [r["first_id"] for r in records] == [0] * ROWS  # the ragged ids, as parsed (int64)
+
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.csv")  # one value per cell: the pair split
+    lines = (tmp_path / "out.csv").read_text().splitlines()
+    assert lines[0] == "row,y,pair_0,pair_1,first_id,third_byte" and len(lines) == ROWS + 1
+    np.testing.assert_allclose([float(line.split(",")[1]) for line in lines[1:]], expected, rtol=1e-5)
+
+    exported = export(run, tmp_path / "model")
+    assert exported.signatures["serving_default"]["inputs"] == {"examples": "string"}
+    assert exported.signatures["examples"]["inputs"] == {"examples": "string"}
+    assert exported.signatures["regress"]["inputs"] == {"inputs": "string"}  # TF Serving's regress: records
+    script = (
+        "import json, sys, tensorflow as tf\n"
+        "model = tf.saved_model.load(sys.argv[1])\n"
+        "records = tf.constant([r.numpy() for r in tf.data.TFRecordDataset(sys.argv[2])])\n"
+        "out = model.signatures['serving_default'](examples=records)\n"
+        "out['regress'] = model.signatures['regress'](inputs=records)['outputs']\n"
+        "print(json.dumps({k: v.numpy().tolist() for k, v in out.items()}))\n"
+    )
+    served = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "model"), str(tmp_path / "data.tfrecord")],
+        capture_output=True, text=True, check=True, env={**__import__("os").environ, "TF_CPP_MIN_LOG_LEVEL": "2"},
+    )
+    outputs = json.loads(served.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(np.ravel(outputs.pop("regress")), expected, rtol=1e-5)
+    assert set(outputs) == set(keys)
+    for key in outputs:
+        np.testing.assert_allclose(outputs[key], [r[key] for r in records], rtol=1e-5)
+
+
+IMAGE_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(tf.reshape(features["zimage"], [-1, 4]), 1, "out")
+    return {"loss": None if labels is None else tf.reduce_mean(tf.square(out - labels)), "predictions": out}
+"""
+
+
+def _write_images(path: Path, rows: range = range(ROWS), label: bool = True, gzip: bool = False) -> None:
+    options = tf.io.TFRecordOptions(compression_type="GZIP" if gzip else "")
+    with tf.io.TFRecordWriter(str(path), options) as writer:
+        for i in rows:
+            feature = {"zimage": tf.train.Feature(float_list=tf.train.FloatList(value=[i - k / 10 for k in range(4)]))}
+            if label:
+                feature["y"] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(i % 3)]))
+            writer.write(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+
+
+def test_predict_a_run_of_an_image_feature_alone(make_config, write_module, run_train, tmp_path):
+    """No one-value column at all: the records alone feed the model (and evaluate reads such a run too)."""
+    from hookrun.runner import evaluate, predict
+
+    _write_images(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path, IMAGE_MODEL_FN,
+                   columns={"zimage": COLUMNS["zimage"]})
+    _write_images(tmp_path / "new-1.tfrecord", range(30, 33), label=False)  # no label: nothing needs it
+    _write_images(tmp_path / "new-2.tfrecord.gz", range(40, 45), label=False, gzip=True)
+    predict(run, [str(tmp_path / "new-*")], tmp_path / "out.jsonl")
+    got = [r["predictions"] for r in _jsonl(tmp_path / "out.jsonl")]
+    rows = [*range(30, 33), *range(40, 45)]  # the files in sorted order, each in record order
+    np.testing.assert_allclose(got, _by_hand(run, np.array([[i - k / 10 for k in range(4)] for i in rows])),
+                               rtol=1e-5)
+    evaluated = evaluate(run, [str(tmp_path / "data.tfrecord")])  # its preprocessing.json has no column: it loads
+    by_hand = _by_hand(run, np.array([[i - k / 10 for k in range(4)] for i in range(ROWS)]))
+    np.testing.assert_allclose(evaluated.metrics["val_loss"], np.mean((by_hand - np.arange(ROWS) % 3) ** 2), rtol=1e-5)
+    (tmp_path / "new.csv").write_text("zimage,y\n1,2\n")
+    with pytest.raises(SetupError, match=r"new.csv: the run reads TFRecord tensor features \(data.columns.zimage\)"):
+        predict(run, [str(tmp_path / "new.csv")], tmp_path / "csv.jsonl")
+    (tmp_path / "empty.tfrecord").write_bytes(b"")
+    with pytest.raises(DataError, match=r"empty.tfrecord: the file is empty"):
+        predict(run, [str(tmp_path / "empty.tfrecord")], tmp_path / "empty.jsonl")
+    with tf.io.TFRecordWriter(str(tmp_path / "garbage.tfrecord")) as writer:
+        writer.write(_record(0))
+        writer.write(b"not an Example")
+    with pytest.raises(DataError, match=r"garbage.tfrecord: record 2 is not a tf.train.Example the run's parse spec "
+                       r"reads \(Could not parse example input, value: 'not an Example'\)$"):
+        predict(run, [str(tmp_path / "garbage.tfrecord")], tmp_path / "garbage.jsonl")
+    (tmp_path / "cut.tfrecord").write_bytes((tmp_path / "new-1.tfrecord").read_bytes()[:-3])
+    with pytest.raises(DataError, match=r"cut.tfrecord: records 1 or after cannot be read as TFRecord \([^\[{]*\)$"):
+        predict(run, [str(tmp_path / "cut.tfrecord")], tmp_path / "cut.jsonl")
+    assert not [path.name for path in tmp_path.glob("*.jsonl") if path.name != "out.jsonl"]  # nothing written
+
+
+def _hostile(record: int, **changes) -> bytes:
+    """Record ``record`` of :func:`_record` with features replaced (None: removed)."""
+    example = tf.train.Example.FromString(_record(record))
+    for name, feature in changes.items():
+        if feature is None:
+            del example.features.feature[name]
+        else:
+            example.features.feature[name].CopyFrom(feature)
+    return example.SerializeToString()
+
+
+@pytest.mark.parametrize(
+    "changes, message",
+    [
+        ({"zimage": None}, r"record 10: feature 'zimage' does not fit data.columns.zimage \(the record lacks it"),
+        ({"ids": tf.train.Feature(float_list=tf.train.FloatList(value=[1.5]))},
+         r"record 10: feature 'ids' does not fit data.columns.ids \(.*[Dd]ata types? .*match"),
+        ({"zimage": tf.train.Feature(float_list=tf.train.FloatList(value=[1.0] * 9)), "tokens": None,
+          "jpeg": tf.train.Feature(int64_list=tf.train.Int64List(value=[1]))},
+         r"record 10: feature '(zimage|jpeg)' does not fit data.columns.\1 \("),
+    ],
+    ids=["missing-feature", "wrong-dtype", "another-spec"],
+)
+def test_predict_names_the_file_and_record_that_does_not_fit_the_spec(
+    make_config, write_module, run_train, tmp_path, changes, message
+):
+    from hookrun.runner import predict
+
+    _write(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path)
+    bad = tmp_path / "new-2.tfrecord"  # the second file: its records are numbered from 1 again
+    with tf.io.TFRecordWriter(str(bad)) as writer:
+        for i in range(12):
+            writer.write(_hostile(i, **changes) if i == 9 else _record(i))
+    _write(tmp_path / "new-1.tfrecord")
+    with pytest.raises(DataError, match=f"^{bad}: {message}") as raised:
+        predict(run, [str(tmp_path / "new-1.tfrecord"), str(bad)], tmp_path / "out.jsonl")
+    assert "\n" not in str(raised.value) and "[Op:" not in str(raised.value)  # one line, for the user
+    assert not (tmp_path / "out.jsonl").exists()

@@ -215,14 +215,14 @@ def test_a_source_checkpoint_deleted_after_the_checks_still_warm_starts(tmp_path
     """
     import tempfile
 
-    import hookrun.runner.trainer as trainer
+    import hookrun.runner.training.session as session_phase
 
     source = _trained(tmp_path, run_train)
     kernel_a, bias_a = _kernel_and_bias(source)
     pins = tmp_path / "tmp"
     pins.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(pins))  # where the pinned copy goes (TMPDIR)
-    original = trainer.run_monitored
+    original = session_phase.run_monitored
     seen = []
 
     def deleted_first(*args, **kwargs):
@@ -231,7 +231,7 @@ def test_a_source_checkpoint_deleted_after_the_checks_still_warm_starts(tmp_path
         seen.append(sorted(p.name for d in pins.iterdir() for p in d.iterdir()))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(trainer, "run_monitored", deleted_first)
+    monkeypatch.setattr(session_phase, "run_monitored", deleted_first)
     config = _project(tmp_path, "b", hooks=ONE_STEP, graph={**TINY_STEP, "warm_start": {"from": str(source)}})
     result = run_train(load_config(config), run_dir=tmp_path / "b")
 

@@ -54,7 +54,7 @@ def inspect_command(
         loaded, issues = load_checked(config, set_ or [], run_dir, configs=config_ or [])
         if issues:
             print_issues(err, ConfigError(issues))
-        from hookrun.runner.trainer import inspect_graph
+        from hookrun.runner.training.check import inspect_graph
 
         inventory = inspect_graph(loaded, run_dir=run_dir, verbose=verbose).filtered(filter_)
         from hookrun.cli.commands.validate import element_lines, input_elements

@@ -22,7 +22,8 @@ def predict_command(
     run_dir: RunDirArg,
     output: Annotated[
         Path, typer.Option(
-            "--output", "-o", help="The CSV to write (with --input-fn: .jsonl or .csv).", show_default=False,
+            "--output", "-o", help="The file to write: .csv, or .jsonl (one JSON record per row, arrays whole).",
+            show_default=False,
             metavar="FILE", parser=non_empty_path,
         )
     ],

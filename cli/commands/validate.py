@@ -51,7 +51,7 @@ def _validate_one(
         print_issues(err, ConfigError(issues))
     built = None
     if build:
-        from hookrun.runner.trainer import check_graph
+        from hookrun.runner.training.check import check_graph
 
         built = check_graph(loaded)
         built["elements"] = input_elements(loaded)

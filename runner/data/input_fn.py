@@ -212,7 +212,7 @@ def input_context(tf: Any, plan: Any) -> Any:
       (``replicas_to_aggregate``, default every training task), so ``get_per_replica_batch_size(global)``
       gives each worker its share of a global batch.
 
-    The built-in reader shards by the same context (:func:`hookrun.runner.trainer.prepare`).
+    The built-in reader shards by the same context (:func:`hookrun.runner.training.prepare.prepare`).
 
     Args:
         tf: the ``tensorflow`` module.

@@ -11,7 +11,13 @@ For a ``data.input_fn`` pipeline, in graph mode, as ``tf.data`` saves an iterato
   ``SessionManager`` runs *after* the restore and would start the pipeline again); a session that restores
   no checkpoint starts it through the ``Scaffold``'s ``init_fn``;
 - a checkpoint written without that entry (an older hookrun, ``data.save_input_state: false``) still
-  restores: the saver restores the variables alone and starts the input from its first element.
+  restores: the saver restores the variables alone and starts the input from its first element;
+- under ``session.steps_per_run > 1`` with stacked windows the position is after a window's pull, so the
+  window carry (:func:`hookrun.runner.graph.fused.window_carry`: the batches a ``stop_at_step`` inside a
+  window left unused, at most N - 1) is saved beside it, keys under
+  :data:`hookrun.runner.graph.fused.CARRY_NAME`, and restored with it: the resumed run trains on them
+  first. A checkpoint with the position but no carry (an older hookrun) restores the position and starts
+  with an empty carry.
 
 Where TensorFlow cannot save the state (a ``py_function``, ``from_generator``, a stateful op in a map),
 the input_fn restarts on resume, as Estimator did. A ``shuffle`` buffer is saved whole, with every
@@ -53,7 +59,13 @@ class InputState:
             (the run ended at the end of its data there, or the dataset changed since), or None.
         ignore_stateful: save with ``ExternalStatePolicy.IGNORE``: a stateful op (not Python's) is in the
             pipeline, whose own state is not saved.
-        initializers: the iterators' initializers (run by ``init_fn`` and before each restore).
+        initializers: the iterators' initializers and the window carry's (run by ``init_fn`` and before each
+            restore).
+        carry: the window carry's variables (saved and restored with the position), or empty (no stacked
+            windows).
+        carry_initializer: the op emptying them, or None.
+        carry_missing: the checkpoint to resume from holds the position but not the carry (an older
+            hookrun): a saver without the carry restores such a checkpoint, the carry starts empty.
     """
 
     iterators: list[Any]
@@ -61,6 +73,9 @@ class InputState:
     exhausted: str | None = None
     ignore_stateful: bool = False
     initializers: list[Any] = field(default_factory=list)
+    carry: list[Any] = field(default_factory=list)
+    carry_initializer: Any = None
+    carry_missing: bool = False
 
 
 def live_iterators(tf: Any) -> list[Any]:
@@ -179,14 +194,38 @@ def restore_problem(tf: Any, iterator: Any, prefix: str) -> str | None:
     return None
 
 
-def has_input_state(tf: Any, prefix: str | None) -> bool:
-    """Whether the checkpoint ``prefix`` holds the input's position (:data:`STATE_KEY`); False for None."""
+def _other_window(tf: Any, carry: list[Any], prefix: str, size_key: str) -> str | None:
+    """Why the position in ``prefix`` does not fit windows of this run's N (``session.steps_per_run``), or None.
+
+    Its ``prefetch`` buffer holds a window of the N it was saved with: restored under another N, the next pull
+    fails (``Incompatible shapes``), and the carry holds batches of that window. None when N is the same, or
+    the checkpoint holds no N (no carry: a change from N = 1 is a changed dataset, found by
+    :func:`restore_problem`).
+    """
+    (size,) = [v for v in carry if v.op.name == size_key]
+    try:
+        saved = int(tf.train.load_variable(prefix, size_key))
+    except (tf.errors.OpError, ValueError):
+        return None
+    with size.graph.as_default():
+        now = int(tf.get_static_value(size.initial_value))
+    if saved == now:
+        return None
+    return f"its windows were of {saved} batches there (session.steps_per_run), {now} now"
+
+
+def has_input_state(tf: Any, prefix: str | None, carry: list[Any] | None = None) -> bool:
+    """Whether the checkpoint ``prefix`` holds the input's position (:data:`STATE_KEY`); False for None.
+
+    With ``carry`` (the window carry's variables): whether it holds every one of those too.
+    """
     if prefix is None:
         return False
     try:
-        return STATE_KEY in dict(tf.train.list_variables(prefix))
+        saved = dict(tf.train.list_variables(prefix))
     except tf.errors.OpError:
         return False
+    return STATE_KEY in saved and all(v.op.name in saved for v in carry or [])
 
 
 def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
@@ -196,8 +235,14 @@ def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
     ``_IteratorSaveable``, whose restore first runs the iterator's initializer. Built before the graph is
     finalized (by :meth:`hookrun.runner.session.scaffold.Scaffold.finalize`).
 
+    The window carry's variables (``state.carry``) are saved with the position and restored with it; they
+    leave ``LOCAL_VARIABLES`` (whose initializer the session's ``local_init_op`` runs *after* a restore),
+    their initializer joins ``state.initializers``.
+
     With ``state.restore_without_input`` a second saver over the variables alone is built; ``restore`` of a
-    checkpoint without :data:`STATE_KEY` uses it, then starts the input from its first element.
+    checkpoint without :data:`STATE_KEY` uses it, then starts the input from its first element (and empties
+    the carry). With ``state.carry_missing`` one without the carry is built; ``restore`` of a checkpoint
+    holding the position but not the carry uses it, then empties the carry.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -229,16 +274,21 @@ def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
     class _InputStateSaver(v1.train.Saver):
         """``Saver`` that also restores a checkpoint without the input's state (variables alone, input restarted)."""
 
-        def __init__(self, without_input: Any, **kwargs: Any) -> None:
+        def __init__(self, without_input: Any, without_carry: Any, **kwargs: Any) -> None:
             super().__init__(**kwargs)
             self._without_input = without_input
+            self._without_carry = without_carry
 
         def restore(self, sess: Any, save_path: str) -> None:  # noqa: D102 - as Saver.restore
             if self._without_input is not None and (
                 not has_input_state(tf, save_path) or os.path.basename(save_path) == state.exhausted
             ):
                 self._without_input.restore(sess, save_path)
-                sess.run(iterator.initializer)
+                sess.run(state.initializers)
+                return
+            if self._without_carry is not None and not has_input_state(tf, save_path, state.carry):
+                self._without_carry.restore(sess, save_path)
+                sess.run(state.carry_initializer)
                 return
             super().restore(sess, save_path)
 
@@ -251,8 +301,16 @@ def input_state_saver(tf: Any, state: InputState, **saver_kwargs: Any) -> Any:
     without_input = None
     if state.restore_without_input:
         without_input = v1.train.Saver(var_list=list(variables), **saver_kwargs)
+    without_carry = None
+    if state.carry and state.carry_missing:
+        without_carry = v1.train.Saver(var_list=[*variables, saveable], **saver_kwargs)
     state.initializers = [iterator.initializer]
-    return _InputStateSaver(without_input, var_list=[*variables, saveable], **saver_kwargs)
+    if state.carry_initializer is not None:
+        state.initializers.append(state.carry_initializer)
+    local = v1.get_collection_ref(v1.GraphKeys.LOCAL_VARIABLES)
+    local[:] = [v for v in local if all(v is not c for c in state.carry)]
+    return _InputStateSaver(without_input, without_carry, var_list=[*variables, saveable, *state.carry],
+                            **saver_kwargs)
 
 
 def plan_input_state(
@@ -287,10 +345,13 @@ def plan_input_state(
             cluster (exit 2, naming the reason and the fix).
     """
     from hookrun.common.errors import SetupError
+    from hookrun.runner.graph.fused import CARRY_COLLECTION, CARRY_INITIALIZER, CARRY_SIZE
 
     restart = f"data.input_fn {input_fn} restarts from its first element (as Estimator did; "
     with graph.as_default():
         iterators = live_iterators(tf)
+    carry = graph.get_collection(CARRY_COLLECTION)
+    carry_initializer = (graph.get_collection(CARRY_INITIALIZER) or [None])[0]
     reason = None
     if setting is False:
         reason = "data.save_input_state: false"
@@ -321,8 +382,12 @@ def plan_input_state(
         return None, notes
     saved = has_input_state(tf, resume_path)
     changed = restore_problem(tf, iterators[0], resume_path) if saved and not ended_at_data_end else None
+    if changed is None and saved and not ended_at_data_end and carry:
+        changed = _other_window(tf, carry, resume_path, CARRY_SIZE)
     state = InputState(iterators=iterators, restore_without_input=resume_path is not None and (
-        not saved or ended_at_data_end or changed is not None), ignore_stateful=stateful is not None)
+        not saved or ended_at_data_end or changed is not None), ignore_stateful=stateful is not None,
+        carry=carry, carry_initializer=carry_initializer,
+        carry_missing=saved and bool(carry) and not has_input_state(tf, resume_path, carry))
     if (ended_at_data_end or changed is not None) and resume_path is not None:
         state.exhausted = os.path.basename(resume_path)
     if resume_path is not None:

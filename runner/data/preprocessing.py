@@ -385,8 +385,8 @@ class Preprocessor:
                 return cls(columns, LabelState(config.label, NUMERIC, label_policy), True, {})
             if data.get("format", FORMAT) != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}, this hookrun reads format {FORMAT}")
-            if not isinstance(data["columns"], list) or not data["columns"]:
-                raise ValueError("`columns` must be a non-empty list")
+            if not isinstance(data["columns"], list) or not (data["columns"] or config.tensor_features):
+                raise ValueError("`columns` must be a non-empty list")  # empty: tensor features alone
             state = cls(
                 columns=[ColumnState(**c) for c in data["columns"]],
                 label=LabelState(**data["label"]),

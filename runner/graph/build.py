@@ -435,9 +435,6 @@ def build_graph(
         rate_now: dict[str, Any] = {}
         summaries_key = tf.compat.v1.GraphKeys.SUMMARIES
         summaries_before = len(tf.compat.v1.get_collection(summaries_key))
-        if plan.towers and (mixed_precision or wrap_optimizer is not None or device_function is not None):
-            raise PlacedError("device", "towers (device: a list) do not run with session.mixed_precision or on a "
-                              "cluster (TF_CONFIG) yet; use one device, or turn session.mixed_precision off")
         # steps_per_run > 1: the loop calls the builder again; it finds the names and variables of this call
         first_call = FirstCall(tf) if steps_per_run > 1 else None
         with tf.device(plan.device), first_call.record() if first_call is not None else contextlib.nullcontext():
@@ -447,6 +444,7 @@ def build_graph(
                         tf, builder, builder_name, f, y, {**params, "mode": "train"}, model_fn=model_fn, **user_fn
                     ), config.graph.optimizer, global_step, rate_now, steps_per_run > 1,
                     [] if steps_per_run > 1 else [global_step_read(graph), graph_element(global_step)],
+                    wrap=train_wrap, local_average=device_function is not None,
                 )
             else:
                 spec = _call_builder(
@@ -477,6 +475,8 @@ def build_graph(
                     train_op, learning_rate = make_train_op(
                         tf, config.graph.optimizer, spec.loss, global_step, wrap_optimizer=train_wrap
                     )
+            elif plan.towers and optimizer is not None:
+                pass  # the towers' one update, by hookrun's optimizer (wrapped as train_wrap says)
             elif mixed_precision:
                 raise PlacedError(
                     "session.mixed_precision",
@@ -589,13 +589,19 @@ def _tower_train(
     in_loop: bool,
     control: list[Any],
     optimizer: Any = None,
+    wrap: Callable[[Any], Any] | None = None,
+    local_average: bool = False,
 ) -> tuple[GraphSpec, Any, Any]:
     """The builder on ``plan.towers`` (:func:`hookrun.runner.graph.towers.build_towers`) and its averaged update.
 
     Returns ``(spec, learning_rate, optimizer)``: the merged spec (mean loss; ``train_op`` the one update), the
     learning rate tensor (None for a builder's own ``train_op``) and hookrun's optimizer (kept for the
     ``session.steps_per_run`` loop, which reuses it: its slots are made once, by the first call). ``in_loop``:
-    the learning rate is read through ``rate_now`` (as the single-device loop does).
+    the learning rate is read through ``rate_now`` (as the single-device loop does). ``wrap``: wraps hookrun's
+    optimizer once, when it is made (``session.mixed_precision``'s loss scaling, innermost, then
+    ``cluster.sync_replicas``' ``SyncReplicasOptimizer``): each tower's ``compute_gradients`` scales its loss and
+    unscales its gradients, and the one ``apply_gradients`` checks the averaged gradients and updates the loss
+    scale once. ``local_average``: on a cluster, average on this worker (see :func:`build_towers`).
     """
     from hookrun.runner.graph.towers import build_towers
 
@@ -606,9 +612,13 @@ def _tower_train(
         if made["optimizer"] is None:
             rate = (lambda: rate_now["rate"]) if in_loop else rate_now["rate"]
             made["optimizer"] = make_optimizer(tf, optimizer_config, rate)
+            if wrap is not None:
+                made["optimizer"] = wrap(made["optimizer"])
         return made["optimizer"], tf.convert_to_tensor(rate_now["rate"], tf.float32)
 
-    result = build_towers(tf, plan.towers, features, labels, call, make, global_step, control)
+    result = build_towers(
+        tf, plan.towers, features, labels, call, make, global_step, control, local_average=local_average
+    )
     return result.spec, result.learning_rate, made["optimizer"]
 
 

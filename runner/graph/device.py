@@ -117,7 +117,7 @@ def resolve_towers(requested: list[str], num_gpus: int, allow_soft_placement: bo
         towers.append(f"/device:{kind.upper()}:{int(index_text)}")
     label = "[" + ", ".join(requested) + "]"
     where = "/device:CPU:0" if len(towers) > 1 else towers[0]  # hookrun.runner.graph.towers.variable_device
-    note = f"device {label}: {len(towers)} tower(s), batch split evenly, variables on {where}"
+    note = f"device {label}: {len(towers)} tower(s), batch split evenly, variables on {where} (on a cluster: the ps)"
     gpus = [int(entry.partition(":")[2]) for entry in requested if entry.startswith("gpu")]
     missing = [index for index in gpus if index >= num_gpus]
     if missing:

@@ -29,8 +29,8 @@ How it is built (:func:`build_fused_train`):
      per-step pull (median of 8 interleaved rounds, raw TensorFlow, N = 50, batch 8). Batches that
      cannot stack (sparse, variable-shaped) or N of which would take more than :data:`WINDOW_BYTES`
      get a plain ``iterator.get_next()`` per step instead. The batches a lowered bound leaves unused
-     (``stop_at_step``'s last window) are dropped with the run's end; a resume skips by
-     ``global_step``, so no step is lost or repeated;
+     (``stop_at_step``'s last window) stay in the *window carry* (:func:`window_carry`, below), so a
+     resume trains on them first;
    - otherwise (finite, or unknown): ``get_next_as_optional`` and a ``tf.cond`` on its
      ``has_value``, so a window can end where the data ends (about 20 more kernels a step once
      TensorFlow lowers the cond: the optional, the cond's switches and merges, a loop variable).
@@ -53,6 +53,38 @@ How it is built (:func:`build_fused_train`):
    empty (a ``repeat()`` of nothing ends at its first pull): that first pull raises the iterator's
    ``OutOfRangeError`` inside the loop, so that call, too, runs no step and raises it.
 
+The window carry (exact resume inside a stacked window). A call that ends before its window's N
+batches are used (``stop_at_step``'s bound, which is the only thing that shortens a window of an endless
+input) leaves them, and only them, in the carry (:class:`WindowCarry`: one local variable per component,
+``[unused, *batch shape]``, and their count ``held``). The next call trains on those alone, up to its bound
+(so it ends where the shortened window would have ended), and the following one pulls again. With a
+``data.input_fn`` whose position is saved (:mod:`hookrun.runner.data.input_state`) the carry is saved with
+each checkpoint beside the iterator's position, which is after the window's pull, so a resumed run trains
+on exactly the batches, in order, of a run that never stopped. Elsewhere it is emptied at each session's
+start (by its ``local_init_op``), as the input starts again: the built-in reader resumes by skipping
+``global_step`` batches, and an input_fn whose position is not saved restarts from its first element. A
+checkpoint holds at most N - 1 batches (:data:`WINDOW_BYTES` bounds N of them), none after a full window.
+
+How a call decides: the loop of an endless input runs exactly ``end = min(bound, available)`` steps (or its
+first pull raises), so one ``tf.cond`` before the loop, on ``bound - held < N`` (the bound is lowered, or the
+carry holds batches), takes either the pull branch (a full window: every call but a run's last and its first
+after a resume) or the other, which takes the window from the carry if it holds some (else pulls it),
+stores its unused rest back and returns it with ``end``. The other branch makes its own handles to the
+carry's variables (by name, on their device) instead of capturing them, so the pull branch switches no
+variable of the carry. Cost of a full window's call on the linear bench model: 14 kernels (the count's
+handle and read, a subtraction, a compare and its constant, the cond's predicate switch and pivot, four
+input switches, one merge per component of the batch and one for ``end``): 350 instead of 336 at N = 5,
+3,095 instead of 3,081 at N = 50 (``FULL_TRACE`` of one call); no kernel per step. Timed bare
+(``make_callable``, full windows, interleaved call by call with the same graph built without the carry, on
+a machine shared with other work; docs/engine.md): a median 0.95x the speed at N = 5, 0.99x at N = 50. A
+first version (a second ``tf.cond`` after the loop for the store, a shape read, captured handles) cost 28.
+
+Chosen over (b), a snapshot of the iterator before each short window's pull (saved instead of its position,
+with the count of its batches used): the saved position is then not the live iterator's, which
+``tf.data``'s saveable cannot express, and a resumed run would pull and discard a window. A host-side carry
+(a hook feeding the window's tensors on the resumed call and fetching a store op on a short one) would
+cost the graph nothing but needs a hook in every engine's hook list; not built.
+
 Per step, on the linear bench model (N = 50, the window's tensors fetched as the standard hooks do;
 kernels counted in a ``FULL_TRACE`` of one call): the endless body runs 58 kernels, the other 79.
 Tried and not kept, none measured faster in interleaved rounds: dropping the ``tf.identity`` of the
@@ -66,6 +98,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Collection, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from hookrun.common.errors import PlacedError, SetupError
@@ -81,6 +114,19 @@ WINDOW_BYTES = 64 * 1024 * 1024
 
 #: Bytes counted per string element in that estimate.
 STRING_BYTES = 256
+
+#: Name scope of the window carry's variables (``hookrun/window_carry/0``, one per component of a batch): their
+#: checkpoint keys start with it.
+CARRY_NAME = "hookrun/window_carry"
+
+#: Checkpoint key of the window carry's N (``session.steps_per_run`` of the windows it was saved with).
+CARRY_SIZE = CARRY_NAME + "/steps_per_run"
+
+#: Graph collection of the window carry's variables (local variables, see :func:`window_carry`).
+CARRY_COLLECTION = "hookrun_window_carry"
+
+#: Graph collection of the op emptying the window carry (its variables' initializers).
+CARRY_INITIALIZER = "hookrun_window_carry_initializer"
 
 
 def window_bytes(tf: Any, element_spec: Any, batch_size: int, steps_per_run: int) -> int | None:
@@ -113,6 +159,62 @@ def window_bytes(tf: Any, element_spec: Any, batch_size: int, steps_per_run: int
             count *= d
         total += count * size * steps_per_run
     return total
+
+
+@dataclass
+class WindowCarry:
+    """The window carry's variables: the unused stacked batches of a shortened window, and their count.
+
+    Attributes:
+        parts: one resource variable a component of the window, in ``tf.nest.flatten`` order:
+            ``[unused, *batch shape]`` of the component's dtype (``unused`` from 0, empty, to N - 1), named
+            ``<CARRY_NAME>/<position>``.
+        held: ``int32`` scalar ``<CARRY_NAME>/held``: ``unused``, read once a call (cheaper than a shape).
+        size: ``int32`` scalar ``<CARRY_NAME>/steps_per_run``: N, never assigned; saved with the carry, so a
+            resume under another N (whose saved ``prefetch`` buffer holds a window of the old N) is told apart.
+        initializer: the op emptying them (also in the collection :data:`CARRY_INITIALIZER`).
+    """
+
+    parts: list[Any]
+    held: Any
+    size: Any
+    initializer: Any
+
+
+def window_carry(tf: Any, element_spec: Any, steps_per_run: int) -> WindowCarry:
+    """The window carry (:class:`WindowCarry`) for windows of ``element_spec``, on the CPU beside the iterator.
+
+    Its variables are local variables (``LOCAL_VARIABLES``, and :data:`CARRY_COLLECTION`): the default
+    ``Saver`` skips them and the session's ``local_init_op`` empties them at each start, as the input starts
+    again; ``hookrun.runner.data.input_state`` takes them out of ``LOCAL_VARIABLES`` and saves and restores
+    them with the input's position.
+
+    Args:
+        tf: the ``tensorflow`` module.
+        element_spec: the window iterator's element spec (N stacked batches: ``[N, *batch shape]`` each).
+        steps_per_run: N.
+
+    Returns:
+        The carry, empty.
+    """
+    v1 = tf.compat.v1
+    graph = v1.get_default_graph()
+    parts = []
+    collections = [v1.GraphKeys.LOCAL_VARIABLES, CARRY_COLLECTION]
+    with tf.device("/device:CPU:0"), v1.name_scope(CARRY_NAME + "/"):
+        for i, spec in enumerate(tf.nest.flatten(element_spec)):
+            rest = spec.shape.as_list()[1:]
+            parts.append(v1.Variable(
+                tf.zeros([0, *(0 if d is None else d for d in rest)], dtype=spec.dtype), trainable=False,
+                collections=collections, name=str(i), use_resource=True, shape=tf.TensorShape([None, *rest]),
+            ))
+        held = v1.Variable(0, dtype=tf.int32, trainable=False, collections=collections, name="held",
+                           use_resource=True)
+        size = v1.Variable(steps_per_run, dtype=tf.int32, trainable=False, collections=collections,
+                           name=CARRY_SIZE.rsplit("/", 1)[-1], use_resource=True)
+        empty = tf.group(*[v.initializer for v in [*parts, held, size]], name="initializer")
+    graph.add_to_collection(CARRY_INITIALIZER, empty)
+    return WindowCarry(parts=parts, held=held, size=size, initializer=empty)
 
 
 def input_placeholders(tf: Any, element_spec: Any) -> Any:
@@ -357,6 +459,16 @@ def _no_new_variables(tf: Any) -> Iterator[None]:
         yield
 
 
+def _handle_here(tf: Any, variable: Any) -> Any:
+    """A new handle, in the current graph (a cond's branch), to resource ``variable``: its name, on its device."""
+    op = variable.handle.op
+    with tf.device(variable.handle.device):
+        return tf.raw_ops.VarHandleOp(
+            dtype=op.get_attr("dtype"), shape=op.get_attr("shape"), container=op.get_attr("container"),
+            shared_name=op.get_attr("shared_name"),
+        )
+
+
 def _carry_initial(tf: Any, tensor: Any) -> tuple[Any, Any] | None:
     """An initial loop value and shape invariant for a last-step carry of ``tensor``; None if its rank is unknown."""
     shape = tensor.shape
@@ -425,6 +537,8 @@ def build_fused_train(
     graph = v1.get_default_graph()
     # made before the collections are noted: its initializer stays in TABLE_INITIALIZERS (see below)
     window_iterator = windows(steps_per_run) if endless and windows is not None else None
+    window_store = (window_carry(tf, window_iterator.element_spec, steps_per_run) if window_iterator is not None
+                    else None)
     variables_before = {id(v) for v in v1.global_variables() + v1.local_variables()}
     collections_before = {key: list(graph.get_collection(key)) for key in graph.get_all_collection_keys()}
     bound = v1.Variable(
@@ -481,15 +595,48 @@ def build_fused_train(
     if endless:
         # Data that never ends (tf.data.INFINITE_CARDINALITY): a plain get_next, no optional, no cond. An
         # empty input repeated forever ends at the first pull: the iterator's OutOfRangeError ends the call.
-        def condition(count: Any, sums: list[Any], last: list[Any]) -> Any:
-            return count < limit
-
         stacked = None
-        if window_iterator is not None:
+        end = limit
+        if window_iterator is not None and window_store is not None:
             # One pull per call: the window's N batches stacked (a get_next per step cost more than the
-            # step itself on small models). Batches the bound leaves unused (stop_at_step's last window)
-            # are dropped with the run's end; a resume skips by global_step, so no step repeats or is lost.
-            stacked = window_iterator.get_next(name="window")
+            # step itself on small models). A call that will not use them all (its bound is lowered) or that
+            # has batches a shortened window left (the carry holds some) takes the other branch: it trains on
+            # the carry alone if it holds some, else on a pulled window, and leaves what it will not use in
+            # the carry. The loop of an endless input runs exactly `end` steps (or its first pull raises),
+            # so the carry is stored here, before the loop: a full window's call (the branch every call but
+            # a run's last, and its first after a resume, takes) runs a read, a compare and a cond more.
+            spec = window_iterator.element_spec
+            held = window_store.held.read_value()
+
+            def full_window() -> list[Any]:
+                return [*tf.nest.flatten(window_iterator.get_next(name="window")), limit]
+
+            def short_or_carried() -> list[Any]:
+                # the carry's variables by name (their handles made here, not captured: a captured handle
+                # would cost every call a Switch and its VarHandleOp, one per component of the window)
+                parts, count = [_handle_here(tf, v) for v in window_store.parts], _handle_here(tf, window_store.held)
+                dtypes = [v.dtype.base_dtype for v in window_store.parts]
+                from_carry = held > 0
+                window = tf.cond(
+                    from_carry,
+                    lambda: [tf.raw_ops.ReadVariableOp(resource=h, dtype=d)
+                             for h, d in zip(parts, dtypes, strict=True)],
+                    lambda: tf.nest.flatten(window_iterator.get_next(name="window")),
+                )
+                used = tf.minimum(limit, tf.where(from_carry, held, steps_per_run))
+                stores = [tf.raw_ops.AssignVariableOp(resource=h, value=part[used:])
+                          for h, part in zip(parts, window, strict=True)]
+                stores.append(tf.raw_ops.AssignVariableOp(resource=count, value=tf.shape(window[0])[0] - used))
+                with tf.control_dependencies(stores):
+                    return [tf.identity(part) for part in window] + [tf.identity(used)]
+
+            # limit - held < N: the bound is lowered (limit < N) or the carry holds batches (held > 0)
+            flat = tf.cond(limit - held < steps_per_run, short_or_carried, full_window, name="window")
+            stacked = tf.nest.pack_sequence_as(spec, flat[:-1])
+            end = flat[-1]
+
+        def condition(count: Any, sums: list[Any], last: list[Any]) -> Any:
+            return count < end
 
         def body(count: Any, sums: list[Any], last: list[Any]) -> Any:
             with tf.control_dependencies([count]):
@@ -549,7 +696,7 @@ def build_fused_train(
             step_global_step = tf.identity(last[-1], name="step_global_step") if carry_step_read else None
 
     created = [v.op.name for v in v1.global_variables() + v1.local_variables()
-               if id(v) not in variables_before and v.op.name != BOUND_NAME]
+               if id(v) not in variables_before and v.op.name != BOUND_NAME]  # (the carry's are made before)
     if created:
         raise PlacedError(
             "graph.builder",

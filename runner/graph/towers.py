@@ -15,7 +15,13 @@ The pattern of TensorFlow's ``cifar10_multi_gpu_train`` and of ``tf.contrib.esti
 - the loss hooks see is the mean of the towers' losses; metrics are averaged the same way; ``predictions``
   are concatenated in batch order;
 - only the first tower's ``UPDATE_OPS`` (batch-norm moving averages) and summaries are kept: the other
-  towers' are left out of their collections (and never run).
+  towers' are left out of their collections (and never run);
+- hookrun's optimizer may come wrapped (``session.mixed_precision``'s loss-scale optimizer, a cluster's
+  ``SyncReplicasOptimizer``): each tower calls its ``compute_gradients``, the one ``apply_gradients`` gets
+  the average, so the wrapper's state (loss scale, accumulators) exists and updates once;
+- on each worker of a ps cluster a ``replica_device_setter`` around the graph completes every device:
+  variables on the parameter servers, each tower on ``/job:worker/task:N`` + its device; the average is then
+  taken on the worker (``local_average``), not on the variables' ps.
 
 A model_fn that builds its own ``train_op`` with ``optimizer.minimize`` (a ``tf.compat.v1.train``
 optimizer) needs no change: while the towers are built, ``Optimizer.compute_gradients`` and
@@ -139,6 +145,7 @@ class _Gathered:
 
     count: int
     variables_on: str = VARIABLE_DEVICE
+    average_on: str | None = None
     tower: int = 0
     first_scopes: tuple[Any, str] | None = None
     calls: dict[int, list[list[tuple[Any, Any]]]] = dataclasses.field(default_factory=dict)
@@ -163,7 +170,9 @@ class _Gathered:
         return gathered
 
 
-def average_gradients(tf: Any, grads_and_vars: list[tuple[Any, Any]], count: int) -> list[tuple[Any, Any]]:
+def average_gradients(
+    tf: Any, grads_and_vars: list[tuple[Any, Any]], count: int, on: str | None = None
+) -> list[tuple[Any, Any]]:
     """Average each variable's gradients over the towers: ``add_n(g_0 .. g_K-1) / K`` on the variable's device.
 
     Sparse gradients (``IndexedSlices``, e.g. from an embedding lookup) are concatenated with their values
@@ -173,6 +182,11 @@ def average_gradients(tf: Any, grads_and_vars: list[tuple[Any, Any]], count: int
         tf: the ``tensorflow`` module.
         grads_and_vars: ``(gradient, variable)`` pairs of every tower; a gradient of None is skipped.
         count: K.
+        on: the device to average on instead of each variable's. On a ps cluster the variables live on the
+            parameter servers; ``on`` (this worker's variable device, e.g. ``/device:CPU:0``, which the
+            cluster's ``replica_device_setter`` completes with this worker's job and task) keeps the K
+            gradients on the worker, so one averaged gradient per variable crosses the network (the
+            ``cifar10_multi_gpu_train`` pattern on each worker).
 
     Returns:
         One ``(gradient, variable)`` pair per variable, in first-seen order.
@@ -191,7 +205,7 @@ def average_gradients(tf: Any, grads_and_vars: list[tuple[Any, Any]], count: int
     with tf.name_scope("gradient_aggregating"):
         for key, var in order:
             grads = by_variable[key]
-            with tf.device(var.device):
+            with tf.device(on if on is not None else var.device):
                 if count == 1 and len(grads) == 1:
                     averaged.append((grads[0], var))
                 elif isinstance(grads[0], tf.IndexedSlices):
@@ -226,7 +240,7 @@ def _intercepted_optimizers(tf: Any, state: _Gathered) -> Iterator[None]:
         scope = v1.variable_scope(var_scope) if var_scope is not None else contextlib.nullcontext()
         # on the variables' device: the update ops colocate with the variables (and their constants with them)
         with scope, graph.name_scope(f"{name_scope}/" if name_scope else ""), v1.device(state.variables_on):
-            averaged = average_gradients(tf, state.latest_from_all(), state.count)
+            averaged = average_gradients(tf, state.latest_from_all(), state.count, state.average_on)
             return original(self, averaged, global_step=global_step, name=name)
 
     base.apply_gradients = apply_gradients
@@ -275,6 +289,7 @@ def build_towers(
     optimizer: Callable[[], tuple[Any, Any]] | None = None,
     global_step: Any = None,
     control: Sequence[Any] = (),
+    local_average: bool = False,
 ) -> TowerResult:
     """Build K towers of one model on ``towers`` and one averaged update.
 
@@ -291,6 +306,11 @@ def build_towers(
             (see the module docstring). None: no update is built for a builder without ``train_op``.
         global_step: the ``global_step`` variable the update increments (once per step).
         control: ops the update runs after (hookrun's ``global_step`` reads).
+        local_average: average the gradients on the variable device of this process (``variables_on``), not
+            on each variable's own device: on each worker of a ps cluster, where a ``replica_device_setter``
+            around the graph puts the variables on the parameter servers and every other op (each tower's,
+            the averaging) on this worker; the one ``apply_gradients`` (or ``SyncReplicasOptimizer``'s
+            accumulators) then runs where the variables are.
 
     Returns:
         The towers' :class:`TowerResult`.
@@ -309,7 +329,8 @@ def build_towers(
     graph = v1.get_default_graph()
     update_key, summary_key = v1.GraphKeys.UPDATE_OPS, v1.GraphKeys.SUMMARIES
     # the averaged update is applied in the scopes the towers were opened in (plain names: ``beta1_power``)
-    state = _Gathered(count, variables_on, first_scopes=(v1.get_variable_scope(), graph.get_name_scope()))
+    average_on = variables_on if local_average else None
+    state = _Gathered(count, variables_on, average_on, first_scopes=(v1.get_variable_scope(), graph.get_name_scope()))
     specs: list[Any] = []
     first_variables = 0
     first_updates: list[Any] = []
@@ -369,7 +390,7 @@ def build_towers(
         for i, spec in enumerate(specs):
             with v1.device(tower_device_function(towers[i], variables_on)), tf.name_scope(f"tower_{i}/gradients"):
                 grads.extend(made.compute_gradients(spec.loss))
-        averaged = average_gradients(tf, grads, count)
+        averaged = average_gradients(tf, grads, count, average_on)
         with tf.control_dependencies([*control, *first_updates]):
             train_op = made.apply_gradients(averaged, global_step=global_step)
     else:

@@ -16,6 +16,12 @@ Signatures:
   Estimator's ``build_parsing_serving_input_receiver_fn``; the same outputs.
 - each other ``export_outputs`` entry of a model_fn, on the raw-column inputs.
 
+A run with TFRecord tensor features (``data.columns`` with a ``shape``, ``varlen`` or raw ``bytes``) is served
+serialized records, as Estimator's ``build_parsing_serving_input_receiver_fn``: ``serving_default`` (and each
+``export_outputs`` entry) takes the ``examples`` input too, parsed with the run's own parse spec
+(:mod:`hookrun.runner.data.tensor_serving`): a fixed shape as ``[batch, *shape]``, a varlen feature as the
+``SparseTensor``/``RaggedTensor`` training gave, raw bytes as ``string``; its one-value columns as above.
+
 The vocabularies' ``tf.lookup`` tables are initialized by the SavedModel's ``main_op``
 (``tf.compat.v1.tables_initializer()``), which loading runs. The files in the graph's
 ``ASSET_FILEPATHS`` collection (what ``tf.lookup.TextFileInitializer``, ``index_table_from_file`` and
@@ -136,12 +142,14 @@ def export(
         main_op = v1.tables_initializer(name="main_op")
         assets = v1.get_collection(v1.GraphKeys.ASSET_FILEPATHS)
         check_checkpoint_fits(tf, prefix, variables)
-        signatures = {SERVING_DEFAULT: _signature(tf, built.inputs, built.outputs)}
+        # a run with tensor features is served serialized records only (its tensors are parsed from them)
+        inputs = {EXAMPLES: built.examples} if run.loaded.config.data.tensor_features else built.inputs
+        signatures = {SERVING_DEFAULT: _signature(tf, inputs, built.outputs)}
         signatures[EXAMPLES] = _signature(
             tf, {EXAMPLES: built.examples}, built.export_outputs.get(SERVING_DEFAULT, built.outputs)
         )
         for key, outputs in built.export_outputs.items():
-            signatures[key] = _signature(tf, built.inputs, outputs, built.examples)
+            signatures[key] = _signature(tf, inputs, outputs, built.examples)
         with v1.Session(graph=built.graph) as session:
             _check_assets(session, assets)
             with restore_errors(tf, prefix):

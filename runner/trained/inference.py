@@ -3,7 +3,9 @@
 Mirrors what ``tf.estimator.Estimator.export_saved_model`` built from a ``serving_input_receiver_fn``:
 one input tensor per raw column, the run's saved preprocessing as graph ops
 (:func:`hookrun.runner.data.streaming.transform_raw_columns`, the transformation training applies),
-the builder called in ``infer`` mode (no dropout: deterministic), and named outputs.
+the builder called in ``infer`` mode (no dropout: deterministic), and named outputs. A run with TFRecord
+tensor features (``data.columns`` parse specs) also parses them from serialized records, with the run's own
+parse spec, as ``build_parsing_serving_input_receiver_fn`` did (:mod:`hookrun.runner.data.tensor_serving`).
 
 Outputs (every one ``[batch, ...]``):
 
@@ -25,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hookrun.runner.data.reader import CATEGORICAL, NUMERIC
+from hookrun.runner.data.reader import CATEGORICAL, INT64_ABSENT, NUMERIC
 from hookrun.runner.trained.saved_run import SavedRun
 
 #: Signature and input name of the serialized ``tf.train.Example`` input.
@@ -41,7 +43,8 @@ class InferenceGraph:
         inputs: feature column -> its raw input tensor ``[batch]`` (``float32``/``float64`` numeric, ``string``
             categorical), in the order of ``preprocessing.json``.
         examples: ``string [batch]`` serialized ``tf.train.Example`` placeholder, or None; the raw inputs
-            default to its parsed features (``placeholder_with_default``), so feeding either works.
+            default to its parsed features (``placeholder_with_default``), so feeding either works. A run
+            with tensor features needs it fed (they are parsed from it only).
         outputs: output name -> tensor (see the module docstring), ``predictions`` first.
         complete: ``bool [batch]``: no missing value in a column whose policy fills nothing.
         class_names: a classifier's class names (index = class id), else None.
@@ -150,7 +153,11 @@ def build_inference_graph(
         tf: the ``tensorflow`` module.
         run: the run (its config and saved preprocessing).
         examples: add the serialized ``tf.train.Example`` input (``parse_example``: numeric features as
-            ``float_list``, categorical ones as ``bytes_list``; an absent feature is a missing value).
+            ``float_list``, a column declared ``int`` in ``data.columns`` as ``int64_list``, categorical ones as
+            ``bytes_list``; an absent feature is a missing value). Always added for a run with TFRecord tensor
+            features: they are parsed from it with the run's parse spec
+            (:func:`hookrun.runner.data.tensor_serving.serving_receiver`) and join the named features after the
+            columns, in spec order, as training gave them.
         numeric_dtype: ``float32`` (the exported signature, and ``hookrun predict``) or ``float64`` (the numbers
             exactly as training read them) for numeric inputs.
 
@@ -159,9 +166,10 @@ def build_inference_graph(
 
     Raises:
         SetupError: the builder does not import, fails in ``infer`` mode or returns no ``predictions``.
-        PlacedError: the run has TFRecord tensor features (``data.columns`` with a shape, varlen or bytes).
+        PlacedError: the run has TFRecord tensor features and a builder taking the dense matrix.
     """
     from hookrun.runner.data.streaming import named_feature_columns, transform_raw_columns
+    from hookrun.runner.data.tensor_serving import serving_receiver
     from hookrun.runner.graph.build import build_inference, builder_params, features_form
     from hookrun.runner.graph.builders.registry import get_builder
     from hookrun.runner.graph.model_fn import is_model_fn
@@ -171,15 +179,7 @@ def build_inference_graph(
     state = run.preprocessor
     v1 = tf.compat.v1
     tensors = config.data.tensor_features
-    if tensors:  # the raw-column and Example inputs below carry one value per column
-        from hookrun.common.errors import PlacedError
-
-        raise PlacedError(
-            f"data.columns.{next(iter(tensors))}",
-            "predict and export take one value per column; a run with TFRecord tensor features (a shape, varlen or "
-            "bytes in data.columns) cannot be predicted or exported by hookrun yet: load its checkpoint in your own "
-            "serving graph",
-        )
+    examples = examples or bool(tensors)  # tensor features come only from serialized records
     graph = tf.Graph()
     with graph.as_default():
         if config.data.seed is not None:
@@ -190,6 +190,14 @@ def build_inference_graph(
         )
         model_fn = is_model_fn(builder, config.graph.style)
         named = features_form(builder, config.graph.features, model_fn) == "named"
+        if tensors and not named:  # training refused it too (streaming.check_one_value_features)
+            from hookrun.common.errors import PlacedError
+
+            raise PlacedError(
+                f"data.columns.{next(iter(tensors))}",
+                f"a tensor feature is not one value per row, and {config.graph.builder} takes the dense matrix; use "
+                "a model_fn (it gets named features) or declare `hookrun_features = \"named\"`",
+            )
         dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
         inputs: dict[str, Any] = {}
         serialized = None
@@ -197,13 +205,25 @@ def build_inference_graph(
             parsed: dict[str, Any] = {}
             if examples:
                 serialized = v1.placeholder(tf.string, [None], name=EXAMPLES)
+                declared = config.data.column_types()
                 spec = {
-                    c.name: tf.io.FixedLenFeature([], tf.float32, default_value=float("nan"))
+                    c.name: tf.io.FixedLenFeature([], tf.int64, default_value=INT64_ABSENT)
+                    if c.kind == NUMERIC and declared.get(c.name) == "int"
+                    else tf.io.FixedLenFeature([], tf.float32, default_value=float("nan"))
                     if c.kind == NUMERIC
                     else tf.io.FixedLenFeature([], tf.string, default_value="")
                     for c in state.columns
                 }
-                parsed = tf.io.parse_example(serialized, spec)
+                if spec:  # one parse for the one-value columns, another for the tensor features (predict feeds
+                    # the columns as read and so runs only the second)
+                    parsed = tf.io.parse_example(serialized, spec)
+                    parsed = {
+                        name: tf.where(tensor == INT64_ABSENT, tf.constant(float("nan"), tf.float64),
+                                       tf.cast(tensor, tf.float64))
+                        if tensor.dtype == tf.int64 else tensor
+                        for name, tensor in parsed.items()
+                    }
+            tensor_features = serving_receiver(tf, tensors, serialized).features if tensors else {}
             for column in state.columns:
                 kind = dtype if column.kind == NUMERIC else tf.string
                 if column.name in parsed:
@@ -213,11 +233,16 @@ def build_inference_graph(
                 else:
                     inputs[column.name] = v1.placeholder(kind, [None], name=_op_name(column.name))
         with tf.name_scope("preprocessing"):
-            transformed = transform_raw_columns(tf, state, inputs, named=named)
+            if state.columns:
+                transformed = transform_raw_columns(tf, state, inputs, named=named)
+                features, complete = transformed.features, transformed.complete
+            else:  # tensor features only: every record is complete
+                features, complete = {}, tf.ones_like(serialized, dtype=tf.bool)
+        if tensors:  # after the columns, in spec order: the features dict training gave the model_fn
+            features = {**features, **tensor_features}
         params = {**builder_params(config, run.loaded.base_dir, run.run_dir), "label_scale": float(state.label_scale)}
         if named:
             params["feature_columns"] = named_feature_columns(state)
-        features = transformed.features
         if not named:
             features = tf.identity(features, name="features")
         spec = build_inference(
@@ -227,7 +252,6 @@ def build_inference_graph(
         outputs: dict[str, Any] = {}
         class_names = None
         class_ids = False
-        complete = transformed.complete
         with tf.name_scope("outputs"):
             rows = tf.shape(complete)[0]
             spec.prediction_dict = {

@@ -13,6 +13,15 @@ The output CSV has one row per input row, in input order (files in sorted order,
 written) and ``probability_<class>`` per class; a model_fn's other prediction entries by name
 (``<name>_<i>`` for a vector). A label column in the files is ignored.
 
+An output ending in ``.jsonl`` gets one JSON object per input row instead (line ``i`` for row ``i``): every
+output of the inference graph by its name, an array per row whole
+(:class:`~hookrun.runner.trained.input_fn_run.RecordWriter`).
+
+A run with TFRecord tensor features (``data.columns`` parse specs) reads each file's serialized records beside
+its one-value columns and feeds them to the graph's ``examples`` input, which parses them with the run's own
+parse spec (:mod:`hookrun.runner.data.tensor_serving`, the parse ``hookrun export`` saves); a record that
+does not fit the spec is refused naming file, record and feature.
+
 A missing value in a column whose missing-value policy fills nothing (``error``, or ``drop``: training
 left such rows out, so the model never saw one) is refused, naming file, line and column: no row is
 dropped silently and none is predicted from a value the model never had.
@@ -23,6 +32,7 @@ from __future__ import annotations
 import csv
 import math
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +54,9 @@ def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -
         files: data files, globs or directories (CSV or TFRecord), relative to ``base_dir``.
         base_dir: default the current directory.
 
+    Returns:
+        ``(fileset, plan)``; plan None for a run of tensor features alone (no one-value column).
+
     Raises:
         SetupError, DataError: no file given, a file missing or of an unknown format, a file without one of
             the feature columns (names file and column), a numeric cell that is not a number.
@@ -58,6 +71,8 @@ def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -
     where = base_dir or Path.cwd()
     fileset = resolve_files(absolute_spec(list(files), where), where, run.loaded.config.data.format, "--data")
     names = [c.name for c in run.preprocessor.columns]
+    if not names:  # tensor features alone (data.columns parse specs): the records are read whole, nothing planned
+        return fileset, None
     kinds = {c.name: c.kind for c in run.preprocessor.columns}
     plan = plan_given_columns(fileset, names, kinds, "the run's saved preprocessing.json", SAMPLE_CHARS)
     return fileset, plan
@@ -182,6 +197,78 @@ def _warn_infinite(raw: Any, numeric: set[str], warned: set[str]) -> None:
             )
 
 
+@dataclass
+class _RecordChunk:
+    """A batch of serialized records of one file, for a run of tensor features alone (no column to read).
+
+    Attributes:
+        records: ``object [n]`` of ``bytes``.
+        lines: their 1-based record numbers in the file.
+        file_ids: their file's index in the set (``n`` times).
+    """
+
+    records: np.ndarray
+    lines: np.ndarray
+    file_ids: np.ndarray
+
+    @property
+    def num_rows(self) -> int:
+        """Records in the batch."""
+        return len(self.records)
+
+
+def _record_chunks(tf: Any, fileset: Any) -> Any:
+    """Every file's serialized records in order, :data:`PREDICT_BATCH` at a time (:class:`_RecordChunk`).
+
+    Raises:
+        DataError: a file that is empty, damaged or not TFRecord (names it; at ``--data``).
+    """
+    from hookrun.runner.data.tensor_serving import record_dataset, tensorflow_reason
+
+    for index, file in enumerate(fileset.files):
+        taken = 0
+        try:
+            for batch in record_dataset(tf, file.path, file.compression, PREDICT_BATCH):
+                records = batch.numpy().astype(object)
+                lines = np.arange(taken + 1, taken + 1 + len(records), dtype=np.int64)
+                taken += len(records)
+                yield _RecordChunk(records, lines, np.full(len(records), index, np.int32))
+        except tf.errors.OpError as err:  # a damaged or truncated file
+            reason = tensorflow_reason(str(getattr(err, "message", err)))
+            raise DataError(
+                f"{file.path}: records {taken + 1} or after cannot be read as TFRecord ({reason})", loc=("--data",)
+            ) from None
+        if not taken:  # as the column reader: an empty file is no data set
+            raise DataError(f"{file.path}: the file is empty; it needs tf.train.Example records", loc=("--data",))
+
+
+def _records_of(tf: Any, fileset: Any, raw: Any, cursors: dict[int, Any]) -> tuple[Any, Path]:
+    """The serialized records of a chunk of one-value columns (a tensor-feature run): the same records, in order.
+
+    The tensor features are parsed from them in the graph (:mod:`hookrun.runner.data.tensor_serving`, the parse
+    ``hookrun export`` saves); the chunk's one-value columns are fed as read.
+
+    Returns:
+        ``(records, file)``: ``object [raw.num_rows]`` of ``bytes``, and their file.
+
+    Raises:
+        DataError: the file's records and the chunk's disagree (the file changed while it was read).
+    """
+    from hookrun.runner.data.tensor_serving import RecordCursor
+
+    index = int(raw.file_ids[0])
+    file = fileset.files[index]
+    cursor = cursors.get(index)
+    if cursor is None:
+        cursor = cursors[index] = RecordCursor(tf, file.path, file.compression)
+    if int(raw.lines[0]) != cursor.taken + 1 or int(raw.lines[-1]) != cursor.taken + raw.num_rows:
+        raise DataError(
+            f"{file.path}: records {int(raw.lines[0])} to {int(raw.lines[-1])} were read out of order (the file "
+            "changed while hookrun read it?); predict again", loc=("--data",),
+        )
+    return cursor.take(raw.num_rows), file.path
+
+
 def predict(
     run_dir: str | Path,
     data: list[str] | None,
@@ -197,7 +284,7 @@ def predict(
         run_dir: the run directory ``hookrun train`` wrote.
         data: data files (globs, directories; relative to the current directory), CSV or TFRecord, with the
             model's feature columns (the label and other columns are ignored).
-        output: the CSV to write (written to a temporary file beside it, then renamed).
+        output: the CSV to write, or a ``.jsonl`` (written to a temporary file beside it, then renamed).
         checkpoint: ``latest``, ``best`` or a checkpoint prefix (see
             :func:`hookrun.runner.trained.saved_run.resolve_checkpoint`).
         overwrite: replace ``output`` if it exists.
@@ -213,9 +300,12 @@ def predict(
     Raises:
         SetupError, DataError, ConfigError: no such run or checkpoint, ``output`` exists (without
             ``overwrite``) or its directory does not, a file missing a feature column, a bad cell, a missing
-            value the model cannot take, a builder that fails in ``infer`` mode (exit 2); nothing is written.
+            value the model cannot take, a record that does not fit the run's tensor-feature parse spec, CSV
+            files for a run with tensor features, a builder that fails in ``infer`` mode (exit 2); nothing is
+            written.
     """
-    from hookrun.runner.data.reader import iter_chunks
+    from hookrun.runner.data.reader import CHUNK_ROWS, iter_chunks
+    from hookrun.runner.data.tensor_serving import unfit_record
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.inference import build_inference_graph
@@ -233,6 +323,12 @@ def predict(
     assert data is not None
     target = check_output_path(output, overwrite, "file")
     fileset, plan = prediction_input(run, data)
+    tensors = run.loaded.config.data.tensor_features
+    if tensors and fileset.format != "tfrecord":
+        raise SetupError(
+            f"--data {fileset.first}: the run reads TFRecord tensor features (data.columns.{next(iter(tensors))}); "
+            "give TFRecord files of tf.train.Example records like the training ones"
+        )
     check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)], hook_paths=run.hook_paths())
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
@@ -246,6 +342,9 @@ def predict(
         index_name = "row" if all(title != "row" for title, _, _ in columns) else "row_index"
         fetch_names = list(dict.fromkeys(name for _, name, _ in columns))
         fetches = {name: built.outputs[name] for name in fetch_names}
+        jsonl = target.suffix == ".jsonl"  # one JSON record per row: every output, arrays whole
+        if jsonl:
+            fetches = dict(built.outputs)
         creator = v1.train.ChiefSessionCreator(
             scaffold=v1.train.Scaffold(saver=saver), checkpoint_filename_with_path=prefix
         )
@@ -253,17 +352,37 @@ def predict(
         with restore_errors(tf, prefix):
             session = v1.train.MonitoredSession(session_creator=creator, hooks=list(built.prediction_hooks))
     rows = 0
+    cursors: dict[int, Any] = {}  # a tensor-feature run: each file's serialized records, read beside its chunks
     # Outside the graph's context: reading TFRecord chunks runs eager tf.data ops (the graph is finalized).
     with session, atomic_file(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow([index_name, *(title for title, _, _ in columns)])
+        if jsonl:
+            from hookrun.runner.trained.input_fn_run import RecordWriter
+
+            records_out = RecordWriter(handle, list(fetches), ".jsonl")
+        else:
+            writer = csv.writer(handle)
+            writer.writerow([index_name, *(title for title, _, _ in columns)])
         warned: set[str] = set()
-        for raw in iter_chunks(fileset, plan, fast_tfrecord=True):
+        # with tensor features, chunks of PREDICT_BATCH rows: their serialized records (an image's kilobytes each)
+        # are held beside the chunk, so 4,096 of them rather than 65,536
+        chunk_rows = PREDICT_BATCH if tensors else CHUNK_ROWS
+        chunks = (
+            iter_chunks(fileset, plan, chunk_rows, fast_tfrecord=True) if plan is not None
+            else _record_chunks(tf, fileset)
+        )
+        for raw in chunks:
             _refuse_incomplete(run, raw)
             _warn_infinite(raw, numeric, warned)
+            records, file = None, None
+            if isinstance(raw, _RecordChunk):
+                records, file = raw.records, fileset.files[int(raw.file_ids[0])].path
+            elif tensors and raw.num_rows:
+                records, file = _records_of(tf, fileset, raw, cursors)
             for start in range(0, raw.num_rows, PREDICT_BATCH):
                 stop = min(start + PREDICT_BATCH, raw.num_rows)
                 feed = {}
+                if records is not None:
+                    feed[built.examples] = records[start:stop]
                 for name, tensor in built.inputs.items():
                     values = raw.values[name][start:stop]
                     if name in numeric:
@@ -274,7 +393,15 @@ def predict(
                 try:
                     got = session.run(fetches, feed_dict=feed)
                 except tf.errors.InvalidArgumentError as err:
+                    if records is not None:  # a record that does not fit the parse spec: named exactly
+                        unfit = unfit_record(tf, records[start:stop], tensors, file, int(raw.lines[start]))
+                        if unfit is not None:
+                            raise unfit from None
                     raise _row_count_error(err, run.loaded.config.graph.builder) from None
+                if jsonl:
+                    records_out.write([{name: got[name][i] for name in fetches} for i in range(stop - start)])
+                    rows += stop - start
+                    continue
                 for offset in range(stop - start):
                     cells = [str(rows + offset)]
                     for _, name, position in columns:
@@ -288,7 +415,7 @@ def predict(
         global_step=step,
         data=[str(f.path) for f in fileset.files],
         rows=rows,
-        columns=[index_name, *(title for title, _, _ in columns)],
+        columns=list(fetches) if jsonl else [index_name, *(title for title, _, _ in columns)],
         output=str(target),
         seconds=time.perf_counter() - started,
     )

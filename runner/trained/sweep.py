@@ -182,7 +182,7 @@ def plan_sweep(
             ``session.run_dir`` names (exit 2).
     """
     from hookrun.runner.config import load_checked
-    from hookrun.runner.trainer import run_dir_for
+    from hookrun.runner.training.lifecycle import run_dir_for
 
     axes = parse_sweep(sweeps)
     if not axes:

@@ -6,7 +6,7 @@ The plain side is TensorFlow's documented loop, written out by hand::
         while not s.should_stop():
             s.run(train_op)
 
-on the graph hookrun itself builds (:func:`hookrun.runner.trainer.prepare` -> ``build_graph``) from an
+on the graph hookrun itself builds (:func:`hookrun.runner.training.prepare.prepare` -> ``build_graph``) from an
 identical config without hooks, in its own run directory. The hooks are built by hand there:
 ``Recorder`` instances from the same module hookrun imports, and TensorFlow's own ``StopAtStepHook`` /
 ``CheckpointSaverHook``. Each recorded call is ``(method, hook name, global step)``, the global step
@@ -158,7 +158,7 @@ class Harness:
 
         ``make_hooks(tf, Recorder, run_dir)`` builds the hooks inside the graph.
         """
-        from hookrun.runner.trainer import prepare
+        from hookrun.runner.training.prepare import prepare
 
         loaded = self.make_config(hooks=[], filename="plain.yaml", **sections)
         directory = self.tmp_path / "plain_run"
@@ -206,13 +206,13 @@ def plain_training_session(
                 session.run(train_op)
 
     (summaries and the step counter off, as hookrun runs only its configured hooks). The graph comes
-    from :func:`hookrun.runner.trainer.prepare` on a config without hooks; re-running it on the same
+    from :func:`hookrun.runner.training.prepare.prepare` on a config without hooks; re-running it on the same
     ``directory`` resumes from its latest checkpoint (the data resumes there too, as in hookrun).
     ``make_hooks(tf)`` builds the hooks inside the graph. ``last_step`` is the ``StopAtStepHook``'s
     ``last_step``, or its arguments (``{"num_steps": 12}``). ``inter_op_threads`` sets the session's
     ``inter_op_parallelism_threads`` (default: TensorFlow's).
     """
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     loaded = make_config(hooks=[], filename=filename, **sections)
     prepared = prepare(loaded, directory, Console(quiet=True))

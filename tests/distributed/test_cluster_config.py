@@ -166,8 +166,8 @@ def test_placement_chief_only_hooks_and_device_filters_on_a_non_chief_worker(mak
     import tensorflow as tf
     from rich.console import Console
 
-    from hookrun.runner.cluster.session import ClusterRun
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.roles import ClusterTaskRole
+    from hookrun.runner.training.prepare import prepare
 
     loaded = make_config(
         hooks=[
@@ -179,10 +179,10 @@ def test_placement_chief_only_hooks_and_device_filters_on_a_non_chief_worker(mak
     )
     plan = resolve_cluster(ClusterConfig(**CLUSTER), "worker:1", {})
     assert plan is not None
-    run = ClusterRun(plan)
-    prepared = prepare(loaded, tmp_path / "run", Console(file=io.StringIO()), cluster=run)
-    assert [type(h).__name__ for h in prepared.hooks] == ["EvaluationHook", "HistorySaverHook"]  # no saver here
-    assert prepared.hooks[1].path.name == "history-worker1.csv"
+    role = ClusterTaskRole(plan)
+    prepared = prepare(loaded, tmp_path / "run", Console(file=io.StringIO()), role=role)
+    assert [type(h).__name__ for h in prepared.hooks.instances] == ["EvaluationHook", "HistorySaverHook"]  # no saver
+    assert prepared.hooks.instances[1].path.name == "history-worker1.csv"
     with prepared.built.graph.as_default():
         global_vars = tf.compat.v1.global_variables()
         local_vars = tf.compat.v1.local_variables()
@@ -190,7 +190,7 @@ def test_placement_chief_only_hooks_and_device_filters_on_a_non_chief_worker(mak
     assert local_vars and all(v.device.startswith("/job:worker/task:1") for v in local_vars)  # eval metrics
     pipeline = prepared.built.graph.get_operation_by_name("hookrun/input/IteratorGetNext")
     assert pipeline.device == "/job:worker/task:1/device:CPU:0"
-    config = run.configure(tf.compat.v1.ConfigProto(intra_op_parallelism_threads=2))
+    config = role.cluster_run.configure(tf.compat.v1.ConfigProto(intra_op_parallelism_threads=2))
     assert list(config.device_filters) == ["/job:ps", "/job:worker/task:1"]
     assert config.intra_op_parallelism_threads == 2
     for close in prepared.on_close:

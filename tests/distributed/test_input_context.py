@@ -53,8 +53,8 @@ def model_fn(features, labels, mode):
 def prepare_task(tmp_path: Path, module: str, task: str, input_fn: str = "input_fn", **cluster) -> object:
     from rich.console import Console
 
-    from hookrun.runner.cluster.session import ClusterRun
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.roles import ClusterTaskRole
+    from hookrun.runner.training.prepare import prepare
 
     config = {
         "name": "ctx",
@@ -66,7 +66,7 @@ def prepare_task(tmp_path: Path, module: str, task: str, input_fn: str = "input_
     path = tmp_path / "config.yaml"
     path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
     plan = resolve_cluster(ClusterConfig(**CLUSTER, **cluster), task, {})
-    prepared = prepare(load_config(path), tmp_path / "run", Console(file=io.StringIO()), cluster=ClusterRun(plan))
+    prepared = prepare(load_config(path), tmp_path / "run", Console(file=io.StringIO()), role=ClusterTaskRole(plan))
     for close in prepared.on_close:
         close()
     return prepared
@@ -129,10 +129,10 @@ def test_the_built_in_reader_shards_by_the_same_context(monkeypatch, tmp_path):
     import tensorflow as tf
     from rich.console import Console
 
-    from hookrun.runner import trainer
-    from hookrun.runner.cluster.session import ClusterRun
     from hookrun.runner.data import input_fn as input_fn_module
     from hookrun.runner.data import source as source_module
+    from hookrun.runner.roles import ClusterTaskRole
+    from hookrun.runner.training import prepare as prepare_phase
     from tests.distributed.conftest import mtcars_config
 
     shards, contexts = [], []
@@ -150,7 +150,7 @@ def test_the_built_in_reader_shards_by_the_same_context(monkeypatch, tmp_path):
     monkeypatch.setattr(input_fn_module, "input_context", spy_context)  # prepare imports it when it runs
     plan = resolve_cluster(ClusterConfig(**CLUSTER), "worker:2", {})
     loaded = load_config(mtcars_config(tmp_path, 2))
-    prepared = trainer.prepare(loaded, tmp_path / "run", Console(file=io.StringIO()), cluster=ClusterRun(plan))
+    prepared = prepare_phase.prepare(loaded, tmp_path / "run", Console(file=io.StringIO()), role=ClusterTaskRole(plan))
     for close in prepared.on_close:
         close()
     assert isinstance(contexts[0], tf.distribute.InputContext)

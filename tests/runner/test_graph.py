@@ -33,9 +33,8 @@ EVALUATION = {"type": "evaluation", "every_n_steps": 4}
 
 
 def prepared_run(loaded, tmp_path: Path):
-    # Imported here: importing the module `hookrun.runner.trainer` early would shadow the function
-    # `hookrun.runner.trainer` for the tests that import it from the package.
-    from hookrun.runner.trainer import prepare
+    # Imported here, as the tests do: the module loads only with the test that needs it.
+    from hookrun.runner.training.prepare import prepare
 
     return prepare(loaded, tmp_path / "run", Console(quiet=True))
 

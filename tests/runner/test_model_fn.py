@@ -111,7 +111,7 @@ def test_dict_predictions_the_entry_named_predictions_else_the_first(
 ):
     from rich.console import Console
 
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     module = write_module("pred", PREDICTIONS)
     loaded = make_config(

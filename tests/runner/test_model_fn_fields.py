@@ -290,8 +290,8 @@ def test_chief_hooks_run_after_the_training_hooks_and_duck_typed_hooks_run(
 
 def test_chief_hooks_are_left_out_on_a_worker_that_is_not_the_chief(make_config, write_module, tmp_path):
     from hookrun.runner.cluster.plan import resolve_cluster
-    from hookrun.runner.cluster.session import ClusterRun
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.roles import ClusterTaskRole
+    from hookrun.runner.training.prepare import prepare
 
     module = write_module("mfn", MODEL_FN)
     loaded = make_config(
@@ -300,18 +300,18 @@ def test_chief_hooks_are_left_out_on_a_worker_that_is_not_the_chief(make_config,
     )
     prepared = {}
     for task in ("worker:0", "worker:1"):
-        cluster = ClusterRun(resolve_cluster(loaded.config.cluster, task, environ={}))
-        prepared[task] = prepare(loaded, tmp_path / "run", Console(quiet=True), cluster=cluster)
+        role = ClusterTaskRole(resolve_cluster(loaded.config.cluster, task, environ={}))
+        prepared[task] = prepare(loaded, tmp_path / "run", Console(quiet=True), role=role)
     chief, other = prepared["worker:0"], prepared["worker:1"]
-    assert chief.spec_hook_names == [
+    assert chief.hooks.spec_names == [
         "training_hooks[0] Recorder",
         "training_hooks[1] DuckRecorder",
         "training_chief_hooks[0] Recorder",
         "training_chief_hooks[1] Recorder",
     ]
-    assert [getattr(h, "name", None) for h in chief.hooks] == ["train0", "duck", "chief0", "chief1"]
-    assert other.spec_hook_names == ["training_hooks[0] Recorder", "training_hooks[1] DuckRecorder"]
-    assert [getattr(h, "name", None) for h in other.hooks] == ["train0", "duck"]
+    assert [getattr(h, "name", None) for h in chief.hooks.instances] == ["train0", "duck", "chief0", "chief1"]
+    assert other.hooks.spec_names == ["training_hooks[0] Recorder", "training_hooks[1] DuckRecorder"]
+    assert [getattr(h, "name", None) for h in other.hooks.instances] == ["train0", "duck"]
 
 
 def expected_pass() -> list[str]:

@@ -43,7 +43,7 @@ def _prepare(make_config, write_module, tmp_path, named_by: str, **graph):
         graph={"builder": f"{module}:build", **graph},
         data={"shuffle": False, "batch_size": 6, "missing_by_column": {"city": {"constant": "Rome"}}},
     )
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     return prepare(loaded, tmp_path / "run", Console(quiet=True)), user_module(module).SEEN
 
@@ -153,7 +153,7 @@ def model_fn(features, labels, mode, params):
     return {"loss": tf.reduce_mean(tf.square(out - labels))}
 """
     loaded_args = {"data": {"shuffle": False, "batch_size": 6, "missing_by_column": {"city": {"constant": "Rome"}}}}
-    from hookrun.runner.trainer import prepare
+    from hookrun.runner.training.prepare import prepare
 
     module = write_module("numeric_label", source)
     prepare(make_config(graph={"builder": f"{module}:model_fn"}, **loaded_args), tmp_path / "r1", Console(quiet=True))

@@ -222,14 +222,20 @@ def test_tf_variable_in_a_builder_is_refused(tmp_path, linear_csv, run_train, wr
         (["gpu:0", "gpu:0"], 16, "gpu:0 is listed twice"),
         (["gpu"], 16, r"list entry 'gpu' is not cpu:N or gpu:N; name each device with its index"),
         ([], 16, "an empty list"),
-        (["cpu:0", "cpu:1"], 16, "does not run on a cluster yet"),
     ],
 )
 def test_validate_checks_the_tower_list(tmp_path, linear_csv, device, batch_size, message):
-    cluster = {"cluster": {"ps": ["localhost:2222"], "worker": ["localhost:2223"]}} if "cluster" in message else {}
-    path = _write(tmp_path, "bad", device, [], data={"batch_size": batch_size}, **cluster)
+    path = _write(tmp_path, "bad", device, [], data={"batch_size": batch_size})
     with pytest.raises(ConfigError, match=message):
         load_config(path)
+
+
+def test_validate_takes_towers_on_a_cluster_and_checks_each_workers_batch(tmp_path, linear_csv):
+    cluster = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
+    loaded = load_config(_write(tmp_path, "ok", _towers(2), [], cluster=cluster))
+    assert loaded.config.device == ["cpu:0", "cpu:1"] and loaded.config.cluster.worker
+    with pytest.raises(ConfigError, match=r"data.batch_size 16 is the global batch of 3 towers"):
+        load_config(_write(tmp_path, "bad", _towers(3), [], cluster=cluster))
 
 
 def test_towers_on_absent_gpus_are_refused(tmp_path, linear_csv, run_train):
@@ -267,6 +273,33 @@ def test_each_tower_runs_on_its_device_and_the_variables_on_the_host():
         rows = np.arange(32, dtype=np.float32).reshape(16, 2) / 32
         session.run(result.spec.train_op, {features: rows, labels: rows[:, :1]})
         assert session.run(global_step) == 1
+
+
+def test_mixed_precision_towers_equal_one_device_and_checkpoint_one_loss_scale(tmp_path, linear_csv, run_train):
+    # On the CPU the float16 rewrite changes nothing: what is left is the loss scaling, which K towers must do
+    # as one device does: each tower's loss scaled and its gradients unscaled, the average checked and applied
+    # once, one loss scale (2**15, one good step per global step) in a single-device checkpoint.
+    session = {"mixed_precision": True}
+    _train(tmp_path, run_train, "one", "cpu", session=session)
+    _train(tmp_path, run_train, "towers", _towers(2), session=session)
+    one, towers = _weights(tmp_path / "one"), _weights(tmp_path / "towers")
+    # the same names, the loss scale's variables among them; Adam, 10 steps: measured 1.2e-7
+    assert _largest_difference(one, towers) < 1e-6
+    scale = [name for name in towers if name.endswith("current_loss_scale")]
+    good = [name for name in towers if name.endswith("good_steps")]
+    assert len(scale) == 1 and len(good) == 1, sorted(towers)  # made once, not once per tower
+    assert float(towers[scale[0]]) == 2.0**15 and int(towers[good[0]]) == int(towers["global_step"]) == 10
+
+
+def test_mixed_precision_towers_in_the_steps_per_run_loop(tmp_path, linear_csv, run_train, one_device):
+    session = {"mixed_precision": True, "steps_per_run": 5}
+    _train(tmp_path, run_train, "one", "cpu", session=session)
+    _train(tmp_path, run_train, "towers", _towers(2), session=session)
+    one, towers = _weights(tmp_path / "one"), _weights(tmp_path / "towers")
+    assert _largest_difference(one, towers) < 1e-6  # measured 1.2e-7
+    # loss scaling leaves finite float32 gradients as they were: the weights of a run without it
+    plain = one_device(5, "hookrun")
+    assert max(float(np.max(np.abs(plain[n] - towers[n]))) for n in plain if n != "global_step") < 1e-6
 
 
 def test_a_towers_checkpoint_resumes_on_one_device(tmp_path, linear_csv, run_train):

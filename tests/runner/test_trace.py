@@ -92,18 +92,19 @@ def test_session_trace_in_the_config_turns_it_on(make_config, tmp_path, captured
 
 
 def test_trace_off_writes_nothing_and_wraps_no_hook(make_config, tmp_path, captured, monkeypatch):
-    import hookrun.runner.trainer as train_module
+    import hookrun.runner.training.session as session_phase
+    from hookrun.runner.trainer import train
 
     seen = []
-    original = train_module.run_monitored
+    original = session_phase.run_monitored
 
     def spy(tf_, train_op, hooks, *args, **kwargs):
         seen.extend(hooks)
         return original(tf_, train_op, hooks, *args, **kwargs)
 
-    monkeypatch.setattr(train_module, "run_monitored", spy)
+    monkeypatch.setattr(session_phase, "run_monitored", spy)
     loaded = make_config(hooks=[{"type": "stop_at_step", "last_step": 2}])
-    result = train_module.train(loaded, run_dir=tmp_path / "run", console=captured.console)
+    result = train(loaded, run_dir=tmp_path / "run", console=captured.console)
     assert not (tmp_path / "run" / TRACE_FILE).exists()
     assert result.trace_summary is None
     assert seen and not any(isinstance(h, TracingHook) for h in seen)

@@ -48,24 +48,24 @@ def test_api_function_is_not_shadowed_by_the_module() -> None:
 
 
 def test_prepared_run_takes_keywords_only() -> None:
-    from hookrun.runner.trainer import PreparedRun
+    from hookrun.runner.training.prepare import PreparedRun
 
     with pytest.raises(TypeError):
-        PreparedRun(None, None, [], None, None, 0, None, [], [])  # type: ignore[misc]
+        PreparedRun(None, None, None, None, None, None, None, [], [])  # type: ignore[misc]
 
 
 def test_runner_is_grouped_by_concern() -> None:
-    """runner/ keeps the orchestration at its top; the rest in data/, graph/, session/, cluster/, run_dir/, trained/."""
+    """runner/ keeps the orchestration at its top; the rest in folders by concern (training/: the phases of train)."""
     from pathlib import Path
 
     import hookrun.runner
 
     root = Path(hookrun.runner.__file__).parent
     # live: the in-memory Python objects hookrun.estimator gives train()
-    top = ["__init__", "config", "errors", "live", "preflight", "tf_env", "trainer"]
+    top = ["__init__", "config", "live", "preflight", "tf_env", "trainer"]
     assert sorted(p.stem for p in root.glob("*.py")) == top
     assert sorted(p.name for p in root.iterdir() if (p / "__init__.py").exists()) == [
-        "cluster", "data", "graph", "run_dir", "session", "trained"
+        "cluster", "data", "graph", "roles", "run_dir", "session", "trained", "training"
     ]
 
 
