@@ -216,3 +216,34 @@ def test_every_gpu_switch_is_documented_with_its_source_and_not_verified_on_gpu(
         default = str(field.default).lower()
         assert re.search(rf"^  {key}: {re.escape(default)}\s", config_md, flags=re.M), (key, default)
         assert re.search(rf"^  {key}: {re.escape(default)}\s", page, flags=re.M), (key, default)
+
+
+def test_every_option_of_the_readmes_commands_is_in_that_commands_help():
+    """The README's usage lines (its `## Commands` block) name only options the CLI has: a renamed or removed
+    option (`--input-fn`, `--serving-input-fn`, `--devices`, ...) fails here, not in a user's shell."""
+    from typer.testing import CliRunner
+
+    from hookrun.cli.app import app
+
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    block = text.split("## Commands", 1)[1].split("```", 2)[1]
+    runner = CliRunner(env={"COLUMNS": "200"})
+    helps: dict[str, str] = {}
+    missing = []
+    checked = 0
+    for line in block.splitlines():
+        line = line.split("  #", 1)[0].strip()
+        if not line.startswith("hookrun "):
+            continue
+        words = line.split()
+        command = words[1] if not words[1].startswith("-") else ""
+        if command not in helps:
+            result = runner.invoke(app, [command, "--help"] if command else ["--help"])
+            assert result.exit_code == 0, (command, result.output)
+            helps[command] = result.output
+        for option in re.findall(r"(?<![\w-])--[a-z][a-z-]*", line):
+            checked += 1
+            if not re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", helps[command]):
+                missing.append(f"hookrun {command} {option}".replace("  ", " "))
+    assert checked >= 20, checked  # the block was found and read
+    assert not missing, missing
