@@ -57,6 +57,6 @@ def test_the_concept_map_covers_what_the_issue_asks():
     for concept in (
         "model_fn", "input_fn", "save_checkpoints_steps", "keep_checkpoint_max", "log_step_count_steps",
         "save_summary_steps", "train_and_evaluate", "TrainSpec", "EvalSpec", "WarmStartSettings",
-        "export_saved_model", "TF_CONFIG",
+        "export_saved_model", "TF_CONFIG", "train_distribute=MirroredStrategy",
     ):
         assert concept in text, concept
