@@ -224,8 +224,8 @@ def _mixed_inputs(run: Path) -> np.ndarray:
     """The model_fn's ``net`` for the ROWS records of :func:`_record`, computed from the records' definition."""
     import json
 
-    column = json.loads((run / "preprocessing.json").read_text())["columns"][0]
-    assert column["name"] == "a"
+    columns = json.loads((run / "preprocessing.json").read_text())["columns"]
+    (column,) = [c for c in columns if c["name"] == "a"]  # declared data.columns come first (docs/data.md)
     rows = []
     for i in range(ROWS):
         a = (float(np.float32(i % 5)) - column["mean"]) / column["std"]
