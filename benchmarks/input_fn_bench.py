@@ -18,14 +18,19 @@ Per round, in one process, the order rotating:
 
 - ``raw``: the graph hookrun builds for that config (``hookrun.runner.trainer.prepare``, the same
   ``build_graph``, the same iterator over the same dataset), run in a plain ``tf.compat.v1.Session`` with
-  hookrun's session config: ``make_callable([train_op, loss, global_step])``, W warm-up calls, then N
-  timed calls;
+  hookrun's session config: ``make_callable(train_op)`` (hookrun's step: the train op, nothing fetched),
+  N calls, timed from the first;
 - ``hookrun``: ``hookrun.runner.trainer.train`` of the same config with ``stop_at_step`` only
   (``last_step`` N), a fresh run directory, a non-terminal console; its ``steps_per_sec`` (the step loop,
   from session ready to the last step's end, first steps included, as ``summary.json`` reports it).
 
-The ratio is hookrun / raw (target >= 0.95x): the median over rounds of each, and the median of the
-round-paired ratios. The rows replace the section between ``<!-- input-fn-bench -->`` markers in
+Both sides also read their clocks over steps W + 1..N (:class:`Span`): the steady rate, the CPU per step
+of the process (every thread) and of the calling thread.
+
+The verdict is the issue's: the wall-clock ratio hookrun / raw of the medians over rounds (target >= 0.95x),
+shown with the median of the round-paired ratios; the CPU ratio (raw / hookrun CPU per step) beside it,
+with its own verdict at the same 0.95x, is the evidence the machine's load moves much less. The
+rows replace the section between ``<!-- input-fn-bench -->`` markers in
 ``benchmarks/RESULTS.md`` (``--no-write`` to only print).
 """
 
@@ -116,8 +121,9 @@ class Span:
 
     The same span on both sides (steps W + 1 .. N of the loop, the first W left out), so their per-step
     costs compare like with like. ``process``: ``time.process_time``, every thread of the process (the
-    session's pools, tf.data's threads): the load-independent measure. ``thread``: ``time.thread_time`` of
-    the thread that calls the session: the Python around each step plus that thread's share of the call.
+    session's pools, tf.data's threads): far less moved by other processes than wall time (though idle pool
+    threads spin longer on a busy machine). ``thread``: ``time.thread_time`` of the thread that calls the
+    session: the Python around each step plus that thread's share of the call.
 
     Args:
         warmup: W (steps).
@@ -287,6 +293,7 @@ def report(results: dict[str, dict[str, Any]], repeats: int, loads: tuple[float,
         f"{cpus} CPUs, load average {loads[0]:.2f} at the start and {loads[1]:.2f} at the end"
         + (" (**busy machine**: more runnable processes than CPUs, the wall-clock ratios swing; trust the CPU "
            "ratio)" if busy else "")
+        + f", `TF_ENABLE_ONEDNN_OPTS={os.environ.get('TF_ENABLE_ONEDNN_OPTS', '')}` (one process: both sides)"
         + ". Same config, same graph (`prepare`'s `build_graph`), same dataset and iterator, same session "
         "config, same step: the train op, nothing fetched (`benchmarks/input_fn_probe.py` prints both sides' "
         "ConfigProto, fetches, session calls and the ops a step executes). hookrun: `steps_per_sec` of `train` "
@@ -294,7 +301,7 @@ def report(results: dict[str, dict[str, Any]], repeats: int, loads: tuple[float,
         "`make_callable(train_op)` in a plain session, timed over the same span (its first N calls). "
         "**Verdict: the wall ratio of medians, the issue's target (>= 0.95x).** Beside it, over steps W+1..N on "
         "both sides (the engine's session call is wrapped to read the clocks, one Python call a step counted "
-        "against hookrun): the steady wall rates, and the CPU per step, the load-independent evidence: "
+        "against hookrun): the steady wall rates, and the CPU per step, the evidence other processes move much less: "
         "every thread of the process (`time.process_time`; the CPU ratio is raw / hookrun, 1.0x: the same "
         "CPU per step, and it is held to the same 0.95x) and the calling thread alone (`time.thread_time`: "
         "the Python around each step plus that thread's part of the session call).",
