@@ -135,7 +135,7 @@ def describe_config(config: Any) -> str:
 
 
 def run_raw(config_path: Path, warmup: int, steps: int) -> dict[str, Any]:
-    """The raw loop of ``input_fn_bench.run_raw``, observed."""
+    """The raw loop of ``input_fn_bench.run_raw`` (``make_callable(train_op)``), observed."""
     from rich.console import Console
 
     from hookrun.runner.config import load_config
@@ -151,7 +151,7 @@ def run_raw(config_path: Path, warmup: int, steps: int) -> dict[str, Any]:
         with built.graph.as_default():
             init = v1.group(v1.global_variables_initializer(), v1.local_variables_initializer(),
                             v1.tables_initializer())
-            fetches = [built.train_op, built.spec.loss, built.global_step]
+            fetches = [built.train_op]  # the bench's raw step: hookrun's (the train op, nothing fetched)
         config = session_config(tf, prepared.plan, 0, 0)
         with v1.Session(graph=built.graph, config=config) as session:
             session.run(init)
