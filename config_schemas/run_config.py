@@ -104,7 +104,11 @@ class RunConfigBase(StrictModel):
         """With towers (``device:`` a list): the global batch divides by K (each worker's batch on a cluster)."""
         if not isinstance(self.device, list):
             return self
-        message = batch_message(self.data.batch_size, len(self.device)) if self.data.input_fn is None else None
+        message = (
+            batch_message(self.data.batch_size, len(self.device), per_worker=self.cluster is not None)
+            if self.data.input_fn is None
+            else None
+        )
         if message is not None:
             raise ValueError(message)
         return self

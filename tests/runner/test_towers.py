@@ -234,7 +234,9 @@ def test_validate_takes_towers_on_a_cluster_and_checks_each_workers_batch(tmp_pa
     cluster = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
     loaded = load_config(_write(tmp_path, "ok", _towers(2), [], cluster=cluster))
     assert loaded.config.device == ["cpu:0", "cpu:1"] and loaded.config.cluster.worker
-    with pytest.raises(ConfigError, match=r"data.batch_size 16 is the global batch of 3 towers"):
+    # on a cluster data.batch_size is each worker's batch: the message must not call it the global batch
+    with pytest.raises(ConfigError, match=r"data.batch_size 16 is each worker's batch on the cluster, split between "
+                       r"its 3 towers \(device: a list\) and must divide by 3; use 15 or 18$"):
         load_config(_write(tmp_path, "bad", _towers(3), [], cluster=cluster))
 
 
