@@ -389,3 +389,23 @@ def test_predict_names_the_file_and_record_that_does_not_fit_the_spec(
         predict(run, [str(tmp_path / "new-1.tfrecord"), str(bad)], tmp_path / "out.jsonl")
     assert "\n" not in str(raised.value) and "[Op:" not in str(raised.value)  # one line, for the user
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_an_unused_multi_valued_feature_of_the_records_is_ignored_by_training_and_evaluate(
+    make_config, write_module, run_train, tmp_path
+):
+    """Records often carry more than a run reads (``image/object/bbox/xmin``: several floats). With ``data.features``
+    listing the columns, training reads only those, the label and ``data.columns``; ``hookrun evaluate`` reads the
+    run's saved columns. Both refused such records before: ``feature 'bbox' has 7 values``."""
+    from hookrun.runner import evaluate
+
+    bbox = tf.train.Feature(float_list=tf.train.FloatList(value=[0.5] * 7))
+    with tf.io.TFRecordWriter(str(tmp_path / "data.tfrecord")) as writer:
+        for i in range(ROWS):
+            writer.write(_hostile(i, bbox=bbox))
+    run = _trained(make_config, write_module, run_train, tmp_path, features=["a"])
+    _write(tmp_path / "plain.tfrecord")  # the same records without it
+    with_bbox = evaluate(run, [str(tmp_path / "data.tfrecord")])
+    plain = evaluate(run, [str(tmp_path / "plain.tfrecord")])
+    assert with_bbox.rows == plain.rows == ROWS and np.isfinite(plain.metrics["val_loss"])
+    assert with_bbox.metrics == plain.metrics

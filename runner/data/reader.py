@@ -531,6 +531,13 @@ def plan_columns(
         DataError: see :func:`hookrun.runner.data.sources.csv_rows`, :func:`check_columns`, :func:`parse_columns`.
     """
     first = fileset.files[0]
+    if first.format != CSV and config.features is not None and not fileset.columns:
+        # data.features lists the columns: only they, the label and data.columns' one-value columns are read, so
+        # another feature of the records (a multi-valued one the run never uses, image/object/bbox) is not refused
+        wanted = list(dict.fromkeys([*feature_columns(config, []), config.label, *fileset.declared]))
+        present = set(tfrecord_features(first, KIND_SAMPLE_ROWS, fileset.key, budget)) | set(fileset.declared)
+        if all(name in present for name in wanted):  # else every feature is read: the messages name them all
+            fileset.columns = wanted
     header, rows = _file_rows(fileset, first, budget)
     sample_rows: list[tuple[int, list[str]]] = []
     for row in rows:
@@ -903,7 +910,8 @@ def _tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chun
                 row = int(np.argmax(lengths > 1))
                 raise DataError(
                     f"{file.path}: record {lines[row]}: feature {name!r} has {lengths[row]} values; hookrun reads one "
-                    "value per feature",
+                    "value per feature (list the features to use in data.features, or give this one a parse spec "
+                    "in data.columns)",
                     loc=loc,
                 )
             present = lengths == 1

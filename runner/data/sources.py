@@ -579,7 +579,8 @@ def tfrecord_rows(
                 if len(values) > 1:
                     raise DataError(
                         f"{path}: record {number}: feature {name!r} has {len(values)} values; hookrun reads one value "
-                        "per feature",
+                        "per feature (list the features to use in data.features, or give this one a parse spec in "
+                        "data.columns)",
                         loc=loc,
                     )
                 cells.append("" if not values else values[0] if kind == "bytes" else repr(values[0]))
