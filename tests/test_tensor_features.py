@@ -409,3 +409,24 @@ def test_an_unused_multi_valued_feature_of_the_records_is_ignored_by_training_an
     plain = evaluate(run, [str(tmp_path / "plain.tfrecord")])
     assert with_bbox.rows == plain.rows == ROWS and np.isfinite(plain.metrics["val_loss"])
     assert with_bbox.metrics == plain.metrics
+
+
+def test_towers_split_every_kind_of_tensor_feature_and_train_as_one_device(
+    make_config, write_module, run_train, tmp_path
+):
+    """``device: [cpu:0, cpu:1]`` on a fixed shape, a sparse and a ragged varlen feature and raw bytes: each tower
+    gets its half of each (a ragged feature was an internal error: TensorFlow cannot convert a RaggedTensor to a
+    Tensor for tf.split), and the weights are one device's on the same batches (a mean loss: the mean of the
+    towers' means)."""
+    _write(tmp_path / "data.tfrecord")
+    module = write_module("tensors_towers", MODEL_FN)
+    weights = {}
+    for name, device in (("one", "cpu"), ("towers", ["cpu:0", "cpu:1"])):
+        hooks = [{"type": "checkpoint_saver", "save_steps": 100}]
+        loaded = make_config(graph={"builder": f"{module}:model_fn"}, data=_data(epochs=1), device=device, hooks=hooks)
+        run_train(loaded, run_dir=tmp_path / name)
+        reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(tmp_path / name)))
+        weights[name] = {key: reader.get_tensor(key) for key in reader.get_variable_to_shape_map()}
+    assert sorted(weights["one"]) == sorted(weights["towers"]) and int(weights["towers"]["global_step"]) == 4
+    for key, value in weights["one"].items():  # summation order only
+        np.testing.assert_allclose(weights["towers"][key], value, rtol=1e-5, atol=1e-6, err_msg=key)
