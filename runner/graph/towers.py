@@ -104,7 +104,12 @@ def split_batch(tf: Any, structure: Any, count: int, where: str) -> list[Any]:
 
     def split(tensor: Any) -> list[Any]:
         if isinstance(tensor, tf.SparseTensor):
-            return tf.sparse.split(sp_input=tensor, num_split=count, axis=0)
+            from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
+
+            # TensorFlow's own tf.sparse.split calls its v1 with `split_dim` and logs a three-line notice about
+            # it: the call is hookrun's, the user cannot act on it
+            with _without_deprecation_notice_of("calling sparse_split"):
+                return tf.sparse.split(sp_input=tensor, num_split=count, axis=0)
         if isinstance(tensor, tf.RaggedTensor):  # a `varlen: ragged` tensor feature: K equal ranges of its rows
             size = tensor.nrows() // count  # rows that do not divide fail the dense parts' tf.split (the labels)
             return [tensor[i * size:(i + 1) * size] for i in range(count)]

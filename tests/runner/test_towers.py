@@ -375,3 +375,23 @@ def test_only_the_first_towers_update_ops_and_summaries_are_kept():
             stack.extend([t.op for t in op.inputs] + list(op.control_inputs))
     assert set(updates) <= seen
     assert not [op for op in seen if op.name.startswith("tower_1/bn/AssignMovingAvg")]
+
+
+def test_splitting_a_sparse_feature_logs_no_deprecation_notice_of_tensorflows_own_call():
+    """``tf.sparse.split`` calls its v1 with ``split_dim``, and TensorFlow logged three lines about it on every
+    ``train``/``inspect`` of towers with a sparse feature (a ``varlen: sparse`` tensor feature): not the user's
+    call, nothing to act on. A fresh process, as TensorFlow logs each notice once per process."""
+    import subprocess
+    import sys
+
+    script = (
+        "import tensorflow as tf\n"
+        "from hookrun.runner.graph.towers import split_batch\n"
+        "with tf.Graph().as_default():\n"
+        "    sparse = tf.SparseTensor([[0, 0], [3, 1]], [1.0, 2.0], [4, 2])\n"
+        "    parts = split_batch(tf, {'tokens': sparse}, 2, 'features')\n"
+        "    print(len(parts), parts[1]['tokens'].dense_shape.shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["2", "(2,)"]
+    assert "sparse_split" not in done.stderr and "split_dim" not in done.stderr, done.stderr[-1500:]
