@@ -430,3 +430,35 @@ def test_towers_split_every_kind_of_tensor_feature_and_train_as_one_device(
     assert sorted(weights["one"]) == sorted(weights["towers"]) and int(weights["towers"]["global_step"]) == 4
     for key, value in weights["one"].items():  # summation order only
         np.testing.assert_allclose(weights["towers"][key], value, rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+RAW_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(tf.reshape(features["zimage"], [-1, 4]), 1, "out")
+    if labels is None:  # the raw bytes passed through, as a model keeps an image's key or thumbnail
+        return {"predictions": {"predictions": out, "raw": features["jpeg"]}}
+    return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": out}
+"""
+
+
+def test_raw_bytes_predictions_are_written_to_csv_without_loss(make_config, write_module, run_train, tmp_path):
+    """A `bytes` output that is not UTF-8 (a JPEG's 0xFF 0xD8) became U+FFFD in the CSV, silently: now ``\\xNN``
+    escapes, as ``.jsonl`` writes them, so every byte can be read back."""
+    import csv
+
+    from hookrun.runner import predict
+
+    _write(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path, RAW_MODEL_FN,
+                   columns={"zimage": COLUMNS["zimage"], "jpeg": COLUMNS["jpeg"]}, features=["a"])
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.csv")
+    with open(tmp_path / "out.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["row", "y", "raw"] and len(rows) == ROWS + 1
+    assert [row[2] for row in rows[1:]] == [_record_jpeg(i).decode("utf-8", "backslashreplace") for i in range(ROWS)]
+    assert rows[1][2] == "\\xff\\xd8\x00\x00 "  # the bytes, each one readable

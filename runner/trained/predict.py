@@ -110,9 +110,12 @@ def _header(label: str, graph: Any) -> list[tuple[str, str, int | None]]:
 
 
 def _cell(value: Any) -> str:
-    """One CSV cell: text as is, a float exactly (shortest repr), a NaN empty."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    r"""One CSV cell: text as is (bytes that are not UTF-8 as ``\xNN`` escapes, as ``.jsonl``).
+
+    A float exactly, as its shortest repr; a NaN empty.
+    """
+    if isinstance(value, bytes):  # a raw `bytes` output (an image's, a key's) must not turn into U+FFFD silently
+        return value.decode("utf-8", "backslashreplace")
     if isinstance(value, (float, np.floating)):
         return "" if math.isnan(float(value)) else repr(float(value))
     if isinstance(value, np.ndarray):  # a value of more than two dimensions: as JSON-like text
