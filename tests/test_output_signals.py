@@ -1,4 +1,4 @@
-"""A terminal closing (SIGHUP) while ``hookrun predict`` or ``export`` writes leaves no partial output.
+"""Signals while ``hookrun predict`` or ``export`` writes: no partial output left, no old output lost.
 
 SIGINT and SIGTERM become ``KeyboardInterrupt`` (:mod:`hookrun.cli.interrupts`), whose ``finally`` blocks remove the
 temporary output; SIGHUP at its default action ended the process at once, leaving a hidden ``.<name>.*.tmp`` (a
@@ -9,6 +9,7 @@ TensorFlow, so this is fast.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -69,3 +70,28 @@ def test_an_ignored_sighup_stays_ignored_and_the_output_is_written(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert (out / "preds.csv").read_text() == "row,y\n0,1.5\n"
+
+
+def test_ctrl_c_between_the_two_renames_of_export_overwrite_keeps_the_old_export(tmp_path: Path, monkeypatch) -> None:
+    """``export --overwrite`` moves the old SavedModel aside, then the new one in. A Ctrl-C landing between the two
+    renames (Python runs the handler between them) removed the holder, the old export in it: nothing was left at
+    the path. The signal is made to land exactly there by raising it from the second rename."""
+    from hookrun.runner.trained import output
+
+    target = tmp_path / "model"
+    target.mkdir()
+    (target / "saved_model.pb").write_bytes(b"the old export")
+    real_replace = os.replace
+
+    def interrupted_second_rename(src, dst):
+        if Path(src).name == "model" and Path(dst) == target:  # the new export moving in
+            raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(output.os, "replace", interrupted_second_rename)
+    with pytest.raises(KeyboardInterrupt), output.atomic_directory(target) as directory:
+        directory.mkdir()
+        (directory / "saved_model.pb").write_bytes(b"the new export")
+    monkeypatch.undo()
+    assert (target / "saved_model.pb").read_bytes() == b"the old export"
+    assert [p.name for p in tmp_path.iterdir()] == ["model"]  # and no holder left beside it

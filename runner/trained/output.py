@@ -258,7 +258,8 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     """A path (not yet created) in a temporary directory beside ``target``, moved onto ``target`` on success.
 
     A ``target`` that exists (``--overwrite``) is moved aside first and removed once the new one is in place;
-    on an error nothing at ``target`` changes and the temporary directory is removed. Missing parent
+    on an error (or an interruption, even between the two renames) nothing at ``target`` changes and the
+    temporary directory is removed. Missing parent
     directories of ``target`` are created.
 
     Raises:
@@ -272,10 +273,10 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     except OSError as err:
         raise _unwritable(target, err) from None
     inside = holder / target.name
+    old = holder / "replaced"
     with _hangup_removes_partial_output():
         try:
             yield inside
-            old = holder / "replaced"
             if target.exists() or target.is_symlink():
                 os.replace(target, old)
             os.replace(inside, target)
@@ -285,6 +286,9 @@ def atomic_directory(target: Path) -> Iterator[Path]:
                 raise refused from err
             raise
         finally:
+            # a Ctrl-C (or SIGHUP) between the two renames: the replaced export goes back, not away with the holder
+            if (old.exists() or old.is_symlink()) and not (target.exists() or target.is_symlink()):
+                os.replace(old, target)
             shutil.rmtree(holder, ignore_errors=True)
 
 
