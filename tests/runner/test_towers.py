@@ -293,6 +293,32 @@ def test_mixed_precision_towers_equal_one_device_and_checkpoint_one_loss_scale(t
     assert float(towers[scale[0]]) == 2.0**15 and int(towers[good[0]]) == int(towers["global_step"]) == 10
 
 
+def test_the_export_of_a_mixed_precision_towers_run_is_a_single_device_serving_graph(tmp_path, linear_csv, run_train):
+    """docs/devices.md: export builds the model once (no tower, no split, no device); the loss scale is training's
+    and is neither restored nor served."""
+    import tensorflow as tf
+
+    from hookrun.runner import export
+
+    _train(tmp_path, run_train, "towers", _towers(2), last_step=4, session={"mixed_precision": True})
+    assert any(name.endswith("current_loss_scale") for name in _weights(tmp_path / "towers"))  # the checkpoint has it
+    export(tmp_path / "towers", tmp_path / "model")
+    graph = tf.Graph()
+    with tf.compat.v1.Session(graph=graph) as session:
+        loaded = tf.compat.v1.saved_model.load(session, ["serve"], str(tmp_path / "model"))
+        ops = graph.get_operations()
+        variables = sorted(v.op.name for v in tf.compat.v1.global_variables())
+        signature = loaded.signature_def["serving_default"]
+        feed = {info.name: [0.5, -1.0] for info in signature.inputs.values()}
+        served = session.run(signature.outputs["predictions"].name, feed)
+    suspicious = [op.name for op in ops if any(
+        word in op.name for word in ("tower_", "split_inputs", "loss_scale", "good_steps", "gradient"))]
+    assert not suspicious, suspicious[:10]
+    assert {op.device for op in ops} == {""}  # no tower's device: it serves wherever it is loaded
+    assert not any("loss_scale" in name or "good_steps" in name for name in variables), variables
+    assert served.shape == (2,) and np.isfinite(served).all()
+
+
 def test_mixed_precision_towers_in_the_steps_per_run_loop(tmp_path, linear_csv, run_train, one_device):
     session = {"mixed_precision": True, "steps_per_run": 5}
     _train(tmp_path, run_train, "one", "cpu", session=session)
