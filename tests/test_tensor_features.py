@@ -462,3 +462,27 @@ def test_raw_bytes_predictions_are_written_to_csv_without_loss(make_config, writ
     assert rows[0] == ["row", "y", "raw"] and len(rows) == ROWS + 1
     assert [row[2] for row in rows[1:]] == [_record_jpeg(i).decode("utf-8", "backslashreplace") for i in range(ROWS)]
     assert rows[1][2] == "\\xff\\xd8\x00\x00 "  # the bytes, each one readable
+
+
+@pytest.mark.parametrize(
+    "spec, issues",
+    [
+        ({"type": "float", "shape": [-1]},
+         ["data.columns.zimage.shape: every dimension of `shape` must be at least 1 (got [-1])"]),
+        ({"type": "float", "shape": [1] * 9}, ["data.columns.zimage.shape: at most 8 dimensions"]),
+        ({"typo": "float"}, ["data.columns.zimage: missing required key `type`",
+                             "data.columns.zimage.typo: unknown key `typo` in `data.columns.zimage` (allowed: type, "
+                             "shape, varlen); did you mean `type`?"]),
+        ("floot", ["data.columns.zimage: must be one of `float`, `int`, `string` or a mapping (got 'floot'); did you "
+                   "mean `float`?"]),
+    ],
+    ids=["negative-dimension", "too-many-dimensions", "no-type", "a-typo"],
+)
+def test_a_bad_parse_spec_in_yaml_gets_the_issue_of_what_was_written(make_config, spec, issues):
+    """A mapping is a parse spec: its own error, not the one-value type's `must be one of float, int, string`
+    (printed first, before), nor `missing required key zimage` for its missing `type`."""
+    with pytest.raises(ConfigError) as raised:
+        make_config(data={"train": "x.tfrecord", "label": "y", "columns": {"zimage": spec}})
+    lines = [line.split(": error: ", 1)[1] for line in str(raised.value).splitlines() if ": error: " in line]
+    assert [line[: len(issue)] for line, issue in zip(lines, issues, strict=False)] == issues and len(lines) == len(
+        issues), lines
