@@ -486,3 +486,57 @@ def test_a_bad_parse_spec_in_yaml_gets_the_issue_of_what_was_written(make_config
     lines = [line.split(": error: ", 1)[1] for line in str(raised.value).splitlines() if ": error: " in line]
     assert [line[: len(issue)] for line, issue in zip(lines, issues, strict=False)] == issues and len(lines) == len(
         issues), lines
+
+
+def test_the_statistics_pass_parses_tensor_features_in_chunks_of_bounded_bytes(tmp_path, monkeypatch):
+    """TensorFlow allocates ``[rows, *shape]`` per chunk before parsing: 65,536 rows of a [64, 64, 3] float image
+    were 3.2 GB. A chunk's fixed-shape tensors now take at most TENSOR_CHUNK_BYTES (here 5 records' worth)."""
+    from hookrun.config_schemas.data import TensorFeature
+    from hookrun.runner.data import reader
+    from hookrun.runner.data.reader import iter_chunks, plan_columns, resolve_sets
+
+    _write(tmp_path / "data.tfrecord")
+    monkeypatch.setattr(reader, "TENSOR_CHUNK_BYTES", 5 * 4 * 8, raising=False)  # zimage: 4 values of 8 bytes
+    config = data_config(**{"epochs": 1, "seed": 0, **_data(), "features": ["a"]})
+    train, _ = resolve_sets(config, tmp_path, "data.train")
+    plan = plan_columns(config, train)
+    sizes = [chunk.num_rows for chunk in iter_chunks(train, plan, reader.CHUNK_ROWS, fast_tfrecord=True)]
+    assert sizes == [5, 5, 5, 5, 4]  # every record once, in order
+    monkeypatch.undo()
+    image = TensorFeature(type="float", shape=[64, 64, 3])
+    assert reader.tensor_chunk_rows({"image": image}, 65_536) == 682  # 64 MiB: 682 x 12,288 values x 8 bytes
+
+
+def test_a_shape_typo_is_refused_from_the_first_record_before_tensorflow_allocates_it(tmp_path):
+    """`shape: [1000000000]` for 4 values: TensorFlow allocated [rows, 1e9] floats for the first chunk and the process
+    died (a segmentation fault under an address-space limit) before its own "Number of float values" error. The first
+    record's values are counted first. A child process with 8 GB of address space runs the statistics pass."""
+    import resource
+    import subprocess
+    import sys
+
+    _write(tmp_path / "data.tfrecord")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from hookrun.common.errors import DataError\n"
+        "from hookrun.runner.data.streaming import scan_data\n"
+        "from tests.conftest import data_config\n"
+        "columns = {'zimage': {'type': 'float', 'shape': [1000000000]}}\n"
+        "config = data_config(train='data.tfrecord', label='y', columns=columns, features=['a'], shuffle=False)\n"
+        "try:\n"
+        "    scan_data(config, Path(sys.argv[1]))\n"
+        "except DataError as err:\n"
+        "    print(err)\n"
+    )
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30))
+
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1], preexec_fn=limit)
+    assert done.returncode == 0, (done.returncode, done.stderr[-1500:])
+    assert done.stdout.strip().endswith(
+        "data.tfrecord: record 1: feature 'zimage' does not fit data.columns.zimage (Number of float values != "
+        "expected.  Values size: 4 but output shape: [1000000000])"
+    ), done.stdout
