@@ -540,3 +540,39 @@ def test_a_shape_typo_is_refused_from_the_first_record_before_tensorflow_allocat
         "data.tfrecord: record 1: feature 'zimage' does not fit data.columns.zimage (Number of float values != "
         "expected.  Values size: 4 but output shape: [1000000000])"
     ), done.stdout
+
+
+BATCH_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(tf.reshape(features["zimage"], [-1, 4]), 1, "out")
+    if labels is None:  # each row's session call's rows
+        rows = tf.shape(out)[0]
+        return {"predictions": {"predictions": out, "call_rows": tf.fill([rows], rows)}}
+    return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": out}
+"""
+
+
+def test_predict_feeds_fixed_shape_tensor_features_in_calls_of_bounded_bytes(
+    make_config, write_module, run_train, tmp_path, monkeypatch
+):
+    """4,096 records a session call whatever their size: 8,000 records of a [128, 128, 3] float image took 4.5 GB
+    (the parse allocates [rows, *shape], the model's activations scale with the rows). A call's fixed-shape tensors
+    now take at most TENSOR_CHUNK_BYTES (here 5 records' worth); the predictions are the same, in order."""
+    from hookrun.runner import predict
+    from hookrun.runner.data import reader
+
+    _write_images(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path, BATCH_MODEL_FN,
+                   columns={"zimage": COLUMNS["zimage"]})
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "whole.jsonl")
+    monkeypatch.setattr(reader, "TENSOR_CHUNK_BYTES", 5 * 4 * 8, raising=False)
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "bounded.jsonl")
+    whole, bounded = _jsonl(tmp_path / "whole.jsonl"), _jsonl(tmp_path / "bounded.jsonl")
+    assert [r["call_rows"] for r in whole] == [ROWS] * ROWS  # 24 tiny records: one call
+    assert [r["call_rows"] for r in bounded] == [5] * 20 + [4] * 4
+    np.testing.assert_allclose([r["predictions"] for r in bounded], [r["predictions"] for r in whole], rtol=1e-6)
