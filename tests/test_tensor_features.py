@@ -409,6 +409,9 @@ def test_an_unused_multi_valued_feature_of_the_records_is_ignored_by_training_an
     plain = evaluate(run, [str(tmp_path / "plain.tfrecord")])
     assert with_bbox.rows == plain.rows == ROWS and np.isfinite(plain.metrics["val_loss"])
     assert with_bbox.metrics == plain.metrics
+    typo = data_config(**{"epochs": 1, "seed": 0, **_data(), "features": ["a", "b"]})  # a listed feature is absent
+    with pytest.raises(SetupError, match=r"data.tfrecord:1: no column 'b'; the columns are: a, bbox, y$"):
+        scan_data(typo, tmp_path)
 
 
 def test_towers_split_every_kind_of_tensor_feature_and_train_as_one_device(
