@@ -240,6 +240,18 @@ def test_validate_takes_towers_on_a_cluster_and_checks_each_workers_batch(tmp_pa
         load_config(_write(tmp_path, "bad", _towers(3), [], cluster=cluster))
 
 
+def test_validate_under_tf_config_names_each_workers_batch(tmp_path, linear_csv, monkeypatch):
+    """No `cluster:` key, the cluster from TF_CONFIG (as tf.estimator read it): data.batch_size is a worker's batch."""
+    tf_config = '{"cluster": {"ps": ["localhost:2222"], "worker": ["localhost:2223"]}, "task": {"type": "worker"}}'
+    monkeypatch.setenv("TF_CONFIG", tf_config)
+    with pytest.raises(ConfigError, match=r"data.batch_size 16 is each worker's batch on the cluster, split between "
+                       r"its 3 towers"):
+        load_config(_write(tmp_path, "bad", _towers(3), []))
+    monkeypatch.setenv("TF_CONFIG", "{not json")  # training names that fault; here: one process's global batch
+    with pytest.raises(ConfigError, match=r"data.batch_size 16 is the global batch of 3 towers"):
+        load_config(_write(tmp_path, "bad", _towers(3), []))
+
+
 def test_towers_on_absent_gpus_are_refused(tmp_path, linear_csv, run_train):
     with pytest.raises(SetupError, match=r"device \[gpu:0, gpu:1\] requested but TensorFlow has no GPU visible"):
         _train(tmp_path, run_train, "gpus", ["gpu:0", "gpu:1"])
