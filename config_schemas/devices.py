@@ -62,13 +62,22 @@ def nearest_divisible(batch_size: int, towers: int) -> tuple[int, int]:
     return below, above
 
 
-def batch_message(batch_size: int, towers: int) -> str | None:
-    """The error for a global ``data.batch_size`` that does not split evenly between ``towers``, else None."""
+def batch_message(batch_size: int, towers: int, per_worker: bool = False) -> str | None:
+    """The error for a ``data.batch_size`` that does not split evenly between ``towers``, else None.
+
+    Args:
+        batch_size: ``data.batch_size`` (rows).
+        towers: K, the entries of ``device:``.
+        per_worker: the config has a ``cluster:``, where ``data.batch_size`` is each worker's batch (split between
+            that worker's K towers), not the global batch of one process.
+    """
     if batch_size % towers == 0:
         return None
     below, above = nearest_divisible(batch_size, towers)
     sizes = f"{below} or {above}" if below != above else str(above)
-    return (
-        f"data.batch_size {batch_size} is the global batch of {towers} towers (device: a list) and must divide "
-        f"by {towers}; use {sizes}"
+    what = (
+        f"is each worker's batch on the cluster, split between its {towers} towers"
+        if per_worker
+        else f"is the global batch of {towers} towers"
     )
+    return f"data.batch_size {batch_size} {what} (device: a list) and must divide by {towers}; use {sizes}"

@@ -84,7 +84,11 @@ def _union_models(annotation: Any) -> dict[str, type[BaseModel]]:
 
 
 def _model_of(annotation: Any, value: Any) -> type[BaseModel] | None:
-    """The model class for a value of this annotation (choosing a hook model by ``type``)."""
+    """The model class for a value of this annotation (choosing a hook model by ``type``).
+
+    A mapping given to a union of one model and scalars (``data.columns``' ``"float" | TensorFeature``) is that
+    model's.
+    """
     annotation = _strip(annotation)
     if _is_model(annotation):
         return annotation
@@ -93,6 +97,10 @@ def _model_of(annotation: Any, value: Any) -> type[BaseModel] | None:
         tag = value.get("type")
         if isinstance(tag, str):
             return tags.get(tag)
+    if not tags and isinstance(value, dict) and typing.get_origin(annotation) in (Union, types.UnionType):
+        models = [member for member in typing.get_args(annotation) if _is_model(_strip(member))]
+        if len(models) == 1:
+            return _strip(models[0])
     return None
 
 
@@ -401,8 +409,10 @@ def validation_issues(
     """Turn every pydantic error of validating ``data`` with the model ``root`` into a located issue."""
     pending: list[_Pending] = []
     alternatives: dict[Loc, _Pending] = {}
-    for error in exc.errors(include_url=False):
-        resolved = _resolve_loc(error["loc"], data, root)
+    errors = [(error, _resolve_loc(error["loc"], data, root)) for error in exc.errors(include_url=False)]
+    for error, resolved in errors:
+        if _scalar_branch_of_a_mapping(error, resolved, errors):
+            continue
         item = _error_to_pending(error, resolved, data, root)
         if resolved.union_label:
             previous = alternatives.get(item.path)
@@ -413,6 +423,26 @@ def validation_issues(
             alternatives[item.path] = item
         pending.append(item)
     return [locate(source, index, overrides, p.path, p.text(), at_value=p.at_value) for p in pending]
+
+
+def _scalar_branch_of_a_mapping(
+    error: dict[str, Any], resolved: _Resolved, errors: list[tuple[dict[str, Any], _Resolved]]
+) -> bool:
+    """Whether ``error`` is a union's scalar alternative refusing a mapping that its mapping alternative explains.
+
+    ``data.columns.image: {type: float, shape: [-1]}`` fails both alternatives of ``"float" | TensorFeature``:
+    the literal's ``must be one of `float`, `int`, `string``` says nothing to a user who wrote a mapping, the
+    model's ``shape: every dimension ... at least 1`` (an error below the value) is the one to read.
+    """
+    if not resolved.union_label or not isinstance(error.get("input"), dict):
+        return False
+    if error["type"] != "literal_error" and not error["type"].endswith("_type"):
+        return False
+    depth = len(resolved.path)
+    return any(
+        other is not error and len(where.path) > depth and where.path[:depth] == resolved.path
+        for other, where in errors
+    )
 
 
 def _value_at(loc: Loc, data: Any) -> Any:

@@ -7,6 +7,8 @@ given set of hook config models. ``hookrun.hooks.registry`` calls it with the ho
 
 from __future__ import annotations
 
+import json
+import os
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Union
@@ -104,7 +106,12 @@ class RunConfigBase(StrictModel):
         """With towers (``device:`` a list): the global batch divides by K (each worker's batch on a cluster)."""
         if not isinstance(self.device, list):
             return self
-        message = batch_message(self.data.batch_size, len(self.device)) if self.data.input_fn is None else None
+        per_worker = self.cluster is not None or _tf_config_cluster()  # a worker's batch, not the global one
+        message = (
+            batch_message(self.data.batch_size, len(self.device), per_worker=per_worker)
+            if self.data.input_fn is None
+            else None
+        )
         if message is not None:
             raise ValueError(message)
         return self
@@ -133,6 +140,20 @@ class RunConfigBase(StrictModel):
                 hint = "; a GPU index is a whole number, e.g. `gpu:0`"
             raise ValueError(f"device {value!r} is not one of {DEVICE_FORMS}{hint}")
         return value
+
+
+def _tf_config_cluster() -> bool:
+    """Whether the ``TF_CONFIG`` environment variable names a cluster (a task of it reads each worker's batch).
+
+    A config without ``cluster:`` runs on the cluster ``TF_CONFIG`` names, as ``tf.estimator`` did; an unreadable
+    ``TF_CONFIG`` counts as none here (training names its fault).
+    """
+    text = os.environ.get("TF_CONFIG", "")
+    try:
+        parsed = json.loads(text) if text.strip() else None
+    except ValueError:
+        return False
+    return isinstance(parsed, dict) and isinstance(parsed.get("cluster"), dict) and bool(parsed["cluster"])
 
 
 def run_config_model(hook_configs: Sequence[type[HookConfig]]) -> type[RunConfigBase]:

@@ -389,3 +389,194 @@ def test_predict_names_the_file_and_record_that_does_not_fit_the_spec(
         predict(run, [str(tmp_path / "new-1.tfrecord"), str(bad)], tmp_path / "out.jsonl")
     assert "\n" not in str(raised.value) and "[Op:" not in str(raised.value)  # one line, for the user
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_an_unused_multi_valued_feature_of_the_records_is_ignored_by_training_and_evaluate(
+    make_config, write_module, run_train, tmp_path
+):
+    """Records often carry more than a run reads (``image/object/bbox/xmin``: several floats). With ``data.features``
+    listing the columns, training reads only those, the label and ``data.columns``; ``hookrun evaluate`` reads the
+    run's saved columns. Both refused such records before: ``feature 'bbox' has 7 values``."""
+    from hookrun.runner import evaluate
+
+    bbox = tf.train.Feature(float_list=tf.train.FloatList(value=[0.5] * 7))
+    with tf.io.TFRecordWriter(str(tmp_path / "data.tfrecord")) as writer:
+        for i in range(ROWS):
+            writer.write(_hostile(i, bbox=bbox))
+    run = _trained(make_config, write_module, run_train, tmp_path, features=["a"])
+    _write(tmp_path / "plain.tfrecord")  # the same records without it
+    with_bbox = evaluate(run, [str(tmp_path / "data.tfrecord")])
+    plain = evaluate(run, [str(tmp_path / "plain.tfrecord")])
+    assert with_bbox.rows == plain.rows == ROWS and np.isfinite(plain.metrics["val_loss"])
+    assert with_bbox.metrics == plain.metrics
+    typo = data_config(**{"epochs": 1, "seed": 0, **_data(), "features": ["a", "b"]})  # a listed feature is absent
+    with pytest.raises(SetupError, match=r"data.tfrecord:1: no column 'b'; the columns are: a, bbox, y$"):
+        scan_data(typo, tmp_path)
+
+
+def test_towers_split_every_kind_of_tensor_feature_and_train_as_one_device(
+    make_config, write_module, run_train, tmp_path
+):
+    """``device: [cpu:0, cpu:1]`` on a fixed shape, a sparse and a ragged varlen feature and raw bytes: each tower
+    gets its half of each (a ragged feature was an internal error: TensorFlow cannot convert a RaggedTensor to a
+    Tensor for tf.split), and the weights are one device's on the same batches (a mean loss: the mean of the
+    towers' means)."""
+    _write(tmp_path / "data.tfrecord")
+    module = write_module("tensors_towers", MODEL_FN)
+    weights = {}
+    for name, device in (("one", "cpu"), ("towers", ["cpu:0", "cpu:1"])):
+        hooks = [{"type": "checkpoint_saver", "save_steps": 100}]
+        loaded = make_config(graph={"builder": f"{module}:model_fn"}, data=_data(epochs=1), device=device, hooks=hooks)
+        run_train(loaded, run_dir=tmp_path / name)
+        reader = tf.train.load_checkpoint(tf.train.latest_checkpoint(str(tmp_path / name)))
+        weights[name] = {key: reader.get_tensor(key) for key in reader.get_variable_to_shape_map()}
+    assert sorted(weights["one"]) == sorted(weights["towers"]) and int(weights["towers"]["global_step"]) == 4
+    for key, value in weights["one"].items():  # summation order only
+        np.testing.assert_allclose(weights["towers"][key], value, rtol=1e-5, atol=1e-6, err_msg=key)
+
+
+RAW_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(tf.reshape(features["zimage"], [-1, 4]), 1, "out")
+    if labels is None:  # the raw bytes passed through, as a model keeps an image's key or thumbnail
+        return {"predictions": {"predictions": out, "raw": features["jpeg"]}}
+    return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": out}
+"""
+
+
+def test_raw_bytes_predictions_are_written_to_csv_without_loss(make_config, write_module, run_train, tmp_path):
+    """A `bytes` output that is not UTF-8 (a JPEG's 0xFF 0xD8) became U+FFFD in the CSV, silently: now ``\\xNN``
+    escapes, as ``.jsonl`` writes them, so every byte can be read back."""
+    import csv
+
+    from hookrun.runner import predict
+
+    _write(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path, RAW_MODEL_FN,
+                   columns={"zimage": COLUMNS["zimage"], "jpeg": COLUMNS["jpeg"]}, features=["a"])
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "out.csv")
+    with open(tmp_path / "out.csv", encoding="utf-8", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows[0] == ["row", "y", "raw"] and len(rows) == ROWS + 1
+    assert [row[2] for row in rows[1:]] == [_record_jpeg(i).decode("utf-8", "backslashreplace") for i in range(ROWS)]
+    assert rows[1][2] == "\\xff\\xd8\x00\x00 "  # the bytes, each one readable
+
+
+@pytest.mark.parametrize(
+    "spec, issues",
+    [
+        ({"type": "float", "shape": [-1]},
+         ["data.columns.zimage.shape: every dimension of `shape` must be at least 1 (got [-1])"]),
+        ({"type": "float", "shape": [1] * 9}, ["data.columns.zimage.shape: at most 8 dimensions"]),
+        ({"typo": "float"}, ["data.columns.zimage: missing required key `type`",
+                             "data.columns.zimage.typo: unknown key `typo` in `data.columns.zimage` (allowed: type, "
+                             "shape, varlen); did you mean `type`?"]),
+        ("floot", ["data.columns.zimage: must be one of `float`, `int`, `string` or a mapping (got 'floot'); did you "
+                   "mean `float`?"]),
+    ],
+    ids=["negative-dimension", "too-many-dimensions", "no-type", "a-typo"],
+)
+def test_a_bad_parse_spec_in_yaml_gets_the_issue_of_what_was_written(make_config, spec, issues):
+    """A mapping is a parse spec: its own error, not the one-value type's `must be one of float, int, string`
+    (printed first, before), nor `missing required key zimage` for its missing `type`."""
+    with pytest.raises(ConfigError) as raised:
+        make_config(data={"train": "x.tfrecord", "label": "y", "columns": {"zimage": spec}})
+    lines = [line.split(": error: ", 1)[1] for line in str(raised.value).splitlines() if ": error: " in line]
+    assert [line[: len(issue)] for line, issue in zip(lines, issues, strict=False)] == issues and len(lines) == len(
+        issues), lines
+
+
+def test_the_statistics_pass_parses_tensor_features_in_chunks_of_bounded_bytes(tmp_path, monkeypatch):
+    """TensorFlow allocates ``[rows, *shape]`` per chunk before parsing: 65,536 rows of a [64, 64, 3] float image
+    were 3.2 GB. A chunk's fixed-shape tensors now take at most TENSOR_CHUNK_BYTES (here 5 records' worth)."""
+    from hookrun.config_schemas.data import TensorFeature
+    from hookrun.runner.data import reader
+    from hookrun.runner.data.formats import tfrecord
+    from hookrun.runner.data.reader import iter_chunks, plan_columns, resolve_sets
+
+    _write(tmp_path / "data.tfrecord")
+    monkeypatch.setattr(tfrecord, "TENSOR_CHUNK_BYTES", 5 * 4 * 8)  # zimage: 4 values of 8 bytes
+    config = data_config(**{"epochs": 1, "seed": 0, **_data(), "features": ["a"]})
+    train, _ = resolve_sets(config, tmp_path, "data.train")
+    plan = plan_columns(config, train)
+    sizes = [chunk.num_rows for chunk in iter_chunks(train, plan, reader.CHUNK_ROWS, fast_tfrecord=True)]
+    assert sizes == [5, 5, 5, 5, 4]  # every record once, in order
+    monkeypatch.undo()
+    image = TensorFeature(type="float", shape=[64, 64, 3])
+    assert tfrecord.tensor_chunk_rows({"image": image}, 65_536) == 682  # 64 MiB: 682 x 12,288 values x 8 bytes
+
+
+def test_a_shape_typo_is_refused_from_the_first_record_before_tensorflow_allocates_it(tmp_path):
+    """`shape: [1000000000]` for 4 values: TensorFlow allocated [rows, 1e9] floats for the first chunk and the process
+    died (a segmentation fault under an address-space limit) before its own "Number of float values" error. The first
+    record's values are counted first. A child process with 8 GB of address space runs the statistics pass."""
+    import resource
+    import subprocess
+    import sys
+
+    _write(tmp_path / "data.tfrecord")
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from hookrun.common.errors import DataError\n"
+        "from hookrun.runner.data.streaming import scan_data\n"
+        "from tests.conftest import data_config\n"
+        "columns = {'zimage': {'type': 'float', 'shape': [1000000000]}}\n"
+        "config = data_config(train='data.tfrecord', label='y', columns=columns, features=['a'], shuffle=False)\n"
+        "try:\n"
+        "    scan_data(config, Path(sys.argv[1]))\n"
+        "except DataError as err:\n"
+        "    print(err)\n"
+    )
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (8 * 2**30, 8 * 2**30))
+
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=Path(__file__).resolve().parents[1], preexec_fn=limit)
+    assert done.returncode == 0, (done.returncode, done.stderr[-1500:])
+    assert done.stdout.strip().endswith(
+        "data.tfrecord: record 1: feature 'zimage' does not fit data.columns.zimage (Number of float values != "
+        "expected.  Values size: 4 but output shape: [1000000000])"
+    ), done.stdout
+
+
+BATCH_MODEL_FN = """
+import tensorflow as tf
+
+from hookrun.runner import layers
+
+
+def model_fn(features, labels, mode, params):
+    out = layers.dense(tf.reshape(features["zimage"], [-1, 4]), 1, "out")
+    if labels is None:  # each row's session call's rows
+        rows = tf.shape(out)[0]
+        return {"predictions": {"predictions": out, "call_rows": tf.fill([rows], rows)}}
+    return {"loss": tf.reduce_mean(tf.square(out - labels)), "predictions": out}
+"""
+
+
+def test_predict_feeds_fixed_shape_tensor_features_in_calls_of_bounded_bytes(
+    make_config, write_module, run_train, tmp_path, monkeypatch
+):
+    """4,096 records a session call whatever their size: 8,000 records of a [128, 128, 3] float image took 4.5 GB
+    (the parse allocates [rows, *shape], the model's activations scale with the rows). A call's fixed-shape tensors
+    now take at most TENSOR_CHUNK_BYTES (here 5 records' worth); the predictions are the same, in order."""
+    from hookrun.runner import predict
+    from hookrun.runner.data.formats import tfrecord
+
+    _write_images(tmp_path / "data.tfrecord")
+    run = _trained(make_config, write_module, run_train, tmp_path, BATCH_MODEL_FN,
+                   columns={"zimage": COLUMNS["zimage"]})
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "whole.jsonl")
+    monkeypatch.setattr(tfrecord, "TENSOR_CHUNK_BYTES", 5 * 4 * 8)
+    predict(run, [str(tmp_path / "data.tfrecord")], tmp_path / "bounded.jsonl")
+    whole, bounded = _jsonl(tmp_path / "whole.jsonl"), _jsonl(tmp_path / "bounded.jsonl")
+    assert [r["call_rows"] for r in whole] == [ROWS] * ROWS  # 24 tiny records: one call
+    assert [r["call_rows"] for r in bounded] == [5] * 20 + [4] * 4
+    np.testing.assert_allclose([r["predictions"] for r in bounded], [r["predictions"] for r in whole], rtol=1e-6)

@@ -407,6 +407,17 @@ def plan_columns(
         DataError: see :func:`hookrun.runner.data.sources.csv_rows`, :func:`check_columns`, :func:`parse_columns`.
     """
     first = fileset.files[0]
+    if format_named(first.format).keyed and config.features is not None and not fileset.columns:
+        # data.features lists the columns: only they, the label and data.columns' one-value columns are read, so
+        # another feature of the records (a multi-valued one the run never uses, image/object/bbox) is not refused
+        wanted = list(dict.fromkeys([*feature_columns(config, []), config.label, *fileset.declared]))
+        found = format_named(first.format).names_present(first, KIND_SAMPLE_ROWS, fileset, budget)
+        absent = [name for name in wanted if name not in set(found) | set(fileset.declared)]
+        if absent:  # as check_columns names a missing column, with every feature the records have
+            listed = ", ".join(name for name in found if name not in fileset.tensors)
+            raise SetupError(f"{first.path}:1: no column {absent[0]!r}; the columns are: {listed}"
+                             f"{_did_you_mean(absent[0], found)}")
+        fileset.columns = wanted
     header, rows = _file_rows(fileset, first, budget)
     sample_rows: list[tuple[int, list[str]]] = []
     for row in rows:

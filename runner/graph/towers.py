@@ -79,10 +79,11 @@ def tower_device_function(device: str, variables_on: str) -> Callable[[Any], str
 
 
 def split_batch(tf: Any, structure: Any, count: int, where: str) -> list[Any]:
-    """Split a batch (a tensor, a ``SparseTensor``, or a dict/tuple of them) into ``count`` equal parts.
+    """Split a batch (a tensor, ``SparseTensor``, ``RaggedTensor``, or a dict/tuple of them) into ``count`` equal parts.
 
     As ``replicate_model_fn._split_batch``: along dimension 0 (``tf.split``; ``tf.sparse.split`` for sparse
-    tensors), on the host, under the name scope ``split_inputs``.
+    tensors; ranges of rows for ragged ones, which ``replicate_model_fn`` predates), on the host, under the name
+    scope ``split_inputs``.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -103,7 +104,15 @@ def split_batch(tf: Any, structure: Any, count: int, where: str) -> list[Any]:
 
     def split(tensor: Any) -> list[Any]:
         if isinstance(tensor, tf.SparseTensor):
-            return tf.sparse.split(sp_input=tensor, num_split=count, axis=0)
+            from hookrun.runner.graph.builders.heads import _without_deprecation_notice_of
+
+            # TensorFlow's own tf.sparse.split calls its v1 with `split_dim` and logs a three-line notice about
+            # it: the call is hookrun's, the user cannot act on it
+            with _without_deprecation_notice_of("calling sparse_split"):
+                return tf.sparse.split(sp_input=tensor, num_split=count, axis=0)
+        if isinstance(tensor, tf.RaggedTensor):  # a `varlen: ragged` tensor feature: K equal ranges of its rows
+            size = tensor.nrows() // count  # rows that do not divide fail the dense parts' tf.split (the labels)
+            return [tensor[i * size:(i + 1) * size] for i in range(count)]
         tensor = tf.convert_to_tensor(tensor)
         rows = tensor.shape[0] if tensor.shape.rank else None
         if rows is not None and rows % count:

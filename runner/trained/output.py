@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -238,16 +240,17 @@ def atomic_file(target: Path) -> Iterator[Path]:
     os.fchmod(fd, 0o666 & ~_umask())
     os.close(fd)
     temporary = Path(name)
-    try:
-        yield temporary
-        os.replace(temporary, target)
-    except Exception as err:
-        refused = refused_write(err, temporary, target)
-        if refused is not None:
-            raise refused from err
-        raise
-    finally:
-        temporary.unlink(missing_ok=True)
+    with _hangup_removes_partial_output():
+        try:
+            yield temporary
+            os.replace(temporary, target)
+        except Exception as err:
+            refused = refused_write(err, temporary, target)
+            if refused is not None:
+                raise refused from err
+            raise
+        finally:
+            temporary.unlink(missing_ok=True)
 
 
 @contextmanager
@@ -255,7 +258,8 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     """A path (not yet created) in a temporary directory beside ``target``, moved onto ``target`` on success.
 
     A ``target`` that exists (``--overwrite``) is moved aside first and removed once the new one is in place;
-    on an error nothing at ``target`` changes and the temporary directory is removed. Missing parent
+    on an error (or an interruption, even between the two renames) nothing at ``target`` changes and the
+    temporary directory is removed. Missing parent
     directories of ``target`` are created.
 
     Raises:
@@ -269,19 +273,64 @@ def atomic_directory(target: Path) -> Iterator[Path]:
     except OSError as err:
         raise _unwritable(target, err) from None
     inside = holder / target.name
+    old = holder / "replaced"
+    with _hangup_removes_partial_output():
+        try:
+            yield inside
+            if target.exists() or target.is_symlink():
+                os.replace(target, old)
+            os.replace(inside, target)
+        except Exception as err:
+            refused = refused_write(err, inside, target)
+            if refused is not None:
+                raise refused from err
+            raise
+        finally:
+            # a Ctrl-C (or SIGHUP) between the two renames: the replaced export goes back, not away with the holder
+            if (old.exists() or old.is_symlink()) and not (target.exists() or target.is_symlink()):
+                os.replace(old, target)
+            shutil.rmtree(holder, ignore_errors=True)
+
+
+class _HungUp(BaseException):
+    """SIGHUP arrived while an output was written (:func:`_hangup_removes_partial_output`)."""
+
+
+@contextmanager
+def _hangup_removes_partial_output() -> Iterator[None]:
+    """While an output is written, SIGHUP (the terminal closed) removes the partial output before the process ends.
+
+    SIGINT and SIGTERM raise ``KeyboardInterrupt`` from the CLI's handlers (:mod:`hookrun.cli.interrupts`), so the
+    ``finally`` blocks of :func:`atomic_file` and :func:`atomic_directory` remove their temporary file or directory.
+    SIGHUP at its default action killed the process at once, leaving a hidden partial ``.<name>.*.tmp`` (measured:
+    0.47 MB of a 3.4 MB ``hookrun predict`` CSV). In this block SIGHUP raises instead; the temporary output is
+    removed on the way out, then the default action is restored and the signal sent again: the process still ends
+    by SIGHUP (exit status 129 in a shell), as without hookrun. A SIGHUP that is ignored (``nohup``) or has a
+    handler of its own (a launcher's) is left alone, and so is a thread other than the main one.
+    """
+    hangup = getattr(signal, "SIGHUP", None)
+    if (
+        hangup is None
+        or threading.current_thread() is not threading.main_thread()
+        or signal.getsignal(hangup) is not signal.SIG_DFL
+    ):
+        yield
+        return
+
+    def _raise(signum: int, frame: object) -> None:
+        raise _HungUp(signum)
+
+    signal.signal(hangup, _raise)
+    hung_up = False
     try:
-        yield inside
-        old = holder / "replaced"
-        if target.exists() or target.is_symlink():
-            os.replace(target, old)
-        os.replace(inside, target)
-    except Exception as err:
-        refused = refused_write(err, inside, target)
-        if refused is not None:
-            raise refused from err
-        raise
+        yield
+    except _HungUp:
+        hung_up = True
     finally:
-        shutil.rmtree(holder, ignore_errors=True)
+        signal.signal(hangup, signal.SIG_DFL)
+    if hung_up:  # the partial output is gone (the blocks inside cleaned up): end as SIGHUP would have
+        os.kill(os.getpid(), hangup)
+        raise KeyboardInterrupt  # not reached: the default action ends the process
 
 
 def _unwritable(target: Path, err: OSError) -> SetupError:

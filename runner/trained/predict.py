@@ -110,9 +110,12 @@ def _header(label: str, graph: Any) -> list[tuple[str, str, int | None]]:
 
 
 def _cell(value: Any) -> str:
-    """One CSV cell: text as is, a float exactly (shortest repr), a NaN empty."""
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    r"""One CSV cell: text as is (bytes that are not UTF-8 as ``\xNN`` escapes, as ``.jsonl``).
+
+    A float exactly, as its shortest repr; a NaN empty.
+    """
+    if isinstance(value, bytes):  # a raw `bytes` output (an image's, a key's) must not turn into U+FFFD silently
+        return value.decode("utf-8", "backslashreplace")
     if isinstance(value, (float, np.floating)):
         return "" if math.isnan(float(value)) else repr(float(value))
     if isinstance(value, np.ndarray):  # a value of more than two dimensions: as JSON-like text
@@ -217,8 +220,8 @@ class _RecordChunk:
         return len(self.records)
 
 
-def _record_chunks(tf: Any, fileset: Any) -> Any:
-    """Every file's serialized records in order, :data:`PREDICT_BATCH` at a time (:class:`_RecordChunk`).
+def _record_chunks(tf: Any, fileset: Any, rows: int = PREDICT_BATCH) -> Any:
+    """Every file's serialized records in order, ``rows`` at a time (:class:`_RecordChunk`).
 
     Raises:
         DataError: a file that is empty, damaged or not TFRecord (names it; at ``--data``).
@@ -228,7 +231,7 @@ def _record_chunks(tf: Any, fileset: Any) -> Any:
     for index, file in enumerate(fileset.files):
         taken = 0
         try:
-            for batch in record_dataset(tf, file.path, file.compression, PREDICT_BATCH):
+            for batch in record_dataset(tf, file.path, file.compression, rows):
                 records = batch.numpy().astype(object)
                 lines = np.arange(taken + 1, taken + 1 + len(records), dtype=np.int64)
                 taken += len(records)
@@ -304,6 +307,7 @@ def predict(
             files for a run with tensor features, a builder that fails in ``infer`` mode (exit 2); nothing is
             written.
     """
+    from hookrun.runner.data.formats.tfrecord import tensor_chunk_rows
     from hookrun.runner.data.reader import CHUNK_ROWS, iter_chunks
     from hookrun.runner.data.tensor_serving import unfit_record
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
@@ -363,12 +367,14 @@ def predict(
             writer = csv.writer(handle)
             writer.writerow([index_name, *(title for title, _, _ in columns)])
         warned: set[str] = set()
-        # with tensor features, chunks of PREDICT_BATCH rows: their serialized records (an image's kilobytes each)
-        # are held beside the chunk, so 4,096 of them rather than 65,536
-        chunk_rows = PREDICT_BATCH if tensors else CHUNK_ROWS
+        # with tensor features, chunks of one session call: their serialized records (an image's kilobytes each)
+        # are held beside the chunk, and the call's fixed-shape tensors take at most TENSOR_CHUNK_BYTES (the graph
+        # allocates [rows, *shape] for each, and the model's activations scale with the rows)
+        call_rows = tensor_chunk_rows(tensors, PREDICT_BATCH) if tensors else PREDICT_BATCH
+        chunk_rows = call_rows if tensors else CHUNK_ROWS
         chunks = (
             iter_chunks(fileset, plan, chunk_rows, fast_tfrecord=True) if plan is not None
-            else _record_chunks(tf, fileset)
+            else _record_chunks(tf, fileset, call_rows)
         )
         for raw in chunks:
             _refuse_incomplete(run, raw)
@@ -378,8 +384,8 @@ def predict(
                 records, file = raw.records, fileset.files[int(raw.file_ids[0])].path
             elif tensors and raw.num_rows:
                 records, file = _records_of(tf, fileset, raw, cursors)
-            for start in range(0, raw.num_rows, PREDICT_BATCH):
-                stop = min(start + PREDICT_BATCH, raw.num_rows)
+            for start in range(0, raw.num_rows, call_rows):
+                stop = min(start + call_rows, raw.num_rows)
                 feed = {}
                 if records is not None:
                     feed[built.examples] = records[start:stop]

@@ -234,8 +234,22 @@ def test_validate_takes_towers_on_a_cluster_and_checks_each_workers_batch(tmp_pa
     cluster = {"ps": ["localhost:2222"], "worker": ["localhost:2223", "localhost:2224"]}
     loaded = load_config(_write(tmp_path, "ok", _towers(2), [], cluster=cluster))
     assert loaded.config.device == ["cpu:0", "cpu:1"] and loaded.config.cluster.worker
-    with pytest.raises(ConfigError, match=r"data.batch_size 16 is the global batch of 3 towers"):
+    # on a cluster data.batch_size is each worker's batch: the message must not call it the global batch
+    with pytest.raises(ConfigError, match=r"data.batch_size 16 is each worker's batch on the cluster, split between "
+                       r"its 3 towers \(device: a list\) and must divide by 3; use 15 or 18$"):
         load_config(_write(tmp_path, "bad", _towers(3), [], cluster=cluster))
+
+
+def test_validate_under_tf_config_names_each_workers_batch(tmp_path, linear_csv, monkeypatch):
+    """No `cluster:` key, the cluster from TF_CONFIG (as tf.estimator read it): data.batch_size is a worker's batch."""
+    tf_config = '{"cluster": {"ps": ["localhost:2222"], "worker": ["localhost:2223"]}, "task": {"type": "worker"}}'
+    monkeypatch.setenv("TF_CONFIG", tf_config)
+    with pytest.raises(ConfigError, match=r"data.batch_size 16 is each worker's batch on the cluster, split between "
+                       r"its 3 towers"):
+        load_config(_write(tmp_path, "bad", _towers(3), []))
+    monkeypatch.setenv("TF_CONFIG", "{not json")  # training names that fault; here: one process's global batch
+    with pytest.raises(ConfigError, match=r"data.batch_size 16 is the global batch of 3 towers"):
+        load_config(_write(tmp_path, "bad", _towers(3), []))
 
 
 def test_towers_on_absent_gpus_are_refused(tmp_path, linear_csv, run_train):
@@ -289,6 +303,32 @@ def test_mixed_precision_towers_equal_one_device_and_checkpoint_one_loss_scale(t
     good = [name for name in towers if name.endswith("good_steps")]
     assert len(scale) == 1 and len(good) == 1, sorted(towers)  # made once, not once per tower
     assert float(towers[scale[0]]) == 2.0**15 and int(towers[good[0]]) == int(towers["global_step"]) == 10
+
+
+def test_the_export_of_a_mixed_precision_towers_run_is_a_single_device_serving_graph(tmp_path, linear_csv, run_train):
+    """docs/devices.md: export builds the model once (no tower, no split, no device); the loss scale is training's
+    and is neither restored nor served."""
+    import tensorflow as tf
+
+    from hookrun.runner import export
+
+    _train(tmp_path, run_train, "towers", _towers(2), last_step=4, session={"mixed_precision": True})
+    assert any(name.endswith("current_loss_scale") for name in _weights(tmp_path / "towers"))  # the checkpoint has it
+    export(tmp_path / "towers", tmp_path / "model")
+    graph = tf.Graph()
+    with tf.compat.v1.Session(graph=graph) as session:
+        loaded = tf.compat.v1.saved_model.load(session, ["serve"], str(tmp_path / "model"))
+        ops = graph.get_operations()
+        variables = sorted(v.op.name for v in tf.compat.v1.global_variables())
+        signature = loaded.signature_def["serving_default"]
+        feed = {info.name: [0.5, -1.0] for info in signature.inputs.values()}
+        served = session.run(signature.outputs["predictions"].name, feed)
+    suspicious = [op.name for op in ops if any(
+        word in op.name for word in ("tower_", "split_inputs", "loss_scale", "good_steps", "gradient"))]
+    assert not suspicious, suspicious[:10]
+    assert {op.device for op in ops} == {""}  # no tower's device: it serves wherever it is loaded
+    assert not any("loss_scale" in name or "good_steps" in name for name in variables), variables
+    assert served.shape == (2,) and np.isfinite(served).all()
 
 
 def test_mixed_precision_towers_in_the_steps_per_run_loop(tmp_path, linear_csv, run_train, one_device):
@@ -373,3 +413,23 @@ def test_only_the_first_towers_update_ops_and_summaries_are_kept():
             stack.extend([t.op for t in op.inputs] + list(op.control_inputs))
     assert set(updates) <= seen
     assert not [op for op in seen if op.name.startswith("tower_1/bn/AssignMovingAvg")]
+
+
+def test_splitting_a_sparse_feature_logs_no_deprecation_notice_of_tensorflows_own_call():
+    """``tf.sparse.split`` calls its v1 with ``split_dim``, and TensorFlow logged three lines about it on every
+    ``train``/``inspect`` of towers with a sparse feature (a ``varlen: sparse`` tensor feature): not the user's
+    call, nothing to act on. A fresh process, as TensorFlow logs each notice once per process."""
+    import subprocess
+    import sys
+
+    script = (
+        "import tensorflow as tf\n"
+        "from hookrun.runner.graph.towers import split_batch\n"
+        "with tf.Graph().as_default():\n"
+        "    sparse = tf.SparseTensor([[0, 0], [3, 1]], [1.0, 2.0], [4, 2])\n"
+        "    parts = split_batch(tf, {'tokens': sparse}, 2, 'features')\n"
+        "    print(len(parts), parts[1]['tokens'].dense_shape.shape)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    assert done.stdout.split() == ["2", "(2,)"]
+    assert "sparse_split" not in done.stderr and "split_dim" not in done.stderr, done.stderr[-1500:]

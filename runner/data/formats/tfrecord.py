@@ -225,7 +225,8 @@ def tfrecord_rows(
                 if len(values) > 1:
                     raise DataError(
                         f"{path}: record {number}: feature {name!r} has {len(values)} values; hookrun reads one value "
-                        "per feature",
+                        "per feature (list the features to use in data.features, or give this one a parse spec in "
+                        "data.columns)",
                         loc=loc,
                     )
                 cells.append("" if not values else values[0] if kind == "bytes" else repr(values[0]))
@@ -306,6 +307,58 @@ def tensor_feature_spec(tf: Any, tensors: dict[str, Any]) -> dict[str, Any]:
     return spec
 
 
+#: Bytes the fixed-shape tensor features of one chunk may take when the statistics pass parses them (bytes):
+#: TensorFlow allocates ``[rows, *shape]`` for each before it parses (65,536 rows of a [64, 64, 3] float image
+#: were 3.2 GB, twice over with two chunks in flight).
+TENSOR_CHUNK_BYTES = 64 * 2**20
+
+
+def tensor_chunk_rows(tensors: dict[str, Any], rows: int) -> int:
+    """``rows``, or fewer, so that a chunk's fixed-shape tensor features take at most :data:`TENSOR_CHUNK_BYTES`.
+
+    Args:
+        tensors: ``data.columns``' tensor features (name -> ``TensorFeature``).
+        rows: the chunk's rows otherwise (rows).
+
+    Returns:
+        At least 1 (rows); 8 bytes a value counted (an ``int64``; a ``float32`` and its record's copy).
+    """
+    per_record = sum(math.prod(feature.shape) * 8 for feature in tensors.values() if feature.shape)
+    return max(1, min(rows, TENSOR_CHUNK_BYTES // per_record)) if per_record else rows
+
+
+def _check_first_record_shapes(file: DataFile, fileset: FileSet) -> None:
+    """Refuse a fixed-shape tensor feature whose first record has another number of values, before TensorFlow parses.
+
+    A ``shape`` with a typo (``[28, 28, 1000]``) made TensorFlow allocate ``[rows, *shape]`` for the first chunk,
+    which can exhaust memory (a segmentation fault at ``[1000000000]``) before its "Number of float values !=
+    expected" is raised. The pure-Python decoder reads the first record (one record, no TensorFlow).
+
+    Raises:
+        DataError: as :func:`tensor_feature_error` names it: ``<file>: record 1: feature 'image' does not fit
+            data.columns.image (Number of float values != expected.  Values size: 784 but output shape: [...])``.
+    """
+    first = next(tfrecord_records(file, fileset.key), None)
+    if first is None:
+        return
+    try:
+        features = decode_example(first[1])
+    except (ValueError, IndexError, UnicodeDecodeError):
+        return  # not an Example: TensorFlow's parse names it
+    for name, feature in fileset.tensors.items():
+        if not feature.shape or name not in features:
+            continue
+        kind, values = features[name]
+        expected = math.prod(feature.shape)
+        if values and len(values) != expected:
+            shape = ",".join(str(size) for size in feature.shape)
+            raise DataError(
+                f"{file.path}: record {first[0]}: feature {name!r} does not fit data.columns.{name} (Number of {kind} "
+                f"values != expected.  Values size: {len(values)} but output shape: [{shape}])",
+                loc=("data", "columns", name),
+            )
+
+
 def tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk_rows: int) -> Iterator[RawColumns]:
     """Chunks of a TFRecord file decoded by TensorFlow (eager ``tf.data`` + ``tf.io.parse_example``): fast.
 
@@ -329,6 +382,8 @@ def tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk
     spec.update({name: tf.io.RaggedFeature(dtypes["bytes"]) for name in texts})
     if fileset.tensors:  # parsed (and so checked against their spec) with the columns; their values are not kept
         spec.update(tensor_feature_spec(tf, fileset.tensors))
+        _check_first_record_shapes(file, fileset)
+        chunk_rows = tensor_chunk_rows(fileset.tensors, chunk_rows)
 
     def parse(records: Any) -> Any:
         parsed = tf.io.parse_example(records, spec)
@@ -394,7 +449,8 @@ def tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk
                 row = int(np.argmax(lengths > 1))
                 raise DataError(
                     f"{file.path}: record {lines[row]}: feature {name!r} has {lengths[row]} values; hookrun reads one "
-                    "value per feature",
+                    "value per feature (list the features to use in data.features, or give this one a parse spec "
+                    "in data.columns)",
                     loc=loc,
                 )
             present = lengths == 1
