@@ -84,7 +84,8 @@ def _relative(a, b):
 
 
 #: Loads a SavedModel in a process that imports only TensorFlow (and the standard library), feeds it the
-#: rows of a CSV file as they are (NaN for an empty number, the text as is), twice, and prints the outputs.
+#: rows of each CSV file given as they are (NaN for an empty number, the text as is), twice, and prints the
+#: outputs, one JSON line per file.
 SERVE = """
 import csv, json, os, sys
 os.environ["TF_CPP_MIN_LOG_LEVEL"] = "2"
@@ -92,42 +93,46 @@ import tensorflow as tf
 
 model = tf.saved_model.load(sys.argv[1])
 serve = model.signatures["serving_default"]
-rows = list(csv.DictReader(open(sys.argv[2], newline="")))
-columns = {}
-for name, spec in serve.structured_input_signature[1].items():
-    if spec.dtype == tf.string:
-        columns[name] = tf.constant([row[name] for row in rows])
-    else:
-        columns[name] = tf.constant([float(row[name]) if row[name] else float("nan") for row in rows], tf.float32)
+for rows_csv in sys.argv[2:]:
+  rows = list(csv.DictReader(open(rows_csv, newline="")))
+  columns = {}
+  for name, spec in serve.structured_input_signature[1].items():
+      if spec.dtype == tf.string:
+          columns[name] = tf.constant([row[name] for row in rows])
+      else:
+          columns[name] = tf.constant([float(row[name]) if row[name] else float("nan") for row in rows], tf.float32)
 
-def plain(outputs):
-    return {k: [x.decode() if isinstance(x, bytes) else x for x in v.numpy().tolist()] for k, v in outputs.items()}
+  def plain(outputs):
+      return {k: [x.decode() if isinstance(x, bytes) else x for x in v.numpy().tolist()] for k, v in outputs.items()}
 
-first, second = plain(serve(**columns)), plain(serve(**columns))
-examples = []
-for row in rows:
-    feature = {}
-    for name, spec in serve.structured_input_signature[1].items():
-        if spec.dtype == tf.string:
-            feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[row[name].encode()]))
-        elif row[name]:  # an empty number: the feature is absent (missing)
-            feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(row[name])]))
-    examples.append(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
-parsed = plain(model.signatures["examples"](examples=tf.constant(examples)))
-loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("hookrun", "runner", "hooks", "cli"))
-print(json.dumps({"first": first, "second": second, "examples": parsed, "hookrun_modules": loaded}))
+  first, second = plain(serve(**columns)), plain(serve(**columns))
+  examples = []
+  for row in rows:
+      feature = {}
+      for name, spec in serve.structured_input_signature[1].items():
+          if spec.dtype == tf.string:
+              feature[name] = tf.train.Feature(bytes_list=tf.train.BytesList(value=[row[name].encode()]))
+          elif row[name]:  # an empty number: the feature is absent (missing)
+              feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=[float(row[name])]))
+      examples.append(tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString())
+  parsed = plain(model.signatures["examples"](examples=tf.constant(examples)))
+  loaded = sorted(name for name in sys.modules if name.split(".")[0] in ("hookrun", "runner", "hooks", "cli"))
+  print(json.dumps({"first": first, "second": second, "examples": parsed, "hookrun_modules": loaded}))
 """
 
 
-def _serve(saved_model, rows_csv):
-    """The outputs of the SavedModel on the CSV's rows, from a fresh process that imports only TensorFlow."""
+def _serve(saved_model, *rows_csvs):
+    """The outputs of the SavedModel on each CSV's rows, from one fresh process that imports only TensorFlow:
+    one dict for one file, a list of them (in order) for several."""
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "TF_ENABLE_ONEDNN_OPTS": "0", "PYTHONPATH": ""}
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(SERVE), str(saved_model), str(rows_csv)],
+        [sys.executable, "-c", textwrap.dedent(SERVE), str(saved_model), *map(str, rows_csvs)],
         capture_output=True, text=True, env=env, timeout=300, cwd=str(saved_model.parent),
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    outputs = [json.loads(line) for line in done.stdout.strip().splitlines()[-len(rows_csvs):]]
+    assert len(outputs) == len(rows_csvs), done.stdout[-3000:]
+    return outputs[0] if len(rows_csvs) == 1 else outputs
 
 
 def test_exported_model_in_a_fresh_process_equals_predict_on_raw_california_rows(tmp_path, monkeypatch):
@@ -143,7 +148,7 @@ def test_exported_model_in_a_fresh_process_equals_predict_on_raw_california_rows
     assert signatures["serving_default"]["inputs"]["total_bedrooms"] == "float32"
     assert signatures["examples"] == {"inputs": {"examples": "string"}, "outputs": {"predictions": "float32"}}
 
-    served = _serve(tmp_path / "model", rows)
+    served, served_all = _serve(tmp_path / "model", rows, CALIFORNIA)  # one fresh process serves both files
     assert served["hookrun_modules"] == []
     assert served["first"] == served["second"]  # deterministic: no dropout in the exported graph
     table = _read_csv(tmp_path / "preds.csv")
@@ -164,7 +169,7 @@ def test_exported_model_in_a_fresh_process_equals_predict_on_raw_california_rows
     every = cli.invoke(app, ["predict", str(run), "--data", str(CALIFORNIA), "--output", "all.csv"])  # 20,640 rows
     assert every.exit_code == 0, every.output
     mine = np.array([float(row["median_house_value"]) for row in _read_csv(tmp_path / "all.csv")])
-    theirs = np.array(_serve(tmp_path / "model", CALIFORNIA)["first"]["predictions"])
+    theirs = np.array(served_all["first"]["predictions"])
     assert mine.shape == theirs.shape == (20_640,)
     np.testing.assert_allclose(mine, theirs, rtol=1e-5)
 

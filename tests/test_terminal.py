@@ -1,4 +1,5 @@
-"""What a person sees in an 80-column terminal, through the real ``hookrun`` command (a subprocess)."""
+"""What a person sees in an 80-column terminal, through the real ``hookrun`` command (a subprocess; variants
+that only move flags run the same CLI in-process, :func:`in_process`)."""
 
 from __future__ import annotations
 
@@ -68,11 +69,25 @@ def test_version_prints_the_package_version_without_tensorflow():
     assert "devices: not listed (hookrun --version --devices" in done.stdout
 
 
-@pytest.mark.parametrize("args", [["--version", "--devices"], ["--devices", "--version"], ["--devices"]])
-def test_version_with_devices_lists_what_tensorflow_finds(args):
+def in_process(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
+    """``hookrun ARGS`` through typer's CliRunner in this process (COLUMNS as given, no colour), as
+    :func:`hookrun` returns it: for what depends on the arguments, not on a fresh process (no TensorFlow import)."""
+    from typer.testing import CliRunner
+
+    from hookrun.cli.app import app
+
+    result = CliRunner(env={"COLUMNS": str(columns), "NO_COLOR": "1", "TERM": "dumb"}).invoke(app, list(args))
+    return subprocess.CompletedProcess(list(args), result.exit_code, result.stdout, result.stderr)
+
+
+#: The first order runs the real command; the others are the same command with the flags moved, in-process.
+@pytest.mark.parametrize(("args", "run"), [
+    (["--version", "--devices"], hookrun), (["--devices", "--version"], in_process), (["--devices"], in_process),
+])
+def test_version_with_devices_lists_what_tensorflow_finds(args, run):
     import tensorflow as tf
 
-    done = hookrun(*args)
+    done = run(*args)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == f"hookrun {version('hookrun')}" and lines[1].startswith(f"tensorflow {tf.__version__}, ")

@@ -226,6 +226,38 @@ def run_recorded(folder: Path, env: dict[str, str], program: str, *args: str) ->
         return done, pickle.load(handle)
 
 
+def run_reference(code: str, folder: Path, *args: str) -> str:
+    """``python -c CODE ARGS`` in ``folder`` as a plain-TensorFlow reference, but in this process: what it prints.
+
+    A reference builds its graphs in ``tf.Graph()`` contexts of its own and imports the port's modules from
+    ``folder``; those modules leave ``sys.modules`` afterwards, and Python's and NumPy's random states (which a
+    reference may seed) are put back. Only the program under test (main()) needs a process of its own: a fresh
+    one per reference would import TensorFlow again for nothing it checks.
+    """
+    import contextlib
+    import io
+    import random
+
+    before = set(sys.modules)
+    states = random.getstate(), np.random.get_state()
+    argv, path, cwd = sys.argv, list(sys.path), os.getcwd()
+    out = io.StringIO()
+    try:
+        sys.argv, sys.path[:0] = ["-c", *args], [str(folder)]
+        os.chdir(folder)
+        with contextlib.redirect_stdout(out):
+            exec(compile(code, "<reference>", "exec"), {"__name__": "__main__"})
+    finally:
+        sys.argv, sys.path[:] = argv, path
+        os.chdir(cwd)
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        for name in set(sys.modules) - before:
+            if str(getattr(sys.modules[name], "__file__", None) or "").startswith(str(folder)):
+                del sys.modules[name]
+    return out.getvalue()
+
+
 def assert_printed_equal(printed: list[str], expected: list[str]) -> None:
     """The same lines, but each number may differ by one in its last printed digit (float round-off)."""
     number = r"\d+\.\d+"
@@ -272,11 +304,9 @@ def test_iris_main_trains_as_a_plain_monitored_training_session_and_prints_the_s
     assert len(rows) == 120
     assert_epochs_of(batches, rows, 6)
     assert (model_dir / "model.ckpt-0.index").exists()  # the checkpoint saver's first save: the initial weights
-    reference = subprocess.run(
-        [sys.executable, "-c", IRIS_REFERENCE, str(model_dir), "20", "40", str(folder / "batches.pickle"),
-         str(tmp_path / "plain")], cwd=folder, env=env, capture_output=True, text=True, timeout=300)
-    assert reference.returncode == 0, reference.stderr[-3000:]
-    lines = reference.stdout.strip().splitlines()
+    reference = run_reference(IRIS_REFERENCE, folder, str(model_dir), "20", "40", str(folder / "batches.pickle"),
+                              str(tmp_path / "plain"))
+    lines = reference.strip().splitlines()
     assert_printed_equal(printed, [line for line in lines if line.startswith(("Test set accuracy", "Prediction is"))])
     final = str(model_dir / "model.ckpt-40")
     for name, value in json.loads(lines[-1]).items():  # the same weights after the same 40 steps
@@ -370,10 +400,7 @@ def test_autos_main_trains_as_a_plain_monitored_training_session_and_prints_the_
     (model_dir,) = [path for path in temporary.iterdir() if (path / "checkpoint").exists()]
     summary = json.loads((model_dir / "summary.json").read_text())
     assert summary["final_global_step"] == 200 and summary["status"] == "finished"
-    reference = subprocess.run([sys.executable, "-c", AUTOS_REFERENCE, str(tmp_path)], cwd=folder, env=env,
-                               capture_output=True, text=True, timeout=300)
-    assert reference.returncode == 0, reference.stderr[-3000:]
-    lines = reference.stdout.strip().splitlines()
+    lines = run_reference(AUTOS_REFERENCE, folder, str(tmp_path)).strip().splitlines()
     assert printed == [line for line in lines if line.startswith("RMS error")]
     import tensorflow as tf
 
@@ -466,11 +493,9 @@ def test_census_train_and_evaluate_main_trains_as_a_plain_session_evaluates_each
     assert len(rows) == 200
     assert_epochs_of(batches, rows, 5)
     assert (job / "model.ckpt-0.index").exists()  # the checkpoint saver's first save: the initial weights
-    reference = subprocess.run([sys.executable, "-c", CENSUS_REFERENCE, str(job), str(folder / "batches.pickle"),
-                                str(tmp_path / "plain")], cwd=folder, env=env, capture_output=True, text=True,
-                               timeout=300)
-    assert reference.returncode == 0, reference.stderr[-3000:]
-    expected = json.loads(reference.stdout.strip().splitlines()[-1])
+    reference = run_reference(CENSUS_REFERENCE, folder, str(job), str(folder / "batches.pickle"),
+                              str(tmp_path / "plain"))
+    expected = json.loads(reference.strip().splitlines()[-1])
     for name in ("accuracy", "auc", "loss"):  # main()'s evaluations: what it reports (its eval events)
         assert event_scalars(events, name) == [
             (step, pytest.approx(expected["eval"][str(step)][name], rel=1e-5, abs=1e-6)) for step in (50, 100)
