@@ -15,6 +15,9 @@ and everything the run needs from its input it asks that object, never which kin
 4. resume (:meth:`InputSource.position`): the files source skips the batches already trained (its
    pipeline is deterministic with a seed); the input_fn source saves its iterator state with each
    checkpoint where ``tf.data`` can (:mod:`hookrun.runner.data.input_state`).
+5. after training (:func:`saved_source`: a trained run's source, from its saved config and preprocessing,
+   no file read): :meth:`InputSource.predict_dataset` (``hookrun predict``) and
+   :meth:`InputSource.serving_receiver` (``hookrun export``, and the graph ``hookrun predict`` runs).
 
 The formats themselves (CSV, TFRecord, JSON lines, plug-ins) are one layer down:
 :mod:`hookrun.runner.data.formats`. No TensorFlow is imported here; ``tf`` is handed in.
