@@ -105,6 +105,8 @@ def test_file_source_predicts_the_files_rows_through_the_saved_preprocessing(mak
     source = saved_source(loaded, opened.preprocessor)  # a trained run's: its saved preprocessing, no scan
     assert isinstance(source, FileSource) and source.num_rows is None
     chunks = list(source.predict_dataset(tf, [str(linear_csv)]))
+    for given in (str(linear_csv), (str(linear_csv),), source.prediction_files([str(linear_csv)])):
+        assert sum(raw.num_rows for raw, _, _ in source.predict_dataset(tf, given)) == 64  # any form of --data
     cells = _csv_cells(linear_csv, 64)
     assert sum(raw.num_rows for raw, _records, _file in chunks) == 64
     raw, records, _file = chunks[0]

@@ -333,7 +333,8 @@ class FileSource(InputSource):
             return _predict_with(function, params, run_info)
         if data is None:
             raise SetupError("--data names no file; give one or more data files")
-        fileset, plan = data if isinstance(data, tuple) else self.prediction_files(list(data))
+        prepared = isinstance(data, tuple) and len(data) == 2 and hasattr(data[0], "files")  # prediction_files'
+        fileset, plan = data if prepared else self.prediction_files([data] if isinstance(data, str) else list(data))
         return prediction_chunks(tf, fileset, plan, self.loaded.config.data.tensor_features)
 
     def serving_receiver(self, tf: Any, *, function: Any = None, option: str = "graph.serving_input_fn",

@@ -46,19 +46,6 @@ from hookrun.runner.trained.results import PredictResult
 PREDICT_BATCH = _prediction.PREDICT_BATCH
 
 
-def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -> tuple[Any, Any]:
-    """The files to predict on and how to read them: ``(fileset, plan)`` of the model's feature columns.
-
-    :meth:`hookrun.runner.data.source.FileSource.prediction_files` of the run's source (kept for callers).
-
-    Raises:
-        SetupError, DataError: as :func:`hookrun.runner.data.prediction.prediction_input`.
-    """
-    from hookrun.runner.data.source import saved_source
-
-    return saved_source(run.loaded, run.preprocessor).prediction_files(files, base_dir)
-
-
 #: The column of class ids (a model_fn's integer ``predictions``, an argmax): never the label's name over ids.
 CLASS_ID = "class_id"
 
