@@ -148,6 +148,8 @@ def test_file_source_takes_the_users_functions_as_estimator_did(file_source, wri
     module = write_module("program", PROGRAM)
     loaded, opened = file_source
     source = saved_source(loaded, opened.preprocessor)
+    assert source.serving_function(None) is None  # its own receiver
+    assert source.serving_function(f"{module}:serving_input_fn") == f"{module}:serving_input_fn"
     with tf.Graph().as_default():
         receiver = source.serving_receiver(tf, function=input_fn_of(f"{module}:serving_input_fn", "--x", tmp_path))
         assert list(receiver.receiver_tensors) == ["x"]
@@ -210,6 +212,10 @@ def test_input_fn_source_serving_receiver_is_graph_serving_input_fn(input_fn_sou
         assert list(receiver.features) == ["x"] and receiver.features["x"].shape.as_list() == [None, 2]
     graph = loaded.config.graph.model_copy(update={"serving_input_fn": None})
     without = InputFnSource(dataclasses.replace(loaded, config=loaded.config.model_copy(update={"graph": graph})))
+    assert source.serving_function(None) == f"{module}:serving_input_fn"
+    assert without.serving_function("m:given") == "m:given"
+    with pytest.raises(SetupError, match="export needs your serving_input_fn"):
+        without.serving_function(None)  # before TensorFlow: export refuses at once
     with pytest.raises(SetupError, match="export needs your serving_input_fn"), tf.Graph().as_default():
         without.serving_receiver(tf)
 

@@ -62,6 +62,7 @@ class InputSource(abc.ABC):
             ``InputContext`` gives them; None alone.
     """
 
+    loaded: LoadedConfig
     train: Any = None
     validation: Any = None
     preprocessor: Preprocessor | None = None
@@ -171,6 +172,20 @@ class InputSource(abc.ABC):
             PlacedError: the function raised or returned no receiver (at ``option``, naming it).
             SetupError: the input_fn source without a serving_input_fn (exit 2).
         """
+
+    def serving_function(self, given: str | None) -> str | None:
+        """The serving_input_fn ``hookrun export`` uses, before TensorFlow: ``given``, else ``graph.serving_input_fn``.
+
+        Args:
+            given: ``--serving-input-fn`` (``module:function``), or None.
+
+        Returns:
+            The function's path, or None: the source's own receiver (:meth:`serving_receiver` without one).
+
+        Raises:
+            SetupError: neither, for a source that has no receiver of its own (the input_fn source) (exit 2).
+        """
+        return given or self.loaded.config.graph.serving_input_fn
 
 
 @dataclass
@@ -512,6 +527,20 @@ class InputFnSource(InputSource):
             function = InputFn(data_config.input_fn, self.loaded.base_dir, "input_fn")
         return _predict_with(function, params, run_info)
 
+    def serving_function(self, given: str | None) -> str:
+        """``given``, else ``graph.serving_input_fn``: an input_fn run has no columns to serve.
+
+        Raises:
+            SetupError: neither is given (exit 2).
+        """
+        path = given or self.loaded.config.graph.serving_input_fn
+        if path is None:
+            raise SetupError(
+                f"{self.run_dir or 'the run'}: trained from data.input_fn; export needs your serving_input_fn: "
+                "set graph.serving_input_fn: module:function, or give --serving-input-fn module:function"
+            )
+        return path
+
     def serving_receiver(self, tf: Any, *, function: Any = None, option: str = "graph.serving_input_fn",
                          **options: Any) -> Any:
         """The serving_input_fn's receiver (``function``, else ``graph.serving_input_fn``), checked.
@@ -521,12 +550,7 @@ class InputFnSource(InputSource):
             PlacedError: the function raised or returned no receiver (at ``option``, naming it).
         """
         if function is None:
-            path = self.loaded.config.graph.serving_input_fn
-            if path is None:
-                raise SetupError(
-                    f"{self.run_dir or 'the run'}: trained from data.input_fn; export needs your serving_input_fn: "
-                    "set graph.serving_input_fn: module:function, or give --serving-input-fn module:function"
-                )
+            path = self.serving_function(None)
             from hookrun.runner.trained.input_fn_run import input_fn_of
 
             function = input_fn_of(path, option, self.loaded.base_dir)
