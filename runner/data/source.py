@@ -553,7 +553,7 @@ class InputFnSource(InputSource):
             path = self.serving_function(None)
             from hookrun.runner.trained.input_fn_run import input_fn_of
 
-            function = input_fn_of(path, option, self.loaded.base_dir)
+            function = input_fn_of(path, option)  # beside the current directory first, as hookrun export imports it
         return _receiver_with(tf, function, option)
 
 
