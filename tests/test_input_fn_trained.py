@@ -311,3 +311,20 @@ def test_validate_checks_the_serving_input_fn_module_without_tensorflow(tmp_path
     assert "EXIT 2 noTF" in out and "graph.serving_input_fn" in out and "no_such_module" in out, out
     out = validate({"builder": "my_model:serving_input_fn", "serving_input_fn": "my_model serving"})
     assert "EXIT 2 noTF" in out and "not an import path" in out, out
+
+
+def test_export_of_an_input_fn_run_without_a_serving_input_fn_is_refused_naming_both_fixes(run, tmp_path):
+    """The input_fn source has no receiver of its own: one line naming both fixes, nothing written."""
+    from hookrun.common.errors import SetupError
+    from hookrun.runner.trained.export import export
+
+    copy = tmp_path / "run"
+    shutil.copytree(run, copy)
+    config = yaml.safe_load((copy / "config.yaml").read_text(encoding="utf-8"))
+    config["graph"].pop("serving_input_fn")
+    (copy / "config.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    with pytest.raises(SetupError, match=r"trained from data\.input_fn; export needs your serving_input_fn: set "
+                       r"graph\.serving_input_fn: module:function, or give --serving-input-fn module:function"):
+        export(copy, tmp_path / "model")
+    assert not (tmp_path / "model").exists()
+

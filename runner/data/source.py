@@ -15,6 +15,9 @@ and everything the run needs from its input it asks that object, never which kin
 4. resume (:meth:`InputSource.position`): the files source skips the batches already trained (its
    pipeline is deterministic with a seed); the input_fn source saves its iterator state with each
    checkpoint where ``tf.data`` can (:mod:`hookrun.runner.data.input_state`).
+5. after training (:func:`saved_source`: a trained run's source, from its saved config and preprocessing,
+   no file read): :meth:`InputSource.predict_dataset` (``hookrun predict``) and
+   :meth:`InputSource.serving_receiver` (``hookrun export``, and the graph ``hookrun predict`` runs).
 
 The formats themselves (CSV, TFRecord, JSON lines, plug-ins) are one layer down:
 :mod:`hookrun.runner.data.formats`. No TensorFlow is imported here; ``tf`` is handed in.
@@ -23,13 +26,25 @@ The formats themselves (CSV, TFRecord, JSON lines, plug-ins) are one layer down:
 from __future__ import annotations
 
 import abc
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hookrun.common.errors import PlacedError
+from hookrun.common.errors import PlacedError, SetupError
 from hookrun.config_schemas.loader import ConfigError, LoadedConfig
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.streaming import EvalInput, Scan, StreamInput, check_drop_notes, check_shards, scan_data
+
+#: Name of the serialized ``tf.train.Example`` input of the files source's receiver (and of ``hookrun export``'s
+#: signature of it).
+EXAMPLES = "examples"
+
+
+def _op_name(column: str) -> str:
+    """A valid op name for a column's input: ``inputs/<column>`` with other characters as ``_``."""
+    return re.sub(r"[^A-Za-z0-9_.\-]", "_", column)
 
 
 class InputSource(abc.ABC):
@@ -47,6 +62,7 @@ class InputSource(abc.ABC):
             ``InputContext`` gives them; None alone.
     """
 
+    loaded: LoadedConfig
     train: Any = None
     validation: Any = None
     preprocessor: Preprocessor | None = None
@@ -108,6 +124,135 @@ class InputSource(abc.ABC):
         (:func:`hookrun.runner.data.input_state.plan_input_state`, whose arguments these are).
         """
 
+    @abc.abstractmethod
+    def predict_dataset(self, tf: Any, data: Any = None, *, function: Any = None, params: Any = None,
+                        run_info: Any = None) -> Any:
+        """The examples to predict (``hookrun predict``), as ``Estimator.predict`` read them.
+
+        Args:
+            tf: the ``tensorflow`` module.
+            data: the files source's rows: data files (names, globs, directories) or what
+                :meth:`FileSource.prediction_files` returned; unused by the input_fn source.
+            function: an input function (:class:`~hookrun.runner.data.input_fn.InputFn`, ``--input-fn``) to
+                call in ``infer`` mode instead (either source: Estimator.predict took any input_fn); the
+                input_fn source's default is ``data.input_fn``.
+            params: ``graph.params``, handed to an input function that names ``params``.
+            run_info: the ``config`` an input function that names ``config`` gets.
+
+        Returns:
+            For an input function: its result, as it returned it (a ``tf.data.Dataset`` of features or of
+            ``(features, labels)``, or tensors; the caller checks it). For the files source: the rows' chunks
+            in file order (:func:`hookrun.runner.data.prediction.prediction_chunks`), raw cells that the
+            receiver (:meth:`serving_receiver`) takes and passes through the saved preprocessing.
+
+        Raises:
+            PlacedError: the input function raised (at its option, naming it).
+            SetupError, DataError: the files source's files (see :meth:`FileSource.prediction_files`).
+        """
+
+    @abc.abstractmethod
+    def serving_receiver(self, tf: Any, *, function: Any = None, option: str = "graph.serving_input_fn",
+                         **options: Any) -> Any:
+        """The serving input ``hookrun export`` saves (and ``hookrun predict`` feeds), built in the default graph.
+
+        Args:
+            tf: the ``tensorflow`` module.
+            function: a ``serving_input_receiver_fn`` (an :class:`~hookrun.runner.data.input_fn.InputFn`) whose
+                receiver to use (either source, as Estimator's ``export_saved_model``); the input_fn source's
+                default is ``graph.serving_input_fn``.
+            option: where ``function`` was named, for its messages.
+            options: the files source's receiver options (:meth:`FileSource.serving_receiver`).
+
+        Returns:
+            A receiver with Estimator's fields (``features``, ``receiver_tensors``): the function's
+            (:class:`~hookrun.runner.trained.serving.ServingInputReceiver` or ``TensorServingInputReceiver``),
+            or the files source's :class:`FileReceiver`.
+
+        Raises:
+            PlacedError: the function raised or returned no receiver (at ``option``, naming it).
+            SetupError: the input_fn source without a serving_input_fn (exit 2).
+        """
+
+    def serving_function(self, given: str | None) -> str | None:
+        """The serving_input_fn ``hookrun export`` uses, before TensorFlow: ``given``, else ``graph.serving_input_fn``.
+
+        Args:
+            given: ``--serving-input-fn`` (``module:function``), or None.
+
+        Returns:
+            The function's path, or None: the source's own receiver (:meth:`serving_receiver` without one).
+
+        Raises:
+            SetupError: neither, for a source that has no receiver of its own (the input_fn source) (exit 2).
+        """
+        return given or self.loaded.config.graph.serving_input_fn
+
+
+@dataclass
+class FileReceiver:
+    """The files source's serving input: raw columns (and serialized records) -> the saved preprocessing -> features.
+
+    Estimator's ``ServingInputReceiver`` fields, with what ``hookrun predict`` and ``hookrun export`` also need.
+
+    Attributes:
+        inputs: feature column -> its raw input ``[batch]`` (``float32``/``float64`` numeric, ``string``
+            categorical), in the order of ``preprocessing.json``; a placeholder, or with ``examples`` a
+            ``placeholder_with_default`` of the parsed record.
+        examples: the ``string [batch]`` placeholder of serialized ``tf.train.Example`` records, or None.
+        features: what the builder gets: the preprocessing's output (a dict column -> tensor when ``named``,
+            else the dense matrix), then the TFRecord tensor features in spec order.
+        complete: ``bool [batch]``: no missing value in a column whose policy fills nothing.
+    """
+
+    inputs: dict[str, Any]
+    examples: Any
+    features: Any
+    complete: Any
+
+    @property
+    def receiver_tensors(self) -> dict[str, Any]:
+        """The raw inputs by column name (Estimator's ``receiver_tensors``)."""
+        return dict(self.inputs)
+
+
+def _predict_with(function: Any, params: Any, run_info: Any) -> Any:
+    """An input function called in ``infer`` mode, as ``Estimator.predict`` called it (unchecked result)."""
+    return function.call(params, "infer", run_info)
+
+
+def _receiver_with(tf: Any, function: Any, option: str) -> Any:
+    """Call a serving_input_fn (no arguments, as ``export_saved_model`` did) and check it returned a receiver.
+
+    Raises:
+        PlacedError: at ``option`` naming the function: it raised (a receiver's ValueError included), or
+            returned something other than a ``ServingInputReceiver``/``TensorServingInputReceiver``.
+    """
+    # the receiver classes users import (hookrun.runner.trained.serving); imported here only when called
+    from hookrun.runner.trained.serving import ServingInputReceiver, TensorServingInputReceiver
+
+    def error(reason: str) -> PlacedError:
+        return PlacedError(option, f"{function.path} {reason}")
+
+    try:
+        receiver = function.fn()
+    except Exception as err:  # the user's function may raise anything
+        message = str(err).strip().splitlines()[0] if str(err).strip() else ""
+        raise error(f"raised {type(err).__name__}: {message}") from err
+    if isinstance(receiver, (ServingInputReceiver, TensorServingInputReceiver)):
+        return receiver
+    fields = ("features", "receiver_tensors", "receiver_tensors_alternatives")
+    if all(hasattr(receiver, name) for name in fields):  # TF's own receiver classes, or a look-alike
+        try:
+            if isinstance(receiver.features, Mapping):
+                return ServingInputReceiver(*(getattr(receiver, name) for name in fields))
+            return TensorServingInputReceiver(*(getattr(receiver, name) for name in fields))
+        except ValueError as err:
+            raise error(f"returned a receiver that is not valid: {err}") from err
+    raise error(
+        f"returned {type(receiver).__module__}.{type(receiver).__qualname__}; return a "
+        "ServingInputReceiver(features, receiver_tensors) (from hookrun.runner.trained.serving)",
+    )
+
 
 class FileSource(InputSource):
     """Data files of a registered format (CSV, TFRecord, JSON lines, a plug-in's), read by the built-in reader.
@@ -115,13 +260,12 @@ class FileSource(InputSource):
     Files -> sample and statistics (the scan) -> the preprocessing -> ``tf.data``
     (:class:`~hookrun.runner.data.streaming.StreamInput`).
 
-    Serving and prediction read the trained run's saved preprocessing, not a source:
-    :mod:`hookrun.runner.trained.inference` (raw columns, serialized Examples) and
-    :func:`hookrun.runner.trained.predict.prediction_input` (files of any registered format). TFRecord
-    tensor features (``data.columns`` with a shape, varlen or bytes) have their serving receiver and
-    predict dataset in ``runner/data/tensor_serving.py`` (another branch); the place to call them from is
-    the TFRecord format (``runner/data/formats/tfrecord.py``, marked "THE SPOT"), with ``self.scan.train.tensors``
-    as the spec.
+    After training (:func:`saved_source`: the run's saved preprocessing, no scan): :meth:`predict_dataset`
+    (files of any registered format, read as cells) and :meth:`serving_receiver` (raw columns and serialized
+    Examples through the preprocessing's graph ops). TFRecord tensor features (``data.columns`` with a shape,
+    varlen or bytes) are parsed by their format (:meth:`FileFormat.serving_receiver
+    <hookrun.runner.data.formats.base.FileFormat.serving_receiver>`, which ``tfrecord.py`` gives from
+    :mod:`hookrun.runner.data.tensor_serving`).
     """
 
     def __init__(self, loaded: LoadedConfig, scan: Scan) -> None:
@@ -129,10 +273,17 @@ class FileSource(InputSource):
         self.loaded = loaded
         self.scan = scan
 
+    @classmethod
+    def saved(cls, loaded: LoadedConfig, preprocessor: Preprocessor) -> FileSource:
+        """The source of a trained run: its config and saved preprocessing, its files not read (no scan)."""
+        source = cls(loaded, None)  # type: ignore[arg-type]  # no scan: predict and serve only
+        source.preprocessor = preprocessor
+        return source
+
     @property
-    def num_rows(self) -> int:
-        """Training rows one epoch feeds, after ``drop``, over all tasks (count)."""
-        return self.scan.train_rows
+    def num_rows(self) -> int | None:
+        """Training rows one epoch feeds, after ``drop``, over all tasks (count); None for a saved run's source."""
+        return self.scan.train_rows if self.scan is not None else None
 
     def open(self, state_path: Path, initial_step: int, notes: list[str], context: Any) -> None:
         """Fit (or, resuming, load and check) the preprocessing; shard by ``context``; build the inputs."""
@@ -171,13 +322,134 @@ class FileSource(InputSource):
         """Nothing saved: the pipeline skips the batches already trained."""
         return None, []
 
+    def prediction_files(self, files: list[str], base_dir: Path | None = None) -> tuple[Any, Any]:
+        """The files to predict and the columns to read, before TensorFlow: ``(fileset, plan)``.
+
+        :func:`hookrun.runner.data.prediction.prediction_input` with the saved preprocessing.
+
+        Raises:
+            SetupError, DataError: no file, a file missing or of an unknown format, a file without a feature
+                column (names file and column), a numeric cell that is not a number.
+        """
+        from hookrun.runner.data.prediction import prediction_input
+
+        return prediction_input(self.preprocessor, self.loaded.config.data, files, base_dir)
+
+    def predict_dataset(self, tf: Any, data: Any = None, *, function: Any = None, params: Any = None,
+                        run_info: Any = None) -> Any:
+        """The files' rows in order, in chunks of raw cells (:func:`~hookrun.runner.data.prediction.prediction_chunks`).
+
+        ``data``: file names (resolved by :meth:`prediction_files`) or its ``(fileset, plan)``. With
+        ``function``, that input function's ``infer``-mode result instead.
+        """
+        from hookrun.runner.data.prediction import prediction_chunks
+
+        if function is not None:
+            return _predict_with(function, params, run_info)
+        if data is None:
+            raise SetupError("--data names no file; give one or more data files")
+        prepared = isinstance(data, tuple) and len(data) == 2 and hasattr(data[0], "files")  # prediction_files'
+        fileset, plan = data if prepared else self.prediction_files([data] if isinstance(data, str) else list(data))
+        return prediction_chunks(tf, fileset, plan, self.loaded.config.data.tensor_features)
+
+    def serving_receiver(self, tf: Any, *, function: Any = None, option: str = "graph.serving_input_fn",
+                         examples: bool = False, numeric_dtype: str = "float32", named: bool = False,
+                         **options: Any) -> Any:
+        """Raw columns (and serialized Examples) through the saved preprocessing: a :class:`FileReceiver`.
+
+        Mirrors what ``export_saved_model`` built from a ``serving_input_receiver_fn``: under the name scope
+        ``inputs``, one input per raw column (``inputs/<column>``); under ``preprocessing``, the run's saved
+        preprocessing as graph ops (:func:`hookrun.runner.data.streaming.transform_raw_columns`, the
+        transformation training applies).
+
+        Args:
+            tf: the ``tensorflow`` module (builds in the default graph).
+            function: a serving_input_fn whose receiver to use instead (:meth:`InputSource.serving_receiver`).
+            option: where ``function`` was named.
+            examples: add the serialized ``tf.train.Example`` input ``inputs/examples`` (``parse_example``:
+                numeric features as ``float_list``, a column declared ``int`` in ``data.columns`` as
+                ``int64_list``, categorical ones as ``bytes_list``; an absent feature is a missing value). Always
+                added for a run with TFRecord tensor features: they are parsed from it by their format
+                (:meth:`~hookrun.runner.data.formats.base.FileFormat.serving_receiver`) and join the named
+                features after the columns, in spec order, as training gave them.
+            numeric_dtype: ``float32`` (the exported signature, and ``hookrun predict``) or ``float64`` (the
+                numbers exactly as training read them) for numeric inputs.
+            named: features as a dict column -> tensor (a model_fn), else the dense matrix.
+            options: unused.
+
+        Returns:
+            The :class:`FileReceiver` (or, with ``function``, that function's receiver).
+        """
+        if function is not None:
+            return _receiver_with(tf, function, option)
+        from hookrun.runner.data.formats.registry import format_named
+        from hookrun.runner.data.reader import INT64_ABSENT, NUMERIC
+        from hookrun.runner.data.streaming import transform_raw_columns
+
+        config = self.loaded.config
+        state = self.preprocessor
+        assert state is not None  # open() or saved() set it
+        v1 = tf.compat.v1
+        tensors = config.data.tensor_features
+        examples = examples or bool(tensors)  # tensor features come only from serialized records
+        dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
+        inputs: dict[str, Any] = {}
+        serialized = None
+        with tf.name_scope("inputs"):
+            parsed: dict[str, Any] = {}
+            if examples:
+                serialized = v1.placeholder(tf.string, [None], name=EXAMPLES)
+                declared = config.data.column_types()
+                spec = {
+                    c.name: tf.io.FixedLenFeature([], tf.int64, default_value=INT64_ABSENT)
+                    if c.kind == NUMERIC and declared.get(c.name) == "int"
+                    else tf.io.FixedLenFeature([], tf.float32, default_value=float("nan"))
+                    if c.kind == NUMERIC
+                    else tf.io.FixedLenFeature([], tf.string, default_value="")
+                    for c in state.columns
+                }
+                if spec:  # one parse for the one-value columns, another for the tensor features (predict feeds
+                    # the columns as read and so runs only the second)
+                    parsed = tf.io.parse_example(serialized, spec)
+                    parsed = {
+                        name: tf.where(tensor == INT64_ABSENT, tf.constant(float("nan"), tf.float64),
+                                       tf.cast(tensor, tf.float64))
+                        if tensor.dtype == tf.int64 else tensor
+                        for name, tensor in parsed.items()
+                    }
+            tensor_features = (
+                format_named(config.data.format or "tfrecord").serving_receiver(tf, tensors, serialized).features
+                if tensors else {}
+            )
+            for column in state.columns:
+                kind = dtype if column.kind == NUMERIC else tf.string
+                if column.name in parsed:
+                    inputs[column.name] = v1.placeholder_with_default(
+                        tf.cast(parsed[column.name], kind), [None], name=_op_name(column.name)
+                    )
+                else:
+                    inputs[column.name] = v1.placeholder(kind, [None], name=_op_name(column.name))
+        with tf.name_scope("preprocessing"):
+            if state.columns:
+                transformed = transform_raw_columns(tf, state, inputs, named=named)
+                features, complete = transformed.features, transformed.complete
+            else:  # tensor features only: every record is complete
+                features, complete = {}, tf.ones_like(serialized, dtype=tf.bool)
+        if tensors:  # after the columns, in spec order: the features dict training gave the model_fn
+            features = {**features, **tensor_features}
+        return FileReceiver(inputs=inputs, examples=serialized, features=features, complete=complete)
+
 
 class InputFnSource(InputSource):
     """The user's ``data.input_fn`` (and ``data.eval_input_fn``), called as Estimator called it."""
 
-    def __init__(self, loaded: LoadedConfig) -> None:
-        """Keep the config; :meth:`open` imports the functions (after TensorFlow, imported quietly, with tf-keras)."""
+    def __init__(self, loaded: LoadedConfig, run_dir: Path | None = None) -> None:
+        """Keep the config; :meth:`open` imports the functions (after TensorFlow, imported quietly, with tf-keras).
+
+        ``run_dir``: a trained run's directory (:func:`saved_source`), named in its messages.
+        """
         self.loaded = loaded
+        self.run_dir = run_dir
 
     @property
     def num_rows(self) -> None:
@@ -237,6 +509,53 @@ class InputFnSource(InputSource):
             on_cluster=on_cluster, own_saver=own_saver,
         )
 
+    def predict_dataset(self, tf: Any, data: Any = None, *, function: Any = None, params: Any = None,
+                        run_info: Any = None) -> Any:
+        """The input function (``function``, else ``data.input_fn``) called in ``infer`` mode: its result, unchecked.
+
+        What ``hookrun predict --input-fn`` reads (:func:`hookrun.runner.trained.input_fn_run.predict_with_input_fn`
+        checks it: a dataset of features or of ``(features, labels)``, or tensors). ``data`` is unused.
+
+        Raises:
+            PlacedError: the function raised (naming it).
+        """
+        if function is None:
+            from hookrun.runner.data.input_fn import InputFn
+
+            data_config = self.loaded.config.data
+            assert data_config.input_fn is not None  # an InputFnSource is made for data.input_fn
+            function = InputFn(data_config.input_fn, self.loaded.base_dir, "input_fn")
+        return _predict_with(function, params, run_info)
+
+    def serving_function(self, given: str | None) -> str:
+        """``given``, else ``graph.serving_input_fn``: an input_fn run has no columns to serve.
+
+        Raises:
+            SetupError: neither is given (exit 2).
+        """
+        path = given or self.loaded.config.graph.serving_input_fn
+        if path is None:
+            raise SetupError(
+                f"{self.run_dir or 'the run'}: trained from data.input_fn; export needs your serving_input_fn: "
+                "set graph.serving_input_fn: module:function, or give --serving-input-fn module:function"
+            )
+        return path
+
+    def serving_receiver(self, tf: Any, *, function: Any = None, option: str = "graph.serving_input_fn",
+                         **options: Any) -> Any:
+        """The serving_input_fn's receiver (``function``, else ``graph.serving_input_fn``), checked.
+
+        Raises:
+            SetupError: neither is given: an input_fn run has no columns to serve (exit 2).
+            PlacedError: the function raised or returned no receiver (at ``option``, naming it).
+        """
+        if function is None:
+            path = self.serving_function(None)
+            from hookrun.runner.trained.input_fn_run import input_fn_of
+
+            function = input_fn_of(path, option)  # beside the current directory first, as hookrun export imports it
+        return _receiver_with(tf, function, option)
+
 
 def open_source(loaded: LoadedConfig, tasks: list[str] | None = None) -> InputSource:
     """The input source a config names, before TensorFlow: ``data.input_fn``, or files of a registered format.
@@ -260,3 +579,20 @@ def open_source(loaded: LoadedConfig, tasks: list[str] | None = None) -> InputSo
     if shards is not None:
         check_shards(scan, list(tasks or []))
     return FileSource(loaded, scan)
+
+
+def saved_source(loaded: LoadedConfig, preprocessor: Preprocessor | None, run_dir: Path | None = None) -> InputSource:
+    """The input source of a trained run, for predict and export: no file read, no TensorFlow.
+
+    Args:
+        loaded: the run's saved ``config.yaml``.
+        preprocessor: its saved ``preprocessing.json``; None for a run trained from ``data.input_fn``.
+        run_dir: the run directory (named in messages).
+
+    Returns:
+        An :class:`InputFnSource` for a run trained from ``data.input_fn``, else a :class:`FileSource`
+        (:meth:`FileSource.saved`).
+    """
+    if loaded.config.data.input_fn is not None or preprocessor is None:
+        return InputFnSource(loaded, run_dir)
+    return FileSource.saved(loaded, preprocessor)

@@ -103,6 +103,7 @@ def export(
             could not be loaded), a checkpoint that does not fit the builder, a builder that fails in ``infer``
             mode, an ``export_outputs`` signature named ``examples`` (exit 2); nothing is written.
     """
+    from hookrun.runner.data.source import saved_source
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.run_dir.directory import check_usable_path
     from hookrun.runner.tf_env import import_tensorflow
@@ -112,24 +113,20 @@ def export(
 
     started = time.perf_counter()
     run = open_run(run_dir, input_fn=True)
+    source = saved_source(run.loaded, run.preprocessor, run.run_dir)
     option = "--serving-input-fn" if serving_input_fn is not None else "graph.serving_input_fn"
-    serving_input_fn = serving_input_fn or run.loaded.config.graph.serving_input_fn
+    serving_input_fn = source.serving_function(serving_input_fn)  # an input_fn run without one: refused here
     if serving_input_fn is not None:
         from hookrun.runner.trained.input_fn_run import export_with_serving_input_fn
 
         return export_with_serving_input_fn(run, serving_input_fn, option, output, checkpoint, overwrite, verbose)
-    if run.preprocessor is None:
-        raise SetupError(
-            f"{run.run_dir}: trained from data.input_fn; export needs your serving_input_fn: set "
-            "graph.serving_input_fn: module:function, or give --serving-input-fn module:function"
-        )
     target = check_output_path(output, overwrite, "directory")
     # a SavedModel's variables are a checkpoint TensorFlow globs when it loads them: one in `m[1]` never loads
     check_usable_path(target, "--output", limit=None)
     check_not_replacing(target, [run.run_dir], hook_paths=run.hook_paths())
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
-    built = build_inference_graph(tf, run, examples=True)
+    built = build_inference_graph(tf, run, examples=True, source=source)  # the source's receiver
     v1 = tf.compat.v1
     if EXAMPLES in built.export_outputs:
         raise SetupError(

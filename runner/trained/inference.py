@@ -27,11 +27,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from hookrun.runner.data.reader import CATEGORICAL, INT64_ABSENT, NUMERIC
+from hookrun.runner.data.reader import CATEGORICAL
+from hookrun.runner.data.source import EXAMPLES as EXAMPLES  # the serialized Examples input (and signature)
 from hookrun.runner.trained.saved_run import SavedRun
-
-#: Signature and input name of the serialized ``tf.train.Example`` input.
-EXAMPLES = "examples"
 
 
 @dataclass
@@ -145,7 +143,7 @@ def _per_row(tf: Any, builder: str, name: str, tensor: Any, rows: Any) -> Any:
 
 
 def build_inference_graph(
-    tf: Any, run: SavedRun, examples: bool = False, numeric_dtype: str = "float32"
+    tf: Any, run: SavedRun, examples: bool = False, numeric_dtype: str = "float32", source: Any = None
 ) -> InferenceGraph:
     """Build the inference graph of a run in a fresh ``tf.Graph``.
 
@@ -160,6 +158,8 @@ def build_inference_graph(
             columns, in spec order, as training gave them.
         numeric_dtype: ``float32`` (the exported signature, and ``hookrun predict``) or ``float64`` (the numbers
             exactly as training read them) for numeric inputs.
+        source: the run's input source (default :func:`hookrun.runner.data.source.saved_source` of the run): its
+            :meth:`~hookrun.runner.data.source.FileSource.serving_receiver` gives the inputs and the features.
 
     Returns:
         The graph.
@@ -168,8 +168,8 @@ def build_inference_graph(
         SetupError: the builder does not import, fails in ``infer`` mode or returns no ``predictions``.
         PlacedError: the run has TFRecord tensor features and a builder taking the dense matrix.
     """
-    from hookrun.runner.data.streaming import named_feature_columns, transform_raw_columns
-    from hookrun.runner.data.tensor_serving import serving_receiver
+    from hookrun.runner.data.source import saved_source
+    from hookrun.runner.data.streaming import named_feature_columns
     from hookrun.runner.graph.build import build_inference, builder_params, features_form
     from hookrun.runner.graph.builders.registry import get_builder
     from hookrun.runner.graph.model_fn import is_model_fn
@@ -179,7 +179,7 @@ def build_inference_graph(
     state = run.preprocessor
     v1 = tf.compat.v1
     tensors = config.data.tensor_features
-    examples = examples or bool(tensors)  # tensor features come only from serialized records
+    source = source if source is not None else saved_source(run.loaded, run.preprocessor, run.run_dir)
     graph = tf.Graph()
     with graph.as_default():
         if config.data.seed is not None:
@@ -198,48 +198,9 @@ def build_inference_graph(
                 f"a tensor feature is not one value per row, and {config.graph.builder} takes the dense matrix; use "
                 "a model_fn (it gets named features) or declare `hookrun_features = \"named\"`",
             )
-        dtype = tf.float64 if numeric_dtype == "float64" else tf.float32
-        inputs: dict[str, Any] = {}
-        serialized = None
-        with tf.name_scope("inputs"):
-            parsed: dict[str, Any] = {}
-            if examples:
-                serialized = v1.placeholder(tf.string, [None], name=EXAMPLES)
-                declared = config.data.column_types()
-                spec = {
-                    c.name: tf.io.FixedLenFeature([], tf.int64, default_value=INT64_ABSENT)
-                    if c.kind == NUMERIC and declared.get(c.name) == "int"
-                    else tf.io.FixedLenFeature([], tf.float32, default_value=float("nan"))
-                    if c.kind == NUMERIC
-                    else tf.io.FixedLenFeature([], tf.string, default_value="")
-                    for c in state.columns
-                }
-                if spec:  # one parse for the one-value columns, another for the tensor features (predict feeds
-                    # the columns as read and so runs only the second)
-                    parsed = tf.io.parse_example(serialized, spec)
-                    parsed = {
-                        name: tf.where(tensor == INT64_ABSENT, tf.constant(float("nan"), tf.float64),
-                                       tf.cast(tensor, tf.float64))
-                        if tensor.dtype == tf.int64 else tensor
-                        for name, tensor in parsed.items()
-                    }
-            tensor_features = serving_receiver(tf, tensors, serialized).features if tensors else {}
-            for column in state.columns:
-                kind = dtype if column.kind == NUMERIC else tf.string
-                if column.name in parsed:
-                    inputs[column.name] = v1.placeholder_with_default(
-                        tf.cast(parsed[column.name], kind), [None], name=_op_name(column.name)
-                    )
-                else:
-                    inputs[column.name] = v1.placeholder(kind, [None], name=_op_name(column.name))
-        with tf.name_scope("preprocessing"):
-            if state.columns:
-                transformed = transform_raw_columns(tf, state, inputs, named=named)
-                features, complete = transformed.features, transformed.complete
-            else:  # tensor features only: every record is complete
-                features, complete = {}, tf.ones_like(serialized, dtype=tf.bool)
-        if tensors:  # after the columns, in spec order: the features dict training gave the model_fn
-            features = {**features, **tensor_features}
+        receiver = source.serving_receiver(tf, examples=examples, numeric_dtype=numeric_dtype, named=named)
+        inputs, serialized = receiver.inputs, receiver.examples
+        features, complete = receiver.features, receiver.complete
         params = {**builder_params(config, run.loaded.base_dir, run.run_dir), "label_scale": float(state.label_scale)}
         if named:
             params["feature_columns"] = named_feature_columns(state)

@@ -26,7 +26,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -129,11 +128,6 @@ def _features_of_dataset(tf: Any, function: Any, dataset: Any, option: str, mode
     element = iterator.get_next()
     features, labels = element if pair else (element, None)
     return iterator, features, labels
-
-
-def _call_function(function: Any, params: dict[str, Any], mode: str, run_info: Any) -> Any:
-    """Call the input function as Estimator did; its exception becomes a one-line error naming it."""
-    return function.call(params, mode, run_info)
 
 
 def _restore(tf: Any, session: Any, prefix: str, variables: list[Any]) -> None:
@@ -262,6 +256,7 @@ def predict_with_input_fn(
         SetupError: ``output``'s suffix is not ``.jsonl`` or ``.csv``; a ``.csv`` and a prediction with an
             array per example; predictions whose first dimensions differ; the output exists (exit 2).
     """
+    from hookrun.runner.data.source import saved_source
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.output import atomic_file, check_not_replacing, check_output_path
@@ -283,7 +278,10 @@ def predict_with_input_fn(
     with graph.as_default():
         v1.train.get_or_create_global_step()
         _b, _m, params = _builder(run)
-        result = _call_function(function, params, "infer", _run_info(run.run_dir, run.loaded.config))
+        source = saved_source(run.loaded, run.preprocessor, run.run_dir)  # either source takes an --input-fn
+        result = source.predict_dataset(
+            tf, function=function, params=params, run_info=_run_info(run.run_dir, run.loaded.config)
+        )
         iterator = None
         if isinstance(result, tf.data.Dataset):
             iterator, features, _labels = _features_of_dataset(tf, function, result, "--input-fn", "predict")
@@ -372,31 +370,15 @@ def _split_batch(batch: dict[str, Any], keys: list[str], target: Path) -> list[d
 def receiver_of(tf: Any, function: Any, option: str) -> Any:
     """Call a serving_input_fn (no arguments, as ``export_saved_model`` did) and check it returned a receiver.
 
+    What :meth:`hookrun.runner.data.source.InputSource.serving_receiver` gives for ``function``.
+
     Raises:
         PlacedError: at ``option`` naming the function: it raised (a receiver's ValueError included), or
             returned something other than a ``ServingInputReceiver``/``TensorServingInputReceiver``.
     """
-    from hookrun.runner.trained.serving import ServingInputReceiver, TensorServingInputReceiver
+    from hookrun.runner.data.source import _receiver_with
 
-    try:
-        receiver = function.fn()
-    except Exception as err:  # the user's function may raise anything
-        message = str(err).strip().splitlines()[0] if str(err).strip() else ""
-        raise _error(function, option, f"raised {type(err).__name__}: {message}") from err
-    if isinstance(receiver, (ServingInputReceiver, TensorServingInputReceiver)):
-        return receiver
-    fields = ("features", "receiver_tensors", "receiver_tensors_alternatives")
-    if all(hasattr(receiver, name) for name in fields):  # TF's own receiver classes, or a look-alike
-        try:
-            if isinstance(receiver.features, Mapping):
-                return ServingInputReceiver(*(getattr(receiver, name) for name in fields))
-            return TensorServingInputReceiver(*(getattr(receiver, name) for name in fields))
-        except ValueError as err:
-            raise _error(function, option, f"returned a receiver that is not valid: {err}") from err
-    raise _error(
-        function, option, f"returned {type(receiver).__module__}.{type(receiver).__qualname__}; return a "
-        "ServingInputReceiver(features, receiver_tensors) (from hookrun.runner.trained.serving)",
-    )
+    return _receiver_with(tf, function, option)
 
 
 def export_with_serving_input_fn(
@@ -414,6 +396,7 @@ def export_with_serving_input_fn(
         SetupError: the model_fn's ``export_outputs`` name several signatures and none ``serving_default``
             (Estimator's rule); no signature is servable; the output exists (exit 2). Nothing is written.
     """
+    from hookrun.runner.data.source import saved_source
     from hookrun.runner.run_dir.directory import check_usable_path
     from hookrun.runner.tf_env import import_tensorflow
     from hookrun.runner.trained.output import atomic_directory, check_not_replacing, check_output_path
@@ -433,7 +416,8 @@ def export_with_serving_input_fn(
     graph = tf.Graph()
     with graph.as_default():
         v1.train.get_or_create_global_step()
-        receiver = receiver_of(tf, function, option)
+        source = saved_source(run.loaded, run.preprocessor, run.run_dir)  # either source takes a serving_input_fn
+        receiver = source.serving_receiver(tf, function=function, option=option)
         spec = _call(tf, run, receiver.features, None, "infer", function, option)
         try:
             signatures, excluded = build_signature_defs(

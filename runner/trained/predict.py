@@ -32,50 +32,18 @@ from __future__ import annotations
 import csv
 import math
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hookrun.common.errors import DataError, SetupError
+from hookrun.runner.data import prediction as _prediction
 from hookrun.runner.trained.inference import CLASS_ID_OUTSIDE
 from hookrun.runner.trained.results import PredictResult
 
 #: Rows fed to the graph per session call (rows); ``prediction_hooks`` see batches of this size.
-PREDICT_BATCH = 4096
-
-
-def prediction_input(run: Any, files: list[str], base_dir: Path | None = None) -> tuple[Any, Any]:
-    """The files to predict on and how to read them: ``(fileset, plan)`` of the model's feature columns.
-
-    Args:
-        run: the :class:`~hookrun.runner.trained.saved_run.SavedRun`.
-        files: data files, globs or directories (CSV or TFRecord), relative to ``base_dir``.
-        base_dir: default the current directory.
-
-    Returns:
-        ``(fileset, plan)``; plan None for a run of tensor features alone (no one-value column).
-
-    Raises:
-        SetupError, DataError: no file given, a file missing or of an unknown format, a file without one of
-            the feature columns (names file and column), a numeric cell that is not a number.
-    """
-    from hookrun.runner.data.reader import plan_given_columns
-    from hookrun.runner.data.sources import SAMPLE_CHARS, absolute_spec, resolve_files
-
-    if not files:
-        raise SetupError("--data names no file; give one or more data files")
-    if any(not str(name).strip() for name in files):  # `--data "$UNSET"` would read the whole current directory
-        raise SetupError("--data: an empty path (an unset variable?); give data files, or `.` for this directory")
-    where = base_dir or Path.cwd()
-    fileset = resolve_files(absolute_spec(list(files), where), where, run.loaded.config.data.format, "--data")
-    names = [c.name for c in run.preprocessor.columns]
-    if not names:  # tensor features alone (data.columns parse specs): the records are read whole, nothing planned
-        return fileset, None
-    kinds = {c.name: c.kind for c in run.preprocessor.columns}
-    plan = plan_given_columns(fileset, names, kinds, "the run's saved preprocessing.json", SAMPLE_CHARS)
-    return fileset, plan
+PREDICT_BATCH = _prediction.PREDICT_BATCH
 
 
 #: The column of class ids (a model_fn's integer ``predictions``, an argmax): never the label's name over ids.
@@ -200,78 +168,6 @@ def _warn_infinite(raw: Any, numeric: set[str], warned: set[str]) -> None:
             )
 
 
-@dataclass
-class _RecordChunk:
-    """A batch of serialized records of one file, for a run of tensor features alone (no column to read).
-
-    Attributes:
-        records: ``object [n]`` of ``bytes``.
-        lines: their 1-based record numbers in the file.
-        file_ids: their file's index in the set (``n`` times).
-    """
-
-    records: np.ndarray
-    lines: np.ndarray
-    file_ids: np.ndarray
-
-    @property
-    def num_rows(self) -> int:
-        """Records in the batch."""
-        return len(self.records)
-
-
-def _record_chunks(tf: Any, fileset: Any, rows: int = PREDICT_BATCH) -> Any:
-    """Every file's serialized records in order, ``rows`` at a time (:class:`_RecordChunk`).
-
-    Raises:
-        DataError: a file that is empty, damaged or not TFRecord (names it; at ``--data``).
-    """
-    from hookrun.runner.data.tensor_serving import record_dataset, tensorflow_reason
-
-    for index, file in enumerate(fileset.files):
-        taken = 0
-        try:
-            for batch in record_dataset(tf, file.path, file.compression, rows):
-                records = batch.numpy().astype(object)
-                lines = np.arange(taken + 1, taken + 1 + len(records), dtype=np.int64)
-                taken += len(records)
-                yield _RecordChunk(records, lines, np.full(len(records), index, np.int32))
-        except tf.errors.OpError as err:  # a damaged or truncated file
-            reason = tensorflow_reason(str(getattr(err, "message", err)))
-            raise DataError(
-                f"{file.path}: records {taken + 1} or after cannot be read as TFRecord ({reason})", loc=("--data",)
-            ) from None
-        if not taken:  # as the column reader: an empty file is no data set
-            raise DataError(f"{file.path}: the file is empty; it needs tf.train.Example records", loc=("--data",))
-
-
-def _records_of(tf: Any, fileset: Any, raw: Any, cursors: dict[int, Any]) -> tuple[Any, Path]:
-    """The serialized records of a chunk of one-value columns (a tensor-feature run): the same records, in order.
-
-    The tensor features are parsed from them in the graph (:mod:`hookrun.runner.data.tensor_serving`, the parse
-    ``hookrun export`` saves); the chunk's one-value columns are fed as read.
-
-    Returns:
-        ``(records, file)``: ``object [raw.num_rows]`` of ``bytes``, and their file.
-
-    Raises:
-        DataError: the file's records and the chunk's disagree (the file changed while it was read).
-    """
-    from hookrun.runner.data.tensor_serving import RecordCursor
-
-    index = int(raw.file_ids[0])
-    file = fileset.files[index]
-    cursor = cursors.get(index)
-    if cursor is None:
-        cursor = cursors[index] = RecordCursor(tf, file.path, file.compression)
-    if int(raw.lines[0]) != cursor.taken + 1 or int(raw.lines[-1]) != cursor.taken + raw.num_rows:
-        raise DataError(
-            f"{file.path}: records {int(raw.lines[0])} to {int(raw.lines[-1])} were read out of order (the file "
-            "changed while hookrun read it?); predict again", loc=("--data",),
-        )
-    return cursor.take(raw.num_rows), file.path
-
-
 def predict(
     run_dir: str | Path,
     data: list[str] | None,
@@ -308,7 +204,7 @@ def predict(
             written.
     """
     from hookrun.runner.data.formats.tfrecord import tensor_chunk_rows
-    from hookrun.runner.data.reader import CHUNK_ROWS, iter_chunks
+    from hookrun.runner.data.source import saved_source
     from hookrun.runner.data.tensor_serving import unfit_record
     from hookrun.runner.run_dir.checkpoints import check_checkpoint_fits, restore_errors
     from hookrun.runner.tf_env import import_tensorflow
@@ -326,7 +222,8 @@ def predict(
         return predict_with_input_fn(run, input_fn, output, checkpoint, overwrite, verbose)
     assert data is not None
     target = check_output_path(output, overwrite, "file")
-    fileset, plan = prediction_input(run, data)
+    source = saved_source(run.loaded, run.preprocessor)  # the files source of the run's saved preprocessing
+    fileset, plan = source.prediction_files(data)
     tensors = run.loaded.config.data.tensor_features
     if tensors and fileset.format != "tfrecord":
         raise SetupError(
@@ -336,7 +233,7 @@ def predict(
     check_not_replacing(target, [run.run_dir, *(f.path for f in fileset.files)], hook_paths=run.hook_paths())
     tf = import_tensorflow(verbose)
     prefix, step = resolve_checkpoint(tf, run, checkpoint)
-    built = build_inference_graph(tf, run)  # float32 numbers, as the exported signature: the two agree
+    built = build_inference_graph(tf, run, source=source)  # float32 numbers, as the exported signature: the two agree
     v1 = tf.compat.v1
     with built.graph.as_default():
         variables = v1.global_variables()
@@ -356,7 +253,6 @@ def predict(
         with restore_errors(tf, prefix):
             session = v1.train.MonitoredSession(session_creator=creator, hooks=list(built.prediction_hooks))
     rows = 0
-    cursors: dict[int, Any] = {}  # a tensor-feature run: each file's serialized records, read beside its chunks
     # Outside the graph's context: reading TFRecord chunks runs eager tf.data ops (the graph is finalized).
     with session, atomic_file(target) as temporary, open(temporary, "w", encoding="utf-8", newline="") as handle:
         if jsonl:
@@ -367,23 +263,12 @@ def predict(
             writer = csv.writer(handle)
             writer.writerow([index_name, *(title for title, _, _ in columns)])
         warned: set[str] = set()
-        # with tensor features, chunks of one session call: their serialized records (an image's kilobytes each)
-        # are held beside the chunk, and the call's fixed-shape tensors take at most TENSOR_CHUNK_BYTES (the graph
+        # with tensor features, one session call takes at most TENSOR_CHUNK_BYTES of fixed-shape tensors (the graph
         # allocates [rows, *shape] for each, and the model's activations scale with the rows)
         call_rows = tensor_chunk_rows(tensors, PREDICT_BATCH) if tensors else PREDICT_BATCH
-        chunk_rows = call_rows if tensors else CHUNK_ROWS
-        chunks = (
-            iter_chunks(fileset, plan, chunk_rows, fast_tfrecord=True) if plan is not None
-            else _record_chunks(tf, fileset, call_rows)
-        )
-        for raw in chunks:
+        for raw, records, file in source.predict_dataset(tf, (fileset, plan)):
             _refuse_incomplete(run, raw)
             _warn_infinite(raw, numeric, warned)
-            records, file = None, None
-            if isinstance(raw, _RecordChunk):
-                records, file = raw.records, fileset.files[int(raw.file_ids[0])].path
-            elif tensors and raw.num_rows:
-                records, file = _records_of(tf, fileset, raw, cursors)
             for start in range(0, raw.num_rows, call_rows):
                 stop = min(start + call_rows, raw.num_rows)
                 feed = {}

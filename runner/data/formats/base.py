@@ -242,6 +242,40 @@ class FileFormat:
         """
         raise NotImplementedError(f"{type(self).__name__} is not typed: data.columns has no tensor features for it")
 
+    def serving_receiver(self, tf: Any, tensors: dict[str, Any], examples: Any = None) -> Any:
+        """The serving receiver of a trained run's tensor features: typed formats only (``hookrun export``, predict).
+
+        Args:
+            tf: the ``tensorflow`` module (builds in the default graph).
+            tensors: the tensor features' parse spec, in declaration order (``DataConfig.tensor_features``).
+            examples: an existing ``string [batch]`` tensor of serialized records to parse, else a new placeholder.
+
+        Returns:
+            A receiver: ``features`` (name -> the tensor training gave the model) and ``receiver_tensors``.
+
+        Raises:
+            NotImplementedError: the format has no tensor features.
+        """
+        raise NotImplementedError(f"{type(self).__name__} is not typed: data.columns has no tensor features for it")
+
+    def predict_dataset(self, tf: Any, files: list[tuple[Any, str]], tensors: dict[str, Any],
+                        batch_size: int) -> Any:
+        """Files' records parsed into the tensor features, in order, ``batch_size`` a batch: typed formats only.
+
+        Args:
+            tf: the ``tensorflow`` module.
+            files: ``(path, compression)`` per file.
+            tensors: the tensor features' parse spec.
+            batch_size: records per batch.
+
+        Returns:
+            A ``tf.data.Dataset`` of features dicts (as :meth:`serving_receiver`'s ``features``).
+
+        Raises:
+            NotImplementedError: the format has no tensor features.
+        """
+        raise NotImplementedError(f"{type(self).__name__} is not typed: data.columns has no tensor features for it")
+
     def records(self, tf: Any, path: Any, compression: Any) -> Any:
         """A file's records as a ``tf.data.Dataset`` of ``string`` scalars, every line (record) in file order.
 

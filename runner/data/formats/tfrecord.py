@@ -558,12 +558,24 @@ class TfRecordFormat(FileFormat):
         parsed = tf.io.parse_example(records, tensor_feature_spec(tf, tensors))
         return {name: parsed[name] for name in tensors}
 
-    # ---- THE SPOT for runner/data/tensor_serving.py (the tensorpredict branch): serving and prediction of tensor
-    # features. `hookrun predict` and `hookrun export` build their inputs from the run's preprocessing in
-    # runner/trained/inference.py, which refuses TFRecord tensor features today. When tensor_serving.py lands:
-    #     def serving_receiver(self, tf, tensors): return tensor_serving.<receiver>(tf, tensors)
-    #     def predict_dataset(self, tf, files, tensors, batch_size): return tensor_serving.<dataset>(...)
-    # here, and inference.py asks format_named(fileset.format) for them instead of refusing.
+    def serving_receiver(self, tf: Any, tensors: dict[str, Any], examples: Any = None) -> Any:
+        """Serialized Examples parsed with the run's spec.
+
+        :func:`hookrun.runner.data.tensor_serving.serving_receiver`.
+        """
+        from hookrun.runner.data import tensor_serving  # it imports this module: not at the top
+
+        return tensor_serving.serving_receiver(tf, tensors, examples)
+
+    def predict_dataset(self, tf: Any, files: list[tuple[Any, str]], tensors: dict[str, Any],
+                        batch_size: int) -> Any:
+        """The files' records parsed into the tensor features.
+
+        :func:`hookrun.runner.data.tensor_serving.predict_dataset`.
+        """
+        from hookrun.runner.data import tensor_serving
+
+        return tensor_serving.predict_dataset(tf, files, tensors, batch_size)
 
     def decode(self, transform: Any, records: Any) -> dict[str, tuple[Any, Any, Any]]:
         """Serialized Examples -> cells with ``tf.io.parse_example``: one value per feature, numbers as one block.
