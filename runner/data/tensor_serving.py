@@ -29,8 +29,6 @@ from typing import Any
 import numpy as np
 
 from hookrun.common.errors import DataError
-from hookrun.runner.data.formats.tfrecord import tensor_feature_spec
-from hookrun.runner.data.streaming import RECORD_KEY, parse_tensor_features
 
 #: The receiver's input: ``string [batch]`` serialized ``tf.train.Example`` records (Estimator's parsing receiver's
 #: key, and the name of ``hookrun export``'s ``examples`` signature input).
@@ -40,10 +38,30 @@ EXAMPLES = "examples"
 RECORD_BATCH = 4096
 
 
+def tensor_feature_spec(tf: Any, tensors: dict[str, Any]) -> dict[str, Any]:
+    """``tf.io.parse_example``'s spec of ``data.columns``' tensor features, in the order listed.
+
+    ``shape`` -> ``FixedLenFeature(shape)``, ``varlen: sparse`` -> ``VarLenFeature`` (a ``SparseTensor``),
+    ``varlen: ragged`` -> ``RaggedFeature`` (a ``RaggedTensor``), ``type: bytes`` alone -> ``FixedLenFeature([],
+    string)``: one raw value per record. ``float`` is ``float32``, ``int`` ``int64``, ``string``/``bytes`` ``string``.
+    """
+    dtypes = {"float": tf.float32, "int": tf.int64, "string": tf.string, "bytes": tf.string}
+    spec: dict[str, Any] = {}
+    for name, feature in tensors.items():
+        dtype = dtypes[feature.type]
+        if feature.varlen == "sparse":
+            spec[name] = tf.io.VarLenFeature(dtype)
+        elif feature.varlen == "ragged":
+            spec[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
+        else:
+            spec[name] = tf.io.FixedLenFeature(list(feature.shape or []), dtype)
+    return spec
+
+
 def parse_examples(tf: Any, serialized: Any, tensors: dict[str, Any]) -> dict[str, Any]:
     """Parse serialized ``tf.train.Example`` records into the tensor features, with the run's parse spec.
 
-    One ``tf.io.parse_example`` with :func:`~hookrun.runner.data.reader.tensor_feature_spec` (the spec training
+    One ``tf.io.parse_example`` with :func:`tensor_feature_spec` (the spec training
     parsed with); other features of the records (the label, one-value columns) are ignored.
 
     Args:
@@ -115,7 +133,7 @@ def predict_dataset(tf: Any, files: list[tuple[str | Path, str]], tensors: dict[
                     batch_size: int = RECORD_BATCH) -> Any:
     """The files' records, in order (files as given, records in file order), parsed into the tensor features.
 
-    The parse is training's (:func:`~hookrun.runner.data.streaming.parse_tensor_features` on batches of records),
+    The parse is training's (:func:`parse_examples`, the TFRecord format's ``parse_tensors``, on batches of records),
     so a source can give ``Estimator.predict`` style batches from files. No batch spans two files.
 
     Args:
@@ -136,8 +154,7 @@ def predict_dataset(tf: Any, files: list[tuple[str | Path, str]], tensors: dict[
     records = datasets[0]
     for more in datasets[1:]:
         records = records.concatenate(more)
-    pairs = records.map(lambda batch: ({RECORD_KEY: batch}, tf.zeros([0])))
-    return parse_tensor_features(tf, pairs, tensors).map(lambda features, _labels: features)
+    return records.map(lambda batch: parse_examples(tf, batch, tensors), num_parallel_calls=tf.data.AUTOTUNE)
 
 
 class RecordCursor:

@@ -18,11 +18,13 @@ from typing import Any
 import numpy as np
 
 from hookrun.common.errors import DataError
+from hookrun.runner.data import tensor_serving
 from hookrun.runner.data.columns import INT64_ABSENT, MISSING_MARKERS, NUMERIC, NUMERIC_BLOCK, ColumnPlan, RawColumns
 from hookrun.runner.data.formats.base import MAX_RECORD_BYTES, DataFile, FileFormat, FileSet, Rows
 from hookrun.runner.data.formats.reading import guard as _guard
 from hookrun.runner.data.formats.reading import open_file as _open
 from hookrun.runner.data.formats.registry import accepted
+from hookrun.runner.data.tensor_serving import tensor_feature_spec
 
 #: A TFRecord feature's dtype (``bytes``/``float``/``int64``) -> its name in ``data.columns``.
 COLUMN_TYPES = {"bytes": "string", "float": "float", "int64": "int"}
@@ -287,24 +289,6 @@ def _chain(first: tuple[int, bytes], rest: Iterator[tuple[int, bytes]]) -> Itera
     yield from rest
 
 
-def tensor_feature_spec(tf: Any, tensors: dict[str, Any]) -> dict[str, Any]:
-    """``tf.io.parse_example``'s spec of ``data.columns``' tensor features, in the order listed.
-
-    ``shape`` -> ``FixedLenFeature(shape)``, ``varlen: sparse`` -> ``VarLenFeature`` (a ``SparseTensor``),
-    ``varlen: ragged`` -> ``RaggedFeature`` (a ``RaggedTensor``), ``type: bytes`` alone -> ``FixedLenFeature([],
-    string)``: one raw value per record. ``float`` is ``float32``, ``int`` ``int64``, ``string``/``bytes`` ``string``.
-    """
-    dtypes = {"float": tf.float32, "int": tf.int64, "string": tf.string, "bytes": tf.string}
-    spec: dict[str, Any] = {}
-    for name, feature in tensors.items():
-        dtype = dtypes[feature.type]
-        if feature.varlen == "sparse":
-            spec[name] = tf.io.VarLenFeature(dtype)
-        elif feature.varlen == "ragged":
-            spec[name] = tf.io.RaggedFeature(dtype, row_splits_dtype=tf.int64)
-        else:
-            spec[name] = tf.io.FixedLenFeature(list(feature.shape or []), dtype)
-    return spec
 
 
 #: Bytes the fixed-shape tensor features of one chunk may take when the statistics pass parses them (bytes):
@@ -563,8 +547,6 @@ class TfRecordFormat(FileFormat):
 
         :func:`hookrun.runner.data.tensor_serving.serving_receiver`.
         """
-        from hookrun.runner.data import tensor_serving  # it imports this module: not at the top
-
         return tensor_serving.serving_receiver(tf, tensors, examples)
 
     def predict_dataset(self, tf: Any, files: list[tuple[Any, str]], tensors: dict[str, Any],
@@ -573,8 +555,6 @@ class TfRecordFormat(FileFormat):
 
         :func:`hookrun.runner.data.tensor_serving.predict_dataset`.
         """
-        from hookrun.runner.data import tensor_serving
-
         return tensor_serving.predict_dataset(tf, files, tensors, batch_size)
 
     def decode(self, transform: Any, records: Any) -> dict[str, tuple[Any, Any, Any]]:
