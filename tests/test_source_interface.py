@@ -14,9 +14,9 @@ import yaml
 from hookrun.common.errors import SetupError
 from hookrun.runner.config import load_config
 from hookrun.runner.data.formats.registry import format_named
+from hookrun.runner.data.input_fn import input_fn_of
 from hookrun.runner.data.source import FileReceiver, FileSource, InputFnSource, open_source, saved_source
 from hookrun.runner.data.streaming import make_iterator
-from hookrun.runner.trained.input_fn_run import input_fn_of
 from tests.conftest import BATCH_SIZE
 
 PROGRAM = """

@@ -329,7 +329,41 @@ def element_specs(tf: Any, config: Any, base_dir: Path, run_dir: Path | None = N
     return found
 
 
+def input_fn_of(path: str, option: str, base_dir: Path | None = None) -> Any:
+    """Import ``path`` (``module:function``) as an input function named at ``option`` in its messages.
+
+    Args:
+        path: ``package.module:function``.
+        option: ``--input-fn``, ``data.eval_input_fn``, ``graph.serving_input_fn`` or ``--serving-input-fn``.
+        base_dir: imported beside it first (default: the current directory).
+
+    Returns:
+        An :class:`~hookrun.runner.data.input_fn.InputFn` whose errors read ``<option>: <path> <reason>``.
+
+    Raises:
+        ImportFailure: it does not import or is not callable (exit 2).
+    """
+    from hookrun.config_schemas.imports import import_object
+
+    class OptionInputFn(InputFn):
+        """An :class:`InputFn` named by a command-line option or config key rather than ``data.<key>``."""
+
+        def __init__(self) -> None:
+            self.path = path
+            self.key = option.removeprefix("--").removeprefix("data.").removeprefix("graph.")
+            self.fn = import_object(path, base_dir or Path.cwd(), option)
+
+        @property
+        def where(self) -> str:
+            return option
+
+        def error(self, reason: str) -> PlacedError:
+            return PlacedError(option, f"{path} {reason}")
+
+    return OptionInputFn()
+
+
 __all__ = [
     "InputFn", "Pipeline", "RunInfo", "batch_rows", "describe_element", "element_specs", "input_context",
-    "make_pipeline",
+    "input_fn_of", "make_pipeline",
 ]

@@ -551,7 +551,7 @@ class InputFnSource(InputSource):
         """
         if function is None:
             path = self.serving_function(None)
-            from hookrun.runner.trained.input_fn_run import input_fn_of
+            from hookrun.runner.data.input_fn import input_fn_of
 
             function = input_fn_of(path, option)  # beside the current directory first, as hookrun export imports it
         return _receiver_with(tf, function, option)

@@ -93,7 +93,8 @@ def evaluate(
     validation = None
     examples_read = None
     if input_fn is not None or run.preprocessor is None:
-        from hookrun.runner.trained.input_fn_run import evaluation_from_input_fn, input_fn_of
+        from hookrun.runner.data.input_fn import input_fn_of
+        from hookrun.runner.trained.input_fn_run import evaluation_from_input_fn
 
         option = "--input-fn" if input_fn is not None else "data.eval_input_fn"
         if input_fn is None:

@@ -30,44 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from hookrun.common.errors import PlacedError, SetupError
+from hookrun.runner.data.input_fn import input_fn_of
 
 #: Output suffixes ``predict`` writes.
 RECORD_FORMATS = (".jsonl", ".csv")
-
-
-def input_fn_of(path: str, option: str, base_dir: Path | None = None) -> Any:
-    """Import ``path`` (``module:function``) as an input function named at ``option`` in its messages.
-
-    Args:
-        path: ``package.module:function``.
-        option: ``--input-fn``, ``data.eval_input_fn``, ``graph.serving_input_fn`` or ``--serving-input-fn``.
-        base_dir: imported beside it first (default: the current directory).
-
-    Returns:
-        An :class:`~hookrun.runner.data.input_fn.InputFn` whose errors read ``<option>: <path> <reason>``.
-
-    Raises:
-        ImportFailure: it does not import or is not callable (exit 2).
-    """
-    from hookrun.config_schemas.imports import import_object
-    from hookrun.runner.data.input_fn import InputFn
-
-    class OptionInputFn(InputFn):
-        """An :class:`InputFn` named by a command-line option or config key rather than ``data.<key>``."""
-
-        def __init__(self) -> None:
-            self.path = path
-            self.key = option.removeprefix("--").removeprefix("data.").removeprefix("graph.")
-            self.fn = import_object(path, base_dir or Path.cwd(), option)
-
-        @property
-        def where(self) -> str:
-            return option
-
-        def error(self, reason: str) -> PlacedError:
-            return PlacedError(option, f"{path} {reason}")
-
-    return OptionInputFn()
 
 
 def _error(function: Any, option: str, reason: str) -> PlacedError:
