@@ -7,9 +7,12 @@ Mirrors ``tf.estimator.Estimator``'s input handling (``Estimator._call_input_fn`
   ``${config_dir}`` placeholders replaced), ``mode`` (``"train"`` or ``"eval"``, as ``ModeKeys``) and
   ``config`` (a :class:`RunInfo`, in place of Estimator's ``RunConfig``); nothing else is added to
   ``params`` on this path;
-- it returns a ``tf.data.Dataset`` whose elements are ``(features, labels)``, or a ``(features, labels)``
-  tuple of tensors; ``features`` is a tensor or a dict of tensors (dense, ``SparseTensor``,
-  ``RaggedTensor``, any dtype), ``labels`` a tensor, a dict or None;
+- it returns a ``tf.data.Dataset`` whose elements are ``(features, labels)`` or features alone, or a
+  ``(features, labels)`` tuple of tensors; ``features`` is a tensor or a dict of tensors (dense,
+  ``SparseTensor``, ``RaggedTensor``, any dtype), ``labels`` a tensor, a dict or None. As Estimator's
+  ``parse_iterator_result``: an element that is a tuple of two is ``(features, labels)``, anything else
+  (a tensor, a dict, even a dict whose values are tuples) is features, and the model_fn gets ``labels=None``
+  (:func:`split_element`);
 - the model_fn receives exactly the ``get_next()`` of that dataset (or the tensors given): nothing is
   cast, reshaped or re-packed.
 
@@ -36,7 +39,7 @@ from hookrun.config_schemas.imports import import_object
 from hookrun.runner.graph.run_config import RunInfo  # the one `config` class (Estimator's RunConfig)
 
 #: Where a dataset's first element comes from, for messages.
-_FORMS = "a tf.data.Dataset of (features, labels), or a (features, labels) tuple of tensors"
+_FORMS = "a tf.data.Dataset of (features, labels) or of features alone, or a (features, labels) tuple of tensors"
 
 
 class InputFn:
@@ -112,6 +115,24 @@ class Pipeline:
     iterator: Any = None
 
 
+def split_element(element: Any) -> tuple[Any, Any]:
+    """``(features, labels)`` of one dataset element (or its ``element_spec``): labels None for features alone.
+
+    Mirrors ``estimator.util.parse_iterator_result``: a tuple (or list) of two is ``(features, labels)``;
+    anything else (a tensor, a ``SparseTensor``/``RaggedTensor``, a dict, even one whose values are tuples) is
+    the features alone. Tuples of other lengths are refused before (:func:`make_pipeline`).
+
+    Args:
+        element: a ``get_next()`` result, a stacked window's slice, or an ``element_spec``.
+
+    Returns:
+        ``(features, labels)``; ``labels`` None when the element is features alone.
+    """
+    if isinstance(element, (tuple, list)) and len(element) == 2:
+        return element[0], element[1]
+    return element, None
+
+
 def _is_component(tf: Any, value: Any) -> bool:
     return isinstance(value, (tf.Tensor, tf.SparseTensor, tf.RaggedTensor))
 
@@ -120,21 +141,41 @@ def _is_component_spec(tf: Any, spec: Any) -> bool:
     return isinstance(spec, (tf.TensorSpec, tf.SparseTensorSpec, tf.RaggedTensorSpec))
 
 
-def _check_structure(tf: Any, input_fn: InputFn, value: Any, what: str, spec: bool, optional: bool) -> None:
-    """``value`` is a tensor or a dict of tensors (or, ``optional``, None); else a one-line error."""
+def _bad_part(tf: Any, value: Any, spec: bool, name: str) -> tuple[str, Any] | None:
+    """The first part of a nest of tensors (dicts with str keys, tuples) that is not one, as ``(name, value)``."""
     check = _is_component_spec if spec else _is_component
-    if value is None and optional:
-        return
     if check(tf, value):
-        return
+        return None
     if isinstance(value, Mapping) and value:
         for key, item in value.items():
-            if not isinstance(key, str) or not check(tf, item):
-                raise input_fn.error(
-                    f"returned {what}[{key!r}] of type {type(item).__name__}; {what} must be a tensor or a dict "
-                    "name -> tensor (dense, SparseTensor or RaggedTensor)"
-                )
+            if not isinstance(key, str):
+                return f"{name}[{key!r}]", item
+            bad = _bad_part(tf, item, spec, f"{name}[{key!r}]")
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(value, tuple) and value:
+        for index, item in enumerate(value):
+            bad = _bad_part(tf, item, spec, f"{name}[{index}]")
+            if bad is not None:
+                return bad
+        return None
+    return name, value
+
+
+def _check_structure(tf: Any, input_fn: InputFn, value: Any, what: str, spec: bool, optional: bool) -> None:
+    """``value`` is a tensor or a dict of tensors (nesting dicts and tuples; ``optional``: None); else one line."""
+    if value is None and optional:
         return
+    bad = _bad_part(tf, value, spec, what)
+    if bad is None:
+        return
+    name, item = bad
+    if name != what:
+        raise input_fn.error(
+            f"returned {name} of type {type(item).__name__}; {what} must be a tensor or a dict "
+            "name -> tensor (dense, SparseTensor or RaggedTensor)"
+        )
     raise input_fn.error(
         f"returned {what} of type {type(value).__name__}; {what} must be a tensor or a dict name -> tensor "
         f"(dense, SparseTensor or RaggedTensor){' or None' if optional else ''}"
@@ -160,7 +201,7 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
         The pipeline.
 
     Raises:
-        PlacedError: at ``data.<key>``: a result of the wrong type; elements not ``(features, labels)``; a
+        PlacedError: at ``data.<key>``: a result of the wrong type; elements that are tuples of other than two; a
             dataset known to be empty; an ``eval`` result that is not a dataset (it is re-read at every
             evaluation) or is endless.
     """
@@ -168,13 +209,14 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
 
     if isinstance(result, tf.data.Dataset):
         spec = result.element_spec
-        if not (isinstance(spec, tuple) and len(spec) == 2):
-            kind = f"tuples of {len(spec)}" if isinstance(spec, tuple) else type(spec).__name__
+        if isinstance(spec, tuple) and len(spec) != 2:
             raise input_fn.error(
-                f"returned a dataset whose elements are {kind}, not (features, labels) pairs; return {_FORMS}"
+                f"returned a dataset whose elements are tuples of {len(spec)}, not (features, labels) pairs or "
+                f"features alone; return {_FORMS}"
             )
-        _check_structure(tf, input_fn, spec[0], "features", spec=True, optional=False)
-        _check_structure(tf, input_fn, spec[1], "labels", spec=True, optional=False)
+        features_spec, labels_spec = split_element(spec)
+        _check_structure(tf, input_fn, features_spec, "features", spec=True, optional=False)
+        _check_structure(tf, input_fn, labels_spec, "labels", spec=True, optional=True)
         count = dataset_cardinality(tf, result)
         if count == 0:
             raise input_fn.error("returned an empty dataset (no element); check its files, filter or take()")
@@ -184,7 +226,7 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
                 "leave out repeat() or take(n) batches"
             )
         iterator = make_iterator(tf, result) if collect else tf.compat.v1.data.make_initializable_iterator(result)
-        features, labels = iterator.get_next()
+        features, labels = split_element(iterator.get_next())
         return Pipeline(features=features, labels=labels, dataset=result, iterator=iterator)
     if isinstance(result, tuple) and len(result) == 2:
         if mode == "eval":
@@ -266,6 +308,15 @@ def _component(tf: Any, value: Any) -> tuple[str, str, str]:
     return kind, tf.as_dtype(value.dtype).name, dims
 
 
+def _leaves(tf: Any, value: Any, name: str) -> list[tuple[str, Any]]:
+    """``(name, component)`` of each tensor (or spec) of a nest of dicts and tuples, in order: ``features['x'][0]``."""
+    if isinstance(value, Mapping):
+        return [leaf for key, item in value.items() for leaf in _leaves(tf, item, f"{name}[{key!r}]")]
+    if isinstance(value, tuple):
+        return [leaf for index, item in enumerate(value) for leaf in _leaves(tf, item, f"{name}[{index}]")]
+    return [(name, value)]
+
+
 def describe_element(tf: Any, features: Any, labels: Any) -> list[dict[str, str]]:
     """The structure an input function gives, one row per tensor: what ``validate --build`` and ``inspect`` show.
 
@@ -283,10 +334,8 @@ def describe_element(tf: Any, features: Any, labels: Any) -> list[dict[str, str]
         if value is None:
             rows.append({"name": part, "kind": "none", "dtype": "-", "shape": "-"})
             continue
-        items = value.items() if isinstance(value, Mapping) else [(None, value)]
-        for key, item in items:
+        for name, item in _leaves(tf, value, part):
             kind, dtype, shape = _component(tf, item)
-            name = part if key is None else f"{part}[{key!r}]"
             rows.append({"name": name, "kind": kind, "dtype": dtype, "shape": shape})
     return rows
 
@@ -322,7 +371,7 @@ def element_specs(tf: Any, config: Any, base_dir: Path, run_dir: Path | None = N
         with tf.Graph().as_default():
             pipeline = make_pipeline(tf, function, function.call(dict(params), mode, info), mode, collect=False)
             if pipeline.dataset is not None:
-                features, labels = pipeline.dataset.element_spec
+                features, labels = split_element(pipeline.dataset.element_spec)
             else:
                 features, labels = pipeline.features, pipeline.labels
             found[f"data.{key} {path}"] = describe_element(tf, features, labels)
@@ -331,5 +380,5 @@ def element_specs(tf: Any, config: Any, base_dir: Path, run_dir: Path | None = N
 
 __all__ = [
     "InputFn", "Pipeline", "RunInfo", "batch_rows", "describe_element", "element_specs", "input_context",
-    "make_pipeline",
+    "make_pipeline", "split_element",
 ]

@@ -104,6 +104,7 @@ from typing import Any
 from hookrun.common.errors import PlacedError, SetupError
 from hookrun.hooks.context import UNFED_INPUT
 from hookrun.hooks.window import RunWindow
+from hookrun.runner.data.input_fn import split_element
 from hookrun.runner.graph.graft import scratch_config, scratch_copy
 
 #: Name of the local variable holding the window's length.
@@ -568,7 +569,7 @@ def build_fused_train(
     def train_step(count: Any, batch: Any, sums: list[Any]) -> tuple[Any, list[Any], list[Any], Any]:
         """One step on ``batch``, made after ``count``: the next count, the sums, the last values, the update."""
         with tf.control_dependencies([count]):
-            features, labels = batch
+            features, labels = split_element(batch)  # features alone: labels None (an input_fn's dataset)
             replay = first_call.replay() if first_call is not None else _no_new_variables(tf)
             step_read = [global_step.read_value()] if carry_step_read else []
             try:
