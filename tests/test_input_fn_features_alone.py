@@ -130,6 +130,9 @@ def test_a_dataset_of_features_alone_trains_and_evaluates_with_labels_none(
                   "hooks": [{"type": "evaluation", "every_n_steps": 2}]}
     result = _train(tmp_path, run_train, program, "alone", "alone_input_fn", **session, **evaluation)
     _same(_weights(tmp_path / "alone"), want)
+    if steps_per_run > 1:  # the windows stack the features alone (one carry variable per component: x, y)
+        graph = (tmp_path / "alone" / "graph.pbtxt").read_text(encoding="utf-8")
+        assert 'name: "hookrun/window_carry/1"' in graph and 'name: "hookrun/window_carry/2"' not in graph
     assert {"train", "eval"} <= {mode for mode, _ in seen} and all(none for _, none in seen), seen
     evaluations = result.evaluations
     assert [e["step"] for e in evaluations] == [2, 4, 6] and all(e["val_loss"] > 0 for e in evaluations)

@@ -189,9 +189,11 @@ def _call_builder(
     :class:`~hookrun.runner.graph.run_config.RunInfo` (Estimator's ``RunConfig``; defaults when None), given to a
     model_fn naming ``config`` with hookrun's keys of ``params`` in ``config.hookrun``.
     ``input_fn``: the features came from it; a model_fn reading a feature it does not give is an error at
-    ``data.input_fn`` naming both functions and the key.
+    ``data.input_fn`` naming both functions and the key, and a built-in builder given no labels (an input_fn of
+    features alone) is one naming the fix.
     """
-    if labels is None and not model_fn and input_fn is not None and params["mode"] in ("train", "eval"):
+    if labels is None and ":" not in name and input_fn is not None and params["mode"] in ("train", "eval"):
+        # a built-in builder (its loss compares with the labels); a user's model_fn or builder gets labels=None
         raise input_fn.error(
             f"gives features alone (no labels), but graph.builder {name} needs labels ({params['mode']} mode); "
             "return (features, labels) pairs, or use a model_fn that takes labels=None"
