@@ -5,8 +5,8 @@ As Estimator (``estimator.util.parse_iterator_result``): an element that is a tu
 model_fn gets ``labels=None`` in ``train`` and ``eval`` too. Here the labels ride inside the features
 (``features["y"]``): a run on that dataset gives the weights of a run on the same rows as pairs, under
 ``steps_per_run`` 1 and 2 (windows stack features alone), with the evaluation hook, and on two towers;
-a ``(features, None)`` tuple of tensors trains; a built-in builder, which needs labels, is refused in one
-line naming the input_fn and the fix.
+a ``(features, None)`` tuple of tensors and a dataset of ``(features, None)`` train; a built-in builder,
+which needs labels, is refused in one line naming the input_fn and the fix.
 """
 
 from __future__ import annotations
@@ -50,6 +50,11 @@ def nested_input_fn():  # a dict whose value is a tuple: features, not a (featur
     x, y = rows()
     dataset = tf.data.Dataset.from_tensor_slices({"x": (x[:, :1], x[:, 1:]), "y": y})
     return dataset.batch(8, drop_remainder=True).repeat()
+
+
+def none_input_fn():  # a dataset of (features, None)
+    x, y = rows()
+    return tf.data.Dataset.from_tensor_slices(({"x": x, "y": y}, None)).batch(8, drop_remainder=True).repeat()
 
 
 def eval_input_fn():
@@ -138,7 +143,7 @@ def test_a_dataset_of_features_alone_trains_and_evaluates_with_labels_none(
     assert [e["step"] for e in evaluations] == [2, 4, 6] and all(e["val_loss"] > 0 for e in evaluations)
 
 
-def test_features_alone_nested_tuples_the_tuple_form_and_towers(program, tmp_path, run_train):
+def test_features_alone_nested_tuples_the_none_forms_and_towers(program, tmp_path, run_train):
     import sys
 
     want = _weights(_train(tmp_path, run_train, program, "pairs", "pairs_input_fn").run_dir)
@@ -146,6 +151,10 @@ def test_features_alone_nested_tuples_the_tuple_form_and_towers(program, tmp_pat
     seen.clear()
     _same(_weights(_train(tmp_path, run_train, program, "nested", "nested_input_fn").run_dir), want)
     _same(_weights(_train(tmp_path, run_train, program, "tensors", "tensors_input_fn").run_dir), want)
+    # a dataset of (features, None), its windows stacked (steps_per_run 2)
+    none = _train(tmp_path, run_train, program, "none", "none_input_fn", session={"steps_per_run": 2})
+    _same(_weights(none.run_dir), want)
+    assert 'name: "hookrun/window_carry/1"' in (none.run_dir / "graph.pbtxt").read_text(encoding="utf-8")
     # towers split the features alone (labels None in every tower), 4 rows a tower: the weights of one device
     towers = _train(tmp_path, run_train, program, "towers", "alone_input_fn", device=["cpu:0", "cpu:1"])
     _same(_weights(towers.run_dir), want)

@@ -141,6 +141,11 @@ def _is_component_spec(tf: Any, spec: Any) -> bool:
     return isinstance(spec, (tf.TensorSpec, tf.SparseTensorSpec, tf.RaggedTensorSpec))
 
 
+def _is_none_spec(spec: Any) -> bool:
+    """``spec`` is the ``element_spec`` of a None component (``Dataset.from_tensor_slices((features, None))``)."""
+    return type(spec).__name__ == "NoneTensorSpec"  # tf.data's spec of None; TensorFlow exports no name for it
+
+
 def _bad_part(tf: Any, value: Any, spec: bool, name: str) -> tuple[str, Any] | None:
     """The first part of a nest of tensors (dicts with str keys, tuples) that is not one, as ``(name, value)``."""
     check = _is_component_spec if spec else _is_component
@@ -165,7 +170,7 @@ def _bad_part(tf: Any, value: Any, spec: bool, name: str) -> tuple[str, Any] | N
 
 def _check_structure(tf: Any, input_fn: InputFn, value: Any, what: str, spec: bool, optional: bool) -> None:
     """``value`` is a tensor or a dict of tensors (nesting dicts and tuples; ``optional``: None); else one line."""
-    if value is None and optional:
+    if optional and (value is None or (spec and _is_none_spec(value))):
         return
     bad = _bad_part(tf, value, spec, what)
     if bad is None:
@@ -187,7 +192,9 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
 
     A dataset gets an initializable iterator in ``TABLE_INITIALIZERS`` (started by the session's
     ``local_init_op``, at every session creation, as :func:`hookrun.runner.data.streaming.make_iterator`);
-    lookup tables the dataset uses are initialised by the same op. Then one ``get_next()``.
+    lookup tables the dataset uses are initialised by the same op. Then one ``get_next()``. A dataset of
+    ``(features, None)`` is mapped to its features alone (the same tensors; ``steps_per_run`` windows cannot
+    stack a None); the model_fn gets ``labels=None`` either way.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -217,6 +224,13 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
         features_spec, labels_spec = split_element(spec)
         _check_structure(tf, input_fn, features_spec, "features", spec=True, optional=False)
         _check_structure(tf, input_fn, labels_spec, "labels", spec=True, optional=True)
+        if _is_none_spec(labels_spec):  # (features, None): features alone, as the window of N batches stacks them
+            if isinstance(features_spec, tuple) and len(features_spec) == 2:
+                raise input_fn.error(
+                    "returned a dataset of (features, None) whose features are a tuple of two (read as (features, "
+                    "labels) once the None is dropped); return the features as a dict"
+                )
+            result = result.map(lambda features, labels: features)
         count = dataset_cardinality(tf, result)
         if count == 0:
             raise input_fn.error("returned an empty dataset (no element); check its files, filter or take()")
