@@ -86,3 +86,46 @@ def test_towers_split_a_ragged_feature_by_rows_and_equal_one_device(tmp_path, ru
     for name in ("w", "b", "emb", "cities", "pair"):
         np.testing.assert_allclose(towers[name], one[name], atol=1e-6, err_msg=name)
         assert not np.allclose(towers[name], 0.1 if name == "emb" else 0.0), name  # every feature's weights trained
+
+
+UNEVEN = """
+import tensorflow as tf
+
+from hookrun.runner import EstimatorSpec
+
+
+def input_fn():  # batches of 7 rows, known only when they run: 2 towers cannot split them
+    ids = tf.ragged.constant([[i % 5] * (i % 3) for i in range(35)], dtype=tf.int64)
+    return tf.data.Dataset.from_tensor_slices(({"ids": ids}, tf.ones([35, 1]))).batch(7).repeat()
+
+
+def model_fn(features, labels, mode, params):
+    v1 = tf.compat.v1
+    emb = v1.get_variable("emb", [5, 1])
+    out = tf.reduce_sum(tf.ragged.map_flat_values(tf.nn.embedding_lookup, emb, features["ids"]), axis=1)
+    loss = tf.reduce_mean(tf.square(out - labels))
+    train_op = v1.train.GradientDescentOptimizer(0.1).minimize(loss, global_step=v1.train.get_global_step())
+    return EstimatorSpec(mode, loss=loss, train_op=train_op)
+"""
+
+
+def test_a_batch_that_does_not_split_when_it_runs_stops_with_tensorflows_own_line(tmp_path, run_train, write_module):
+    """Each tower's split fails at once; the error is the first one's line, not "2 root error(s) found."."""
+    from hookrun.common.errors import TrainingError
+
+    module = write_module("towers_uneven", UNEVEN)
+    config = {
+        "name": "uneven",
+        "graph": {"builder": f"{module}:model_fn"},
+        "data": {"input_fn": f"{module}:input_fn"},
+        "device": ["cpu:0", "cpu:1"],
+        "hooks": [{"type": "stop_at_step", "last_step": 2}],
+    }
+    path = tmp_path / "uneven.yaml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    with pytest.raises(TrainingError) as raised:
+        run_train(load_config(path), run_dir=tmp_path / "uneven")
+    assert str(raised.value) == (
+        "TensorFlow error at step 1: InvalidArgumentError: Number of ways to split should evenly divide the split "
+        "dimension, but got split_dim 0 (size = 7) and num_split 2"
+    )
