@@ -225,7 +225,7 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
     fetching one of its tensors fails with TensorFlow's "You must feed a value for placeholder".
 
     Raises:
-        SetupError: a component is neither a dense nor a sparse tensor.
+        SetupError: a component is neither a dense, a sparse nor a ragged tensor (of known rank).
     """
     v1 = tf.compat.v1
 
@@ -234,6 +234,12 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
             return v1.placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
         if isinstance(spec, tf.SparseTensorSpec):
             return v1.sparse_placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
+        if isinstance(spec, tf.RaggedTensorSpec) and spec.shape.rank is not None:
+            # its flat values and one row_splits per ragged dimension (the loop pulls the real ones, one a step)
+            inner = spec.shape[spec.ragged_rank + 1:].as_list()
+            flat = v1.placeholder(spec.dtype, [None, *inner], name=UNFED_INPUT)
+            splits = [v1.placeholder(spec.row_splits_dtype, [None], name=UNFED_INPUT) for _ in range(spec.ragged_rank)]
+            return tf.RaggedTensor.from_nested_row_splits(flat, splits, validate=False)
         raise SetupError(
             f"session.steps_per_run: the input has a {type(spec).__name__} component; use steps_per_run: 1"
         )

@@ -4,7 +4,9 @@
 split by ``tf.sparse.split``; before, ``tf.convert_to_tensor`` of a ragged feature crashed the run (``internal
 error: TypeError: Failed to convert elements of tf.RaggedTensor``). Here a model_fn reads a dense ``x``, a ragged
 ``ids``, a string ``city`` and a nested ``{"pair": (a, b)}`` from its input_fn: K = 2 towers give the weights of
-one device, with batches of static rows (``drop_remainder=True``) and of rows known only when they run.
+one device, with batches of static rows (``drop_remainder=True``), of rows known only when they run, and under
+``session.steps_per_run: 2`` (a ragged batch cannot stack: the loop pulls one a step; before, the loop's first
+builder call refused the ragged component).
 """
 
 from __future__ import annotations
@@ -59,7 +61,9 @@ def model_fn(features, labels, mode, params):
 """
 
 
-def _weights(tmp_path: Path, run_train: Any, module: str, name: str, device: Any, drop_remainder: bool) -> dict:
+def _weights(
+    tmp_path: Path, run_train: Any, module: str, name: str, device: Any, drop_remainder: bool, steps_per_run: int = 1
+) -> dict:
     import tensorflow as tf
 
     config = {
@@ -67,6 +71,7 @@ def _weights(tmp_path: Path, run_train: Any, module: str, name: str, device: Any
         "graph": {"builder": f"{module}:model_fn", "params": {"drop_remainder": drop_remainder}},
         "data": {"input_fn": f"{module}:input_fn", "seed": 0},
         "device": device,
+        "session": {"steps_per_run": steps_per_run},
         "hooks": [{"type": "stop_at_step", "last_step": 6}, {"type": "checkpoint_saver", "save_steps": 100}],
     }
     path = tmp_path / f"{name}.yaml"
@@ -77,11 +82,20 @@ def _weights(tmp_path: Path, run_train: Any, module: str, name: str, device: Any
     return {key: reader.get_tensor(key) for key in reader.get_variable_to_shape_map() if "/" not in key}
 
 
-@pytest.mark.parametrize("drop_remainder", [True, False], ids=["static rows", "rows known when run"])
-def test_towers_split_a_ragged_feature_by_rows_and_equal_one_device(tmp_path, run_train, write_module, drop_remainder):
+@pytest.mark.parametrize(
+    "drop_remainder, steps_per_run", [(True, 1), (False, 1), (True, 2)],
+    ids=["static rows", "rows known when run", "steps_per_run 2"],
+)
+def test_towers_split_a_ragged_feature_by_rows_and_equal_one_device(
+    tmp_path, run_train, write_module, drop_remainder, steps_per_run
+):
     module = write_module("towers_ragged", PROGRAM)
     one = _weights(tmp_path, run_train, module, "one", "cpu", drop_remainder)
-    towers = _weights(tmp_path, run_train, module, "towers", ["cpu:0", "cpu:1"], drop_remainder)
+    towers = _weights(tmp_path, run_train, module, "towers", ["cpu:0", "cpu:1"], drop_remainder, steps_per_run)
+    if steps_per_run > 1:  # a ragged batch is pulled once a step in the loop (it cannot stack), on one device too
+        looped = _weights(tmp_path, run_train, module, "looped", "cpu", drop_remainder, steps_per_run)
+        for name in ("w", "b", "emb", "cities", "pair"):
+            np.testing.assert_allclose(looped[name], one[name], atol=1e-6, err_msg=name)
     assert sorted(towers) == sorted(one) == ["b", "cities", "emb", "global_step", "pair", "w"]
     for name in ("w", "b", "emb", "cities", "pair"):
         np.testing.assert_allclose(towers[name], one[name], atol=1e-6, err_msg=name)
