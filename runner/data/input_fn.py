@@ -36,6 +36,7 @@ from typing import Any
 
 from hookrun.common.errors import PlacedError
 from hookrun.config_schemas.imports import import_object
+from hookrun.runner.data.element import split_element  # Estimator's rule for (features, labels) or features alone
 from hookrun.runner.graph.run_config import RunInfo  # the one `config` class (Estimator's RunConfig)
 
 #: Where a dataset's first element comes from, for messages.
@@ -113,24 +114,6 @@ class Pipeline:
     labels: Any
     dataset: Any = None
     iterator: Any = None
-
-
-def split_element(element: Any) -> tuple[Any, Any]:
-    """``(features, labels)`` of one dataset element (or its ``element_spec``): labels None for features alone.
-
-    Mirrors ``estimator.util.parse_iterator_result``: a tuple (or list) of two is ``(features, labels)``;
-    anything else (a tensor, a ``SparseTensor``/``RaggedTensor``, a dict, even one whose values are tuples) is
-    the features alone. Tuples of other lengths are refused before (:func:`make_pipeline`).
-
-    Args:
-        element: a ``get_next()`` result, a stacked window's slice, or an ``element_spec``.
-
-    Returns:
-        ``(features, labels)``; ``labels`` None when the element is features alone.
-    """
-    if isinstance(element, (tuple, list)) and len(element) == 2:
-        return element[0], element[1]
-    return element, None
 
 
 def _is_component(tf: Any, value: Any) -> bool:

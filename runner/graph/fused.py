@@ -104,7 +104,7 @@ from typing import Any
 from hookrun.common.errors import PlacedError, SetupError
 from hookrun.hooks.context import UNFED_INPUT
 from hookrun.hooks.window import RunWindow
-from hookrun.runner.data.input_fn import split_element
+from hookrun.runner.data.element import split_element
 from hookrun.runner.graph.graft import scratch_config, scratch_copy
 
 #: Name of the local variable holding the window's length.
