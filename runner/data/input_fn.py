@@ -7,9 +7,12 @@ Mirrors ``tf.estimator.Estimator``'s input handling (``Estimator._call_input_fn`
   ``${config_dir}`` placeholders replaced), ``mode`` (``"train"`` or ``"eval"``, as ``ModeKeys``) and
   ``config`` (a :class:`RunInfo`, in place of Estimator's ``RunConfig``); nothing else is added to
   ``params`` on this path;
-- it returns a ``tf.data.Dataset`` whose elements are ``(features, labels)``, or a ``(features, labels)``
-  tuple of tensors; ``features`` is a tensor or a dict of tensors (dense, ``SparseTensor``,
-  ``RaggedTensor``, any dtype), ``labels`` a tensor, a dict or None;
+- it returns a ``tf.data.Dataset`` whose elements are ``(features, labels)`` or features alone, or a
+  ``(features, labels)`` tuple of tensors; ``features`` is a tensor or a dict of tensors (dense,
+  ``SparseTensor``, ``RaggedTensor``, any dtype), ``labels`` a tensor, a dict or None. As Estimator's
+  ``parse_iterator_result``: an element that is a tuple of two is ``(features, labels)``, anything else
+  (a tensor, a dict, even a dict whose values are tuples) is features, and the model_fn gets ``labels=None``
+  (:func:`split_element`);
 - the model_fn receives exactly the ``get_next()`` of that dataset (or the tensors given): nothing is
   cast, reshaped or re-packed.
 
@@ -33,10 +36,11 @@ from typing import Any
 
 from hookrun.common.errors import PlacedError
 from hookrun.config_schemas.imports import import_object
+from hookrun.runner.data.element import split_element  # Estimator's rule for (features, labels) or features alone
 from hookrun.runner.graph.run_config import RunInfo  # the one `config` class (Estimator's RunConfig)
 
 #: Where a dataset's first element comes from, for messages.
-_FORMS = "a tf.data.Dataset of (features, labels), or a (features, labels) tuple of tensors"
+_FORMS = "a tf.data.Dataset of (features, labels) or of features alone, or a (features, labels) tuple of tensors"
 
 
 class InputFn:
@@ -120,21 +124,46 @@ def _is_component_spec(tf: Any, spec: Any) -> bool:
     return isinstance(spec, (tf.TensorSpec, tf.SparseTensorSpec, tf.RaggedTensorSpec))
 
 
-def _check_structure(tf: Any, input_fn: InputFn, value: Any, what: str, spec: bool, optional: bool) -> None:
-    """``value`` is a tensor or a dict of tensors (or, ``optional``, None); else a one-line error."""
+def _is_none_spec(spec: Any) -> bool:
+    """``spec`` is the ``element_spec`` of a None component (``Dataset.from_tensor_slices((features, None))``)."""
+    return type(spec).__name__ == "NoneTensorSpec"  # tf.data's spec of None; TensorFlow exports no name for it
+
+
+def _bad_part(tf: Any, value: Any, spec: bool, name: str) -> tuple[str, Any] | None:
+    """The first part of a nest of tensors (dicts with str keys, tuples) that is not one, as ``(name, value)``."""
     check = _is_component_spec if spec else _is_component
-    if value is None and optional:
-        return
     if check(tf, value):
-        return
+        return None
     if isinstance(value, Mapping) and value:
         for key, item in value.items():
-            if not isinstance(key, str) or not check(tf, item):
-                raise input_fn.error(
-                    f"returned {what}[{key!r}] of type {type(item).__name__}; {what} must be a tensor or a dict "
-                    "name -> tensor (dense, SparseTensor or RaggedTensor)"
-                )
+            if not isinstance(key, str):
+                return f"{name}[{key!r}]", item
+            bad = _bad_part(tf, item, spec, f"{name}[{key!r}]")
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(value, tuple) and value:
+        for index, item in enumerate(value):
+            bad = _bad_part(tf, item, spec, f"{name}[{index}]")
+            if bad is not None:
+                return bad
+        return None
+    return name, value
+
+
+def _check_structure(tf: Any, input_fn: InputFn, value: Any, what: str, spec: bool, optional: bool) -> None:
+    """``value`` is a tensor or a dict of tensors (nesting dicts and tuples; ``optional``: None); else one line."""
+    if optional and (value is None or (spec and _is_none_spec(value))):
         return
+    bad = _bad_part(tf, value, spec, what)
+    if bad is None:
+        return
+    name, item = bad
+    if name != what:
+        raise input_fn.error(
+            f"returned {name} of type {type(item).__name__}; {what} must be a tensor or a dict "
+            "name -> tensor (dense, SparseTensor or RaggedTensor)"
+        )
     raise input_fn.error(
         f"returned {what} of type {type(value).__name__}; {what} must be a tensor or a dict name -> tensor "
         f"(dense, SparseTensor or RaggedTensor){' or None' if optional else ''}"
@@ -146,7 +175,9 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
 
     A dataset gets an initializable iterator in ``TABLE_INITIALIZERS`` (started by the session's
     ``local_init_op``, at every session creation, as :func:`hookrun.runner.data.streaming.make_iterator`);
-    lookup tables the dataset uses are initialised by the same op. Then one ``get_next()``.
+    lookup tables the dataset uses are initialised by the same op. Then one ``get_next()``. A dataset of
+    ``(features, None)`` is mapped to its features alone (the same tensors; ``steps_per_run`` windows cannot
+    stack a None); the model_fn gets ``labels=None`` either way.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -160,7 +191,7 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
         The pipeline.
 
     Raises:
-        PlacedError: at ``data.<key>``: a result of the wrong type; elements not ``(features, labels)``; a
+        PlacedError: at ``data.<key>``: a result of the wrong type; elements that are tuples of other than two; a
             dataset known to be empty; an ``eval`` result that is not a dataset (it is re-read at every
             evaluation) or is endless.
     """
@@ -168,13 +199,21 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
 
     if isinstance(result, tf.data.Dataset):
         spec = result.element_spec
-        if not (isinstance(spec, tuple) and len(spec) == 2):
-            kind = f"tuples of {len(spec)}" if isinstance(spec, tuple) else type(spec).__name__
+        if isinstance(spec, tuple) and len(spec) != 2:
             raise input_fn.error(
-                f"returned a dataset whose elements are {kind}, not (features, labels) pairs; return {_FORMS}"
+                f"returned a dataset whose elements are tuples of {len(spec)}, not (features, labels) pairs or "
+                f"features alone; return {_FORMS}"
             )
-        _check_structure(tf, input_fn, spec[0], "features", spec=True, optional=False)
-        _check_structure(tf, input_fn, spec[1], "labels", spec=True, optional=False)
+        features_spec, labels_spec = split_element(spec)
+        _check_structure(tf, input_fn, features_spec, "features", spec=True, optional=False)
+        _check_structure(tf, input_fn, labels_spec, "labels", spec=True, optional=True)
+        if _is_none_spec(labels_spec):  # (features, None): features alone, as the window of N batches stacks them
+            if isinstance(features_spec, tuple) and len(features_spec) == 2:
+                raise input_fn.error(
+                    "returned a dataset of (features, None) whose features are a tuple of two (read as (features, "
+                    "labels) once the None is dropped); return the features as a dict"
+                )
+            result = result.map(lambda features, labels: features)
         count = dataset_cardinality(tf, result)
         if count == 0:
             raise input_fn.error("returned an empty dataset (no element); check its files, filter or take()")
@@ -184,7 +223,7 @@ def make_pipeline(tf: Any, input_fn: InputFn, result: Any, mode: str, collect: b
                 "leave out repeat() or take(n) batches"
             )
         iterator = make_iterator(tf, result) if collect else tf.compat.v1.data.make_initializable_iterator(result)
-        features, labels = iterator.get_next()
+        features, labels = split_element(iterator.get_next())
         return Pipeline(features=features, labels=labels, dataset=result, iterator=iterator)
     if isinstance(result, tuple) and len(result) == 2:
         if mode == "eval":
@@ -266,6 +305,15 @@ def _component(tf: Any, value: Any) -> tuple[str, str, str]:
     return kind, tf.as_dtype(value.dtype).name, dims
 
 
+def _leaves(tf: Any, value: Any, name: str) -> list[tuple[str, Any]]:
+    """``(name, component)`` of each tensor (or spec) of a nest of dicts and tuples, in order: ``features['x'][0]``."""
+    if isinstance(value, Mapping):
+        return [leaf for key, item in value.items() for leaf in _leaves(tf, item, f"{name}[{key!r}]")]
+    if isinstance(value, tuple):
+        return [leaf for index, item in enumerate(value) for leaf in _leaves(tf, item, f"{name}[{index}]")]
+    return [(name, value)]
+
+
 def describe_element(tf: Any, features: Any, labels: Any) -> list[dict[str, str]]:
     """The structure an input function gives, one row per tensor: what ``validate --build`` and ``inspect`` show.
 
@@ -283,10 +331,8 @@ def describe_element(tf: Any, features: Any, labels: Any) -> list[dict[str, str]
         if value is None:
             rows.append({"name": part, "kind": "none", "dtype": "-", "shape": "-"})
             continue
-        items = value.items() if isinstance(value, Mapping) else [(None, value)]
-        for key, item in items:
+        for name, item in _leaves(tf, value, part):
             kind, dtype, shape = _component(tf, item)
-            name = part if key is None else f"{part}[{key!r}]"
             rows.append({"name": name, "kind": kind, "dtype": dtype, "shape": shape})
     return rows
 
@@ -322,7 +368,7 @@ def element_specs(tf: Any, config: Any, base_dir: Path, run_dir: Path | None = N
         with tf.Graph().as_default():
             pipeline = make_pipeline(tf, function, function.call(dict(params), mode, info), mode, collect=False)
             if pipeline.dataset is not None:
-                features, labels = pipeline.dataset.element_spec
+                features, labels = split_element(pipeline.dataset.element_spec)
             else:
                 features, labels = pipeline.features, pipeline.labels
             found[f"data.{key} {path}"] = describe_element(tf, features, labels)
@@ -365,5 +411,5 @@ def input_fn_of(path: str, option: str, base_dir: Path | None = None) -> Any:
 
 __all__ = [
     "InputFn", "Pipeline", "RunInfo", "batch_rows", "describe_element", "element_specs", "input_context",
-    "input_fn_of", "make_pipeline",
+    "input_fn_of", "make_pipeline", "split_element",
 ]

@@ -15,7 +15,7 @@ from hookrun.config_schemas.imports import flags_hint
 from hookrun.config_schemas.run_config import RunConfigBase as RunConfig
 from hookrun.hooks.context import HOOKRUN_SCOPE
 from hookrun.hooks.tf_internals import global_step_read, graph_element
-from hookrun.runner.data.input_fn import InputFn, RunInfo, batch_rows, make_pipeline
+from hookrun.runner.data.input_fn import InputFn, RunInfo, batch_rows, make_pipeline, split_element
 from hookrun.runner.data.reader import TrainingData, make_dataset, make_eval_dataset
 from hookrun.runner.data.streaming import EvalInput, StreamInput, make_iterator, named_feature_columns
 from hookrun.runner.graph.builders.registry import get_builder
@@ -189,8 +189,15 @@ def _call_builder(
     :class:`~hookrun.runner.graph.run_config.RunInfo` (Estimator's ``RunConfig``; defaults when None), given to a
     model_fn naming ``config`` with hookrun's keys of ``params`` in ``config.hookrun``.
     ``input_fn``: the features came from it; a model_fn reading a feature it does not give is an error at
-    ``data.input_fn`` naming both functions and the key.
+    ``data.input_fn`` naming both functions and the key, and a built-in builder given no labels (an input_fn of
+    features alone) is one naming the fix.
     """
+    if labels is None and ":" not in name and input_fn is not None and params["mode"] in ("train", "eval"):
+        # a built-in builder (its loss compares with the labels); a user's model_fn or builder gets labels=None
+        raise input_fn.error(
+            f"gives features alone (no labels), but graph.builder {name} needs labels ({params['mode']} mode); "
+            "return (features, labels) pairs, or use a model_fn that takes labels=None"
+        )
     try:
         with refuse_keras3_layers(tf, name, params["mode"]):
             if model_fn:
@@ -421,7 +428,7 @@ def build_graph(
             if batch is not None:
                 features, labels = batch
             else:  # the builder's first call only creates the variables: never run, never fed
-                features, labels = input_placeholders(tf, iterator.element_spec)
+                features, labels = split_element(input_placeholders(tf, iterator.element_spec))
             if from_input_fn:
                 pass  # untouched: the builder gets exactly the input_fn's tensors
             elif named_features:

@@ -104,6 +104,7 @@ from typing import Any
 from hookrun.common.errors import PlacedError, SetupError
 from hookrun.hooks.context import UNFED_INPUT
 from hookrun.hooks.window import RunWindow
+from hookrun.runner.data.element import split_element
 from hookrun.runner.graph.graft import scratch_config, scratch_copy
 
 #: Name of the local variable holding the window's length.
@@ -224,7 +225,7 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
     fetching one of its tensors fails with TensorFlow's "You must feed a value for placeholder".
 
     Raises:
-        SetupError: a component is neither a dense nor a sparse tensor.
+        SetupError: a component is neither a dense, a sparse nor a ragged tensor (of known rank).
     """
     v1 = tf.compat.v1
 
@@ -233,6 +234,12 @@ def input_placeholders(tf: Any, element_spec: Any) -> Any:
             return v1.placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
         if isinstance(spec, tf.SparseTensorSpec):
             return v1.sparse_placeholder(spec.dtype, spec.shape, name=UNFED_INPUT)
+        if isinstance(spec, tf.RaggedTensorSpec) and spec.shape.rank is not None:
+            # its flat values and one row_splits per ragged dimension (the loop pulls the real ones, one a step)
+            inner = spec.shape[spec.ragged_rank + 1:].as_list()
+            flat = v1.placeholder(spec.dtype, [None, *inner], name=UNFED_INPUT)
+            splits = [v1.placeholder(spec.row_splits_dtype, [None], name=UNFED_INPUT) for _ in range(spec.ragged_rank)]
+            return tf.RaggedTensor.from_nested_row_splits(flat, splits, validate=False)
         raise SetupError(
             f"session.steps_per_run: the input has a {type(spec).__name__} component; use steps_per_run: 1"
         )
@@ -568,7 +575,7 @@ def build_fused_train(
     def train_step(count: Any, batch: Any, sums: list[Any]) -> tuple[Any, list[Any], list[Any], Any]:
         """One step on ``batch``, made after ``count``: the next count, the sums, the last values, the update."""
         with tf.control_dependencies([count]):
-            features, labels = batch
+            features, labels = split_element(batch)  # features alone: labels None (an input_fn's dataset)
             replay = first_call.replay() if first_call is not None else _no_new_variables(tf)
             step_read = [global_step.read_value()] if carry_step_read else []
             try:

@@ -79,11 +79,11 @@ def tower_device_function(device: str, variables_on: str) -> Callable[[Any], str
 
 
 def split_batch(tf: Any, structure: Any, count: int, where: str) -> list[Any]:
-    """Split a batch (a tensor, ``SparseTensor``, ``RaggedTensor``, or a dict/tuple of them) into ``count`` equal parts.
+    """Split a batch (a tensor, a ``SparseTensor``, a ``RaggedTensor``, or nested dicts/tuples of them) into K parts.
 
     As ``replicate_model_fn._split_batch``: along dimension 0 (``tf.split``; ``tf.sparse.split`` for sparse
-    tensors; ranges of rows for ragged ones, which ``replicate_model_fn`` predates), on the host, under the name
-    scope ``split_inputs``.
+    tensors; a ragged tensor of B rows by row slices ``ragged[i*B/K:(i+1)*B/K]``, each part with its rows'
+    values), on the host, under the name scope ``split_inputs``.
 
     Args:
         tf: the ``tensorflow`` module.
@@ -97,10 +97,17 @@ def split_batch(tf: Any, structure: Any, count: int, where: str) -> list[Any]:
     Raises:
         PlacedError: at ``data.batch_size``, a tensor whose static first dimension does not divide by K.
             (A batch whose rows are only known when it runs is checked by ``tf.split`` then: TensorFlow's
-            "Number of ways to split should evenly divide the split dimension".)
+            "Number of ways to split should evenly divide the split dimension"; a ragged one's row lengths too.)
     """
     if structure is None:
         return [None] * count
+
+    def uneven(rows: Any) -> PlacedError:
+        return PlacedError(
+            "data.batch_size",
+            f"the {where} batch has {rows} rows, which do not split evenly between {count} towers; make the "
+            f"global batch (data.batch_size, or the batches a data.input_fn returns) a multiple of {count}",
+        )
 
     def split(tensor: Any) -> list[Any]:
         if isinstance(tensor, tf.SparseTensor):
@@ -110,18 +117,25 @@ def split_batch(tf: Any, structure: Any, count: int, where: str) -> list[Any]:
             # it: the call is hookrun's, the user cannot act on it
             with _without_deprecation_notice_of("calling sparse_split"):
                 return tf.sparse.split(sp_input=tensor, num_split=count, axis=0)
-        if isinstance(tensor, tf.RaggedTensor):  # a `varlen: ragged` tensor feature: K equal ranges of its rows
-            size = tensor.nrows() // count  # rows that do not divide fail the dense parts' tf.split (the labels)
-            return [tensor[i * size:(i + 1) * size] for i in range(count)]
+        if isinstance(tensor, tf.RaggedTensor):  # a `varlen: ragged` feature: K equal ranges of its rows
+            return split_ragged(tensor)
         tensor = tf.convert_to_tensor(tensor)
         rows = tensor.shape[0] if tensor.shape.rank else None
         if rows is not None and rows % count:
-            raise PlacedError(
-                "data.batch_size",
-                f"the {where} batch has {rows} rows, which do not split evenly between {count} towers; make the "
-                f"global batch (data.batch_size, or the batches a data.input_fn returns) a multiple of {count}",
-            )
+            raise uneven(rows)
         return tf.split(tensor, count, axis=0)
+
+    def split_ragged(tensor: Any) -> list[Any]:
+        # by rows: a batch of B rows into K slices of B/K rows (``ragged[i*B/K:(i+1)*B/K]``), each with its rows'
+        # values; B known only when it runs is checked then, as tf.split checks a dense batch
+        rows = tensor.shape[0]
+        if rows is not None and rows % count:
+            raise uneven(rows)
+        if rows is not None:
+            size: Any = rows // count
+        else:  # tf.split of the row lengths checks them as a dense batch's rows ("Number of ways to split ...")
+            size = tf.size(tf.split(tensor.row_lengths(), count, axis=0)[0])
+        return [tensor[i * size:(i + 1) * size] for i in range(count)]
 
     parts = [split(tensor) for tensor in tf.nest.flatten(structure, expand_composites=False)]
     return [tf.nest.pack_sequence_as(structure, [p[i] for p in parts]) for i in range(count)]

@@ -15,6 +15,7 @@ The lifecycle, exactly as TensorFlow documents it:
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 import time
@@ -349,11 +350,16 @@ def _op_error_line(message: str) -> str:
     """The telling line of a TensorFlow op error: not ``Graph execution error:`` and its node trace.
 
     TensorFlow 2's graph errors read ``Graph execution error:``, ``Detected at node ...``, a
-    Python stack, ``Node: ...``, then the error itself (``assertion failed: [...]``).
+    Python stack, ``Node: ...``, then the error itself (``assertion failed: [...]``). Several errors at once
+    (``2 root error(s) found.``, each tower's, say) give the first one's line, ``(0) INVALID_ARGUMENT: ...``.
     """
     lines = message.strip().splitlines()
     skipped = ("Graph execution error", "Detected at node", "Node:", "[[")
-    for line in lines:
+    for index, line in enumerate(lines):
+        if re.match(r"\d+ root error\(s\) found", line):  # several: the first one's own line, "  (0) CODE: ..."
+            first = next((rest.strip() for rest in lines[index + 1:] if rest.strip().startswith("(0)")), "")
+            if first:
+                return re.sub(r"^\(0\) [A-Z_]+: ", "", first)
         if line.strip() and not line[0].isspace() and not line.startswith(skipped):
             return line.strip()
     return lines[0].strip() if lines else ""

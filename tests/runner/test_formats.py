@@ -37,7 +37,7 @@ def test_a_module_without_a_format_is_a_registry_error(write_module, tmp_path, m
 #: stages pass on; files (the formats, which files); sample and statistics; transform -> tf.data; the user's own
 #: pipeline; the run's input put together.
 DATA_ORDER = [
-    "columns", "tensor_serving", "formats", "sources", "reader", "preprocessing", "streaming", "prediction",
+    "columns", "element", "tensor_serving", "formats", "sources", "reader", "preprocessing", "streaming", "prediction",
     "input_state", "input_fn", "source",
 ]
 

@@ -28,6 +28,34 @@ from hookrun.runner.data.tensor_serving import tensor_feature_spec
 
 #: A TFRecord feature's dtype (``bytes``/``float``/``int64``) -> its name in ``data.columns``.
 COLUMN_TYPES = {"bytes": "string", "float": "float", "int64": "int"}
+
+
+def several_values(path: Any, number: int, name: str, count: int, kind: str, loc: Any) -> DataError:
+    """The error for a feature with ``count`` > 1 values and no parse spec: the file, record, feature and the fix.
+
+    A feature is one value per record (a column) unless ``data.columns`` declares its parse spec (a tensor
+    feature: ``shape`` for a fixed count, ``varlen`` for any), or the user's ``data.input_fn`` reads it.
+
+    Args:
+        path: the file.
+        number: the record (1-based).
+        name: the feature.
+        count: its values in that record.
+        kind: ``float``, ``int64`` or ``bytes`` (its ``*_list``).
+        loc: the config place of the message.
+
+    Returns:
+        A one-line :class:`DataError` (exit 2), e.g. ``... feature 'x' has 784 values; hookrun reads one value
+        per feature unless data.columns declares it: x: {type: float, shape: [784]} (every record 784 values)
+        or x: {type: float, varlen: ragged} (any number), or read it in your own data.input_fn``.
+    """
+    kind = COLUMN_TYPES.get(kind, "float")
+    return DataError(
+        f"{path}: record {number}: feature {name!r} has {count} values; hookrun reads one value per feature unless "
+        f"data.columns declares it: {name}: {{type: {kind}, shape: [{count}]}} (every record {count} values) or "
+        f"{name}: {{type: {kind}, varlen: ragged}} (any number), or read it in your own data.input_fn",
+        loc=loc,
+    )
 #: ``data.columns`` type -> the TFRecord feature's dtype.
 COLUMN_DTYPES = {name: dtype for dtype, name in COLUMN_TYPES.items()}
 
@@ -225,12 +253,7 @@ def tfrecord_rows(
                 if values and dtypes.setdefault(name, kind) != kind:
                     raise disagreement(number, name, kind)
                 if len(values) > 1:
-                    raise DataError(
-                        f"{path}: record {number}: feature {name!r} has {len(values)} values; hookrun reads one value "
-                        "per feature (list the features to use in data.features, or give this one a parse spec in "
-                        "data.columns)",
-                        loc=loc,
-                    )
+                    raise several_values(path, number, name, len(values), kind, loc)
                 cells.append("" if not values else values[0] if kind == "bytes" else repr(values[0]))
             yield number, cells
 
@@ -431,12 +454,7 @@ def tfrecord_chunks_tf(file: DataFile, fileset: FileSet, plan: ColumnPlan, chunk
             lengths = ragged.row_lengths().numpy()
             if (lengths > 1).any():
                 row = int(np.argmax(lengths > 1))
-                raise DataError(
-                    f"{file.path}: record {lines[row]}: feature {name!r} has {lengths[row]} values; hookrun reads one "
-                    "value per feature (list the features to use in data.features, or give this one a parse spec "
-                    "in data.columns)",
-                    loc=loc,
-                )
+                raise several_values(file.path, int(lines[row]), name, int(lengths[row]), kind_of[name], loc)
             present = lengths == 1
             flat = ragged.flat_values.numpy()
             if plan.kinds[name] == NUMERIC:
