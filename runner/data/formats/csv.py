@@ -20,6 +20,7 @@ import numpy as np
 from hookrun.common.errors import DataError
 from hookrun.runner.data.columns import MISSING_MARKERS, NUMERIC, NUMERIC_BLOCK, ColumnPlan, RawColumns
 from hookrun.runner.data.formats.base import MAX_LINE_CHARS, DataFile, FileFormat, FileSet, Rows, SlowPath
+from hookrun.runner.data.formats.reading import ClosingRows
 from hookrun.runner.data.formats.reading import guard as _guard
 from hookrun.runner.data.formats.reading import open_file as _open
 from hookrun.runner.data.formats.registry import accepted
@@ -123,29 +124,8 @@ def csv_rows(
             if not any_row:
                 raise DataError(f"{path}: has a header but no data rows", loc=loc)
 
-    return header, _ClosingRows(rows(), handle)
+    return header, ClosingRows(rows(), handle)
 
-
-class _ClosingRows:
-    """A generator of rows whose ``close()`` also closes the file, even before the first row was read.
-
-    (A generator closed before it started never enters its ``with handle:`` block, so the file stayed
-    open until garbage collection, with a ``ResourceWarning``.)
-    """
-
-    def __init__(self, rows: Iterator[tuple[int, list[str]]], handle: Any) -> None:
-        self._rows, self._handle = rows, handle
-
-    def __iter__(self) -> _ClosingRows:
-        return self
-
-    def __next__(self) -> tuple[int, list[str]]:
-        return next(self._rows)
-
-    def close(self) -> None:
-        """Stop the rows and close the file."""
-        self._rows.close()
-        self._handle.close()
 
 
 def arrow_chunks(file: DataFile, fileset: FileSet, plan: ColumnPlan) -> Iterator[RawColumns]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from hookrun.common.errors import DataError
 from hookrun.runner.data.formats.base import MAX_LINE_CHARS, DataFile, FileFormat, FileSet, Rows
-from hookrun.runner.data.formats.reading import guard, open_file
+from hookrun.runner.data.formats.reading import ClosingRows, guard, open_file
 
 
 def _cell(value: Any) -> str | None:
@@ -101,30 +101,13 @@ class JsonLinesFormat(FileFormat):
                         cells.append(cell)
                     yield number, cells
 
-        return names, _Closing(rows(), handle)
+        return names, ClosingRows(rows(), handle)
 
     def parse_record(self, record: bytes, names: list[str], columns: list[str]) -> list[str]:
         """One line's cells for ``names`` (the statistics pass already checked every line)."""
         value = json.loads(record.decode("utf-8-sig"))
         return [_cell(value.get(name)) or "" for name in names]
 
-
-class _Closing:
-    """Rows whose ``close()`` also closes the file, even before the first row was read."""
-
-    def __init__(self, rows: Iterator[tuple[int, list[str]]], handle: Any) -> None:
-        self._rows, self._handle = rows, handle
-
-    def __iter__(self) -> _Closing:
-        return self
-
-    def __next__(self) -> tuple[int, list[str]]:
-        return next(self._rows)
-
-    def close(self) -> None:
-        """Stop the rows and close the file."""
-        self._rows.close()
-        self._handle.close()
 
 
 def _chain(first: tuple[int, dict[str, Any]], rest: Iterator[tuple[int, dict[str, Any]]]) -> Iterator[Any]:
