@@ -37,6 +37,7 @@ rows replace the section between ``<!-- input-fn-bench -->`` markers in
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import io
 import os
@@ -47,6 +48,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -153,6 +155,41 @@ class Span:
         return count / wall, process / count, thread / count
 
 
+@contextlib.contextmanager
+def raw_session(config: Path, prefix: str) -> Iterator[tuple[Any, Any, Any, Any]]:
+    """The graph hookrun's ``prepare`` builds for ``config``, in a plain initialized ``tf.compat.v1.Session``.
+
+    The session has hookrun's own session config (``session:`` defaults in the config), so both loops run
+    one ``ConfigProto``; the run directory is a temporary one, removed afterwards.
+
+    Yields:
+        ``(tf, built graph, session, ConfigProto)``; the session is closed and the prepared run's
+        ``on_close`` called when the block ends.
+    """
+    from rich.console import Console
+
+    from hookrun.runner.config import load_config
+    from hookrun.runner.graph.device import session_config
+    from hookrun.runner.training.prepare import prepare
+
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        prepared = prepare(load_config(config), directory / "run", Console(file=io.StringIO()))
+        tf, built = prepared.tf, prepared.built
+        v1 = tf.compat.v1
+        with built.graph.as_default():
+            init = v1.group(v1.global_variables_initializer(), v1.local_variables_initializer(),
+                            v1.tables_initializer())  # the input's iterator starts with the tables
+        proto = session_config(tf, prepared.placement.plan, 0, 0)
+        with v1.Session(graph=built.graph, config=proto) as session:
+            session.run(init)
+            yield tf, built, session, proto
+        for close in prepared.on_close:
+            close()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 def run_raw(config: Path, steps: int, warmup: int) -> dict[str, float]:
     """The raw loop on the graph hookrun builds, from session ready: N calls of ``make_callable(train_op)``.
 
@@ -163,36 +200,16 @@ def run_raw(config: Path, steps: int, warmup: int) -> dict[str, float]:
         ``rate``: steps/s over the N calls (the span hookrun's ``steps_per_sec`` covers: its first,
         slower calls included); ``steady``, ``cpu``, ``thread``: :meth:`Span.per_step` over calls W + 1..N.
     """
-    from rich.console import Console
-
-    from hookrun.runner.config import load_config
-    from hookrun.runner.graph.device import session_config
-    from hookrun.runner.training.prepare import prepare
-
-    directory = Path(tempfile.mkdtemp(prefix="bench-raw-"))
     span = Span(warmup, steps)
-    try:
-        prepared = prepare(load_config(config), directory / "run", Console(file=io.StringIO()))
-        tf, built = prepared.tf, prepared.built
-        v1 = tf.compat.v1
-        with built.graph.as_default():
-            init = v1.group(v1.global_variables_initializer(), v1.local_variables_initializer(),
-                            v1.tables_initializer())  # the input's iterator starts with the tables
-        # hookrun's session config (session: defaults in the config): the same ConfigProto (input_fn_probe.py)
-        with v1.Session(graph=built.graph, config=session_config(tf, prepared.placement.plan, 0, 0)) as session:
-            session.run(init)
-            step = session.make_callable(built.train_op)
-            started = time.perf_counter()
-            for _ in range(warmup):
-                step()
-            span.start = Span.now()
-            for _ in range(steps - warmup):
-                step()
-            span.end = Span.now()
-        for close in prepared.on_close:
-            close()
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    with raw_session(config, "bench-raw-") as (_tf, built, session, _proto):
+        step = session.make_callable(built.train_op)
+        started = time.perf_counter()
+        for _ in range(warmup):
+            step()
+        span.start = Span.now()
+        for _ in range(steps - warmup):
+            step()
+        span.end = Span.now()
     steady, cpu, thread = span.per_step()
     return {"rate": steps / (span.end[0] - started), "steady": steady, "cpu": cpu, "thread": thread}
 

@@ -42,7 +42,7 @@ os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from input_fn_bench import PROGRAM, WORKLOADS, write_config  # noqa: E402
+from input_fn_bench import PROGRAM, WORKLOADS, raw_session, write_config  # noqa: E402
 
 #: Steps the profile covers (after the warm-up steps).
 PROFILED = 200
@@ -136,39 +136,19 @@ def describe_config(config: Any) -> str:
 
 def run_raw(config_path: Path, warmup: int, steps: int) -> dict[str, Any]:
     """The raw loop of ``input_fn_bench.run_raw`` (``make_callable(train_op)``), observed."""
-    from rich.console import Console
-
-    from hookrun.runner.config import load_config
-    from hookrun.runner.graph.device import session_config
-    from hookrun.runner.training.prepare import prepare
-
-    directory = Path(tempfile.mkdtemp(prefix="probe-raw-"))
     probe = Probe(warmup, steps)
-    try:
-        prepared = prepare(load_config(config_path), directory / "run", Console(file=io.StringIO()))
-        tf, built = prepared.tf, prepared.built
-        v1 = tf.compat.v1
-        with built.graph.as_default():
-            init = v1.group(v1.global_variables_initializer(), v1.local_variables_initializer(),
-                            v1.tables_initializer())
-            fetches = [built.train_op]  # the bench's raw step: hookrun's (the train op, nothing fetched)
-        config = session_config(tf, prepared.placement.plan, 0, 0)
-        with v1.Session(graph=built.graph, config=config) as session:
-            session.run(init)
-            step = session.make_callable(fetches)
-            restore = count_calls(probe)
-            try:
-                for _ in range(steps + 1):
-                    probe.on_step()
-                    step()
-            finally:
-                restore()
-            ops = traced_ops(tf, session, fetches)
-        for close in prepared.on_close:
-            close()
-        iterators = sorted({op.type for op in built.graph.get_operations() if "Iterator" in op.type})
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+    with raw_session(config_path, "probe-raw-") as (tf, built, session, config):
+        fetches = [built.train_op]  # the bench's raw step: hookrun's (the train op, nothing fetched)
+        step = session.make_callable(fetches)
+        restore = count_calls(probe)
+        try:
+            for _ in range(steps + 1):
+                probe.on_step()
+                step()
+        finally:
+            restore()
+        ops = traced_ops(tf, session, fetches)
+    iterators = sorted({op.type for op in built.graph.get_operations() if "Iterator" in op.type})
     return {
         "config": describe_config(config),
         "fetches": [getattr(f, "name", str(f)) for f in fetches],
