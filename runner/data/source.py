@@ -42,8 +42,8 @@ from hookrun.runner.data.streaming import EvalInput, Scan, StreamInput, check_dr
 EXAMPLES = "examples"
 
 
-def _op_name(column: str) -> str:
-    """A valid op name for a column's input: ``inputs/<column>`` with other characters as ``_``."""
+def op_name(column: str) -> str:
+    """A valid op name for a column (an input, or an output of the inference graph): other characters as ``_``."""
     return re.sub(r"[^A-Za-z0-9_.\-]", "_", column)
 
 
@@ -425,10 +425,10 @@ class FileSource(InputSource):
                 kind = dtype if column.kind == NUMERIC else tf.string
                 if column.name in parsed:
                     inputs[column.name] = v1.placeholder_with_default(
-                        tf.cast(parsed[column.name], kind), [None], name=_op_name(column.name)
+                        tf.cast(parsed[column.name], kind), [None], name=op_name(column.name)
                     )
                 else:
-                    inputs[column.name] = v1.placeholder(kind, [None], name=_op_name(column.name))
+                    inputs[column.name] = v1.placeholder(kind, [None], name=op_name(column.name))
         with tf.name_scope("preprocessing"):
             if state.columns:
                 transformed = transform_raw_columns(tf, state, inputs, named=named)

@@ -23,12 +23,12 @@ training never saw such a row) gets NaN (float outputs), -1 (integer outputs) or
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from hookrun.runner.data.reader import CATEGORICAL
 from hookrun.runner.data.source import EXAMPLES as EXAMPLES  # the serialized Examples input (and signature)
+from hookrun.runner.data.source import op_name
 from hookrun.runner.trained.saved_run import SavedRun
 
 
@@ -64,11 +64,6 @@ class InferenceGraph:
     class_ids: bool = False
     export_outputs: dict[str, dict[str, Any]] = field(default_factory=dict)
     prediction_hooks: list[Any] = field(default_factory=list)
-
-
-def _op_name(column: str) -> str:
-    """A valid op name for a column's input: ``inputs/<column>`` with other characters as ``_``."""
-    return re.sub(r"[^A-Za-z0-9_.\-]", "_", column)
 
 
 def _masked(tf: Any, tensor: Any, complete: Any) -> Any:
@@ -240,7 +235,7 @@ def build_inference_graph(
             for name, tensor in spec.prediction_dict.items():
                 if name not in outputs and tensor is not spec.predictions:
                     outputs[name] = _masked(tf, tensor, complete)
-            outputs = {name: tf.identity(tensor, name=_op_name(name)) for name, tensor in outputs.items()}
+            outputs = {name: tf.identity(tensor, name=op_name(name)) for name, tensor in outputs.items()}
     return InferenceGraph(
         graph=graph,
         inputs=inputs,
