@@ -20,6 +20,7 @@ from hookrun.config_schemas.hook_base import HookList
 from hookrun.config_schemas.imports import ImportFailure, check_import_safe, find_module
 from hookrun.config_schemas.loader import ConfigIssue, LoadedConfig
 from hookrun.config_schemas.run_files import hook_path_issues
+from hookrun.runner.data.formats.base import SAMPLE_CHARS
 from hookrun.runner.data.preprocessing import Preprocessor, check_label_for_builder
 from hookrun.runner.data.reader import (
     KIND_SAMPLE_ROWS,
@@ -30,7 +31,6 @@ from hookrun.runner.data.reader import (
     load_raw_data,
     resolve_sets,
 )
-from hookrun.runner.data.sources import SAMPLE_CHARS
 
 #: Data rows read by the quick check (rows): the rows that fix each column's kind; ``train`` reads every file.
 PREVIEW_ROWS = KIND_SAMPLE_ROWS

@@ -38,8 +38,9 @@ def prediction_input(preprocessor: Any, data: Any, files: list[str], base_dir: P
         SetupError, DataError: no file given, a file missing or of an unknown format, a file without one of
             the feature columns (names file and column), a numeric cell that is not a number.
     """
+    from hookrun.runner.data.formats.base import SAMPLE_CHARS
     from hookrun.runner.data.reader import plan_given_columns
-    from hookrun.runner.data.sources import SAMPLE_CHARS, absolute_spec, resolve_files
+    from hookrun.runner.data.sources import absolute_spec, resolve_files
 
     if not files:
         raise SetupError("--data names no file; give one or more data files")

@@ -404,7 +404,7 @@ def plan_columns(
         The plan (``fileset.columns``, and ``dtypes`` for TFRecord, are filled in).
 
     Raises:
-        DataError: see :func:`hookrun.runner.data.sources.csv_rows`, :func:`check_columns`, :func:`parse_columns`.
+        DataError: see :func:`hookrun.runner.data.formats.csv.csv_rows`, :func:`check_columns`, :func:`parse_columns`.
     """
     first = fileset.files[0]
     if format_named(first.format).keyed and config.features is not None and not fileset.columns:

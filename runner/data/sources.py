@@ -4,8 +4,7 @@ No TensorFlow here (``hookrun validate`` samples the files through this module):
 :func:`resolve_files` turns a path, a glob, a directory or a list of them into the sorted list of
 regular files, each with its format and compression (gzip for ``.gz``), from the extension or
 ``data.format``. Which formats exist, and how each is read, is the format registry's
-(:mod:`hookrun.runner.data.formats`: one module a format); the names below re-export it for the
-modules that imported them from here.
+(:mod:`hookrun.runner.data.formats`: one module a format).
 
 Every error is a one-line :class:`~hookrun.common.errors.DataError` naming the file and the config key.
 """
@@ -18,23 +17,8 @@ import stat
 from pathlib import Path
 
 from hookrun.common.errors import DataError
-from hookrun.runner.data.formats.base import (  # noqa: F401 (re-exported)
-    MAX_LINE_CHARS,
-    MAX_RECORD_BYTES,
-    SAMPLE_CHARS,
-    DataFile,
-    FileSet,
-)
-from hookrun.runner.data.formats.csv import csv_rows  # noqa: F401 (re-exported)
+from hookrun.runner.data.formats.base import DataFile, FileSet
 from hookrun.runner.data.formats.registry import accepted, format_of
-from hookrun.runner.data.formats.tfrecord import (  # noqa: F401 (re-exported)
-    COLUMN_DTYPES,
-    COLUMN_TYPES,
-    decode_example,
-    tfrecord_features,
-    tfrecord_records,
-    tfrecord_rows,
-)
 
 #: The built-in formats' names (:attr:`DataFile.format`); the registry knows every format.
 CSV, TFRECORD = "csv", "tfrecord"

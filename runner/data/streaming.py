@@ -53,6 +53,7 @@ from hookrun.runner.data.columns import (
     ColumnPlan,
     RawColumns,
 )
+from hookrun.runner.data.formats.base import SAMPLE_CHARS, FileSet
 from hookrun.runner.data.formats.registry import format_named
 from hookrun.runner.data.preprocessing import Preprocessor, Statistics, check_label_for_builder
 from hookrun.runner.data.reader import (
@@ -65,7 +66,7 @@ from hookrun.runner.data.reader import (
     resolve_sets,
     split_threshold,
 )
-from hookrun.runner.data.sources import SAMPLE_CHARS, FileSet, absolute_spec
+from hookrun.runner.data.sources import absolute_spec
 
 #: Lines (records) decoded and transformed per ``map`` call (rows): batch before map. 4096 took 25% less CPU
 #: per row than 1024 in the map (benchmarks/RESULTS.md); memory: ~8 files x a few batches in flight.

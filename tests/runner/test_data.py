@@ -13,6 +13,7 @@ import pytest
 import tensorflow as tf
 
 from hookrun.common.errors import DataError, SetupError
+from hookrun.runner.data.formats.base import DataFile
 from hookrun.runner.data.preprocessing import Preprocessor
 from hookrun.runner.data.reader import (
     CATEGORICAL,
@@ -24,7 +25,6 @@ from hookrun.runner.data.reader import (
     split_rows,
     steps_per_run,
 )
-from hookrun.runner.data.sources import DataFile
 from hookrun.runner.data.streaming import split_hash_tf
 from tests.conftest import data_config, write_data_file
 
